@@ -1,0 +1,59 @@
+"""Declarations of claims and figures, collected per paper.
+
+``Tables`` maps an experiment name (its key in ``config.yaml``) to its aggregated tidy
+table (``results/<preset>/tables/<experiment>.csv``). Aggregated tables carry identity
+columns (``experiment, kind, algorithm, alg_label, environment, env_label,
+privacy_label, epsilon, delta, calibration, seed``), every algorithm parameter as
+``alg.<name>``, every environment parameter as ``env.<name>``, then the job's own columns.
+Non-private jobs have ``epsilon = inf``, ``delta`` empty and ``calibration = "none"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+
+Tables = Mapping[str, pd.DataFrame]
+Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
+VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+
+
+@dataclass
+class ClaimResult:
+    """The measured side of one claims-table row (one row per calibration if relevant)."""
+
+    measured: float
+    ci_low: float
+    ci_high: float
+    verdict: Verdict
+    calibration: str = "n/a"  # "paper", "tight", "both", "n/a"
+    note: str = ""  # what was measured, in words (units, grid, fit)
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    statement: str
+    experiments: tuple[str, ...]  # tables it reads; missing ones make it inconclusive
+    metric: str
+    expected: str
+    evaluate: Callable[[Tables], list[ClaimResult]]
+    figure: str | None = None  # figure id that shows it
+
+
+@dataclass(frozen=True)
+class Figure:
+    """``make(tables, stem)`` writes ``stem.pdf`` and ``stem.png``. ``caption`` is the
+    report caption file name under ``workflow/report/``."""
+
+    id: str
+    paper: str
+    experiments: tuple[str, ...]
+    make: Callable[[Tables, Path], None]
+    caption: str = ""
+    extra: dict = field(default_factory=dict)

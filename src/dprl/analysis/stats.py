@@ -1,0 +1,113 @@
+"""Statistics shared by every claim: bootstrap intervals over seeds, log-log slopes,
+power-law exponents, and verdict rules.
+
+All intervals are 95% percentile-bootstrap intervals over seeds (``scipy.stats.bootstrap``)
+with a fixed resampling seed, so a claims table is a deterministic function of results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+CONFIDENCE = 0.95
+N_RESAMPLES = 2000
+BOOT_SEED = 20161120
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    low: float
+    high: float
+    n: int  # number of seeds (independent units) behind it
+
+    def contains(self, x: float) -> bool:
+        return self.low <= x <= self.high
+
+
+def bootstrap_ci(samples: Sequence[float] | np.ndarray, statistic: Callable[[np.ndarray], float] = np.mean) -> Estimate:
+    """Point estimate and 95% percentile-bootstrap CI of ``statistic`` over seeds."""
+    x = np.asarray(samples, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return Estimate(np.nan, np.nan, np.nan, 0)
+    value = float(statistic(x))
+    if x.size < 2 or np.ptp(x) == 0:
+        return Estimate(value, value, value, int(x.size))
+    res = stats.bootstrap(
+        (x,), lambda s, axis=-1: np.apply_along_axis(statistic, axis, s), vectorized=True,
+        n_resamples=N_RESAMPLES, confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(BOOT_SEED),
+    )
+    return Estimate(value, float(res.confidence_interval.low), float(res.confidence_interval.high), int(x.size))
+
+
+def bootstrap_units(
+    units: Sequence[np.ndarray], statistic: Callable[[list[np.ndarray]], float]
+) -> Estimate:
+    """Bootstrap a statistic of several groups of per-seed values, resampling seeds
+    independently within each group (e.g. a slope fitted across T or across ε, where each
+    group is one grid point's per-seed values)."""
+    units = [np.asarray(u, dtype=float) for u in units]
+    value = float(statistic(units))
+    rng = np.random.default_rng(BOOT_SEED)
+    draws = np.empty(N_RESAMPLES)
+    for b in range(N_RESAMPLES):
+        draws[b] = statistic([u[rng.integers(0, u.size, u.size)] for u in units])
+    draws = draws[np.isfinite(draws)]
+    if draws.size == 0:
+        return Estimate(value, np.nan, np.nan, min(u.size for u in units))
+    alpha = (1 - CONFIDENCE) / 2
+    return Estimate(value, float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha)), min(u.size for u in units))
+
+
+def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of ``log y`` on ``log x`` (non-positive ``y`` dropped)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = (x > 0) & (y > 0) & np.isfinite(y)
+    if ok.sum() < 2:
+        return np.nan
+    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
+
+
+def paired_slope_by_seed(df: pd.DataFrame, x: str, y: str, seed: str = "seed") -> Estimate:
+    """Log-log slope of ``mean_seed y`` vs ``x``, with a CI from resampling whole seeds
+    (each seed contributes its whole curve, keeping within-seed correlation)."""
+    wide = df.pivot_table(index=seed, columns=x, values=y, aggfunc="mean").dropna(axis=1, how="any")
+    xs = wide.columns.to_numpy(dtype=float)
+    mat = wide.to_numpy(dtype=float)
+
+    def stat(rows: np.ndarray) -> float:
+        return loglog_slope(xs, rows.mean(axis=0))
+
+    value = stat(mat)
+    rng = np.random.default_rng(BOOT_SEED)
+    n = mat.shape[0]
+    draws = np.array([stat(mat[rng.integers(0, n, n)]) for _ in range(N_RESAMPLES)])
+    draws = draws[np.isfinite(draws)]
+    if n < 2 or draws.size == 0:
+        return Estimate(value, value, value, n)
+    alpha = (1 - CONFIDENCE) / 2
+    return Estimate(value, float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha)), n)
+
+
+def verdict_upper(est: Estimate, threshold: float) -> str:
+    """``reproduced`` when the CI contains a value <= threshold and the estimate is sane;
+    ``not reproduced`` when the whole CI lies above it."""
+    if not np.isfinite(est.value) or est.n < 2:
+        return "inconclusive"
+    return "reproduced" if est.low <= threshold else "not reproduced"
+
+
+def verdict_contains(est: Estimate, target: float, width_limit: float | None = None) -> str:
+    """``reproduced`` when the CI contains ``target``; ``inconclusive`` when the CI is wider
+    than ``width_limit`` (too little data to tell); else ``not reproduced``."""
+    if not np.isfinite(est.value) or est.n < 2:
+        return "inconclusive"
+    if width_limit is not None and est.high - est.low > width_limit:
+        return "inconclusive"
+    return "reproduced" if est.contains(target) else "not reproduced"

@@ -1,0 +1,221 @@
+"""Estimation under changing regularizers: one Regularizer/Privatizer abstraction for the
+LQ paper (Chowdhury, Zhou, Shroff 2021, Sec. III) and the linear-mixture paper (Zhou 2022,
+Sec. 6). Both estimate ``Θ̂_k = V_k^{-1} U_k`` from
+
+    ``V_k = Σ_{j<k} G_j + H_k``,   ``U_k = Σ_{j<k} C_j + L_k``,
+
+where ``G_j = Σ_h z zᵀ`` and ``C_j = Σ_h z yᵀ`` are user ``j``'s (episode ``j``'s) Gram and
+cross statistics and ``(H_k, L_k)`` is a regularizer that may change with ``k``. The agent
+only ever sees ``(V_k, U_k)`` and the constants ``(λ_min, λ_max, ν)`` that bound the
+regularizer on the good event (``λ_min I ⪯ H_k ⪯ λ_max I``, ``||L_k||_{H_k^{-1}} <= ν``) and
+enter the confidence radius ``β_k``:
+
+- :class:`NonPrivateRegularizer`: ``H_k = λI``, ``L_k = 0`` (ridge regression).
+- :class:`CentralRegularizer`: central JDP. Gaussian tree counters release the two sums;
+  ``H_k`` = counter noise + shift ``η I`` (Chowdhury et al. Alg. 1; Zhou Sec. 6.1).
+- :class:`LocalRegularizer`: local DP (Zhou Remark 6.9). Each user perturbs her own
+  statistics; the agent sums them, so ``H_k`` is a sum of ``k-1`` noise terms plus ``η I``.
+
+Arrays carry a leading ``batch`` shape for several independent regressions advancing
+together (Zhou: one per step ``h``). Paper-specific constants come in through
+:class:`RegularizerCalibration`; the papers' calibration formulas live with their agents.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprl.privacy.noise import GaussianNoise
+from dprl.privacy.tree_counter import TreeCounter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RegularizerCalibration:
+    """Noise scales and good-event constants of a private regularizer.
+
+    ``sigma_gram``/``sigma_target``: per-node (central) or per-user (local) Gaussian scales.
+    ``shift``: ``η`` added to the released Gram sum. ``lam_min``, ``lam_max``, ``nu``: the
+    bounds that enter ``β_k``.
+    """
+
+    sigma_gram: float
+    sigma_target: float
+    shift: float
+    lam_min: float
+    lam_max: float
+    nu: float
+
+
+@dataclass
+class RegularizedStats:
+    """What the agent may read at the start of an episode."""
+
+    gram: np.ndarray  # V_k, shape batch + (p, p), symmetric positive definite
+    target: np.ndarray  # U_k, shape batch + (p, q)
+    lam_min: float
+    lam_max: float
+    nu: float
+    repaired: np.ndarray  # bool, batch shape: V_k had an eigenvalue below lam_min and was floored
+    not_pd: np.ndarray  # bool, batch shape: V_k was not positive definite before repair
+
+
+class Regularizer(ABC):
+    """Accumulates users' statistics and releases regularized ``(V_k, U_k)``."""
+
+    def __init__(self, batch_shape: tuple[int, ...], p: int, q: int) -> None:
+        self.batch_shape = tuple(batch_shape)
+        self.p, self.q = int(p), int(q)
+        self.n_users = 0
+        self.n_repaired = 0  # releases (per batch member) that needed the eigenvalue floor
+        self.n_not_pd = 0  # of which V_k was not even positive definite
+
+    @property
+    def gram_shape(self) -> tuple[int, ...]:
+        return (*self.batch_shape, self.p, self.p)
+
+    @property
+    def target_shape(self) -> tuple[int, ...]:
+        return (*self.batch_shape, self.p, self.q)
+
+    @abstractmethod
+    def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
+        """Add one user's statistics ``G_j`` (batch+(p,p)) and ``C_j`` (batch+(p,q))."""
+
+    @abstractmethod
+    def release(self) -> RegularizedStats:
+        """``(V_k, U_k)`` and the good-event constants for the next user."""
+
+    def _finish(self, gram: np.ndarray, target: np.ndarray, lam_min: float, lam_max: float, nu: float) -> RegularizedStats:
+        """Symmetrise, check positive definiteness, floor eigenvalues below ``lam_min``.
+
+        On the good event ``V_k ⪰ H_k ⪰ λ_min I``; a smaller eigenvalue means the noise left
+        the good event. We floor the spectrum at ``λ_min`` (a post-processing of released
+        values, so privacy is unaffected), count it, and log it; an indefinite matrix is
+        never used as is.
+        """
+        gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
+        eigval, eigvec = np.linalg.eigh(gram)
+        low = eigval[..., 0]
+        repaired = low < lam_min * (1.0 - 1e-12)
+        not_pd = low <= 0.0
+        if repaired.any():
+            floored = np.maximum(eigval, lam_min)
+            fixed = (eigvec * floored[..., None, :]) @ np.swapaxes(eigvec, -1, -2)
+            gram = np.where(repaired[..., None, None], fixed, gram)
+            self.n_repaired += int(repaired.sum())
+            self.n_not_pd += int(not_pd.sum())
+            log.debug(
+                "regularizer: %d Gram matrices below lam_min=%.3g (%d not PD) after %d users; eigenvalues floored",
+                int(repaired.sum()), lam_min, int(not_pd.sum()), self.n_users,
+            )
+        return RegularizedStats(gram, target, lam_min, lam_max, nu, repaired, not_pd)
+
+
+class NonPrivateRegularizer(Regularizer):
+    """Ridge regression: ``H_k = λI``, ``L_k = 0`` (``λ_min = λ_max = λ``, ``ν = 0``)."""
+
+    def __init__(self, batch_shape: tuple[int, ...], p: int, q: int, lam: float) -> None:
+        super().__init__(batch_shape, p, q)
+        if not lam > 0:
+            raise ValueError(f"ridge parameter must be > 0, got {lam}")
+        self.lam = float(lam)
+        self._gram = np.zeros(self.gram_shape)
+        self._target = np.zeros(self.target_shape)
+
+    def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
+        self._gram += gram
+        self._target += target
+        self.n_users += 1
+
+    def release(self) -> RegularizedStats:
+        gram = self._gram + self.lam * np.eye(self.p)
+        false = np.zeros(self.batch_shape, dtype=bool)
+        return RegularizedStats(gram, self._target.copy(), self.lam, self.lam, 0.0, false, false.copy())
+
+
+class CentralRegularizer(Regularizer):
+    """Central JDP: two Gaussian tree counters over users (episodes).
+
+    ``V_k = T_{1,k} + η I`` with ``T_1`` the symmetric-noise release of ``Σ G_j``;
+    ``U_k = T_{2,k}`` the release of ``Σ C_j`` (Chowdhury et al. Alg. 1; Zhou Sec. 6.1).
+    With ``noise=False`` the counters are exact, so the agent reduces to the non-private
+    one with ``λ = η`` (tested).
+    """
+
+    def __init__(
+        self,
+        batch_shape: tuple[int, ...],
+        p: int,
+        q: int,
+        horizon: int,
+        calibration: RegularizerCalibration,
+        rng: np.random.Generator | None,
+        noise: bool = True,
+    ) -> None:
+        super().__init__(batch_shape, p, q)
+        self.calibration = calibration
+        gram_noise = GaussianNoise(calibration.sigma_gram) if noise else None
+        target_noise = GaussianNoise(calibration.sigma_target) if noise else None
+        self.gram_counter = TreeCounter(self.gram_shape, horizon, gram_noise, rng, symmetric=True)
+        self.target_counter = TreeCounter(self.target_shape, horizon, target_noise, rng)
+
+    def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
+        self.gram_counter.update(gram)
+        self.target_counter.update(target)
+        self.n_users += 1
+
+    def release(self) -> RegularizedStats:
+        c = self.calibration
+        gram = self.gram_counter.release() + c.shift * np.eye(self.p)
+        return self._finish(gram, self.target_counter.release().copy(), c.lam_min, c.lam_max, c.nu)
+
+
+class LocalRegularizer(Regularizer):
+    """Local DP (Zhou 2022, Remark 6.9): every user adds her own Gaussian noise
+    (symmetric for the Gram) before sending; the agent sums the noisy statistics.
+
+    The user-side perturbation happens in :meth:`observe`, which models the user's
+    device: the agent-side state only ever holds noisy sums.
+    """
+
+    def __init__(
+        self,
+        batch_shape: tuple[int, ...],
+        p: int,
+        q: int,
+        calibration: RegularizerCalibration,
+        rng: np.random.Generator | None,
+        noise: bool = True,
+    ) -> None:
+        super().__init__(batch_shape, p, q)
+        self.calibration = calibration
+        self.rng = rng
+        self.noise = noise
+        self._gram = np.zeros(self.gram_shape)
+        self._target = np.zeros(self.target_shape)
+
+    def perturb(self, gram: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The user's local randomiser: one Gaussian mechanism per statistic."""
+        if not self.noise:
+            return gram, target
+        c = self.calibration
+        g = gram + GaussianNoise(c.sigma_gram).sample(self.rng, self.gram_shape, symmetric=True)
+        u = target + GaussianNoise(c.sigma_target).sample(self.rng, self.target_shape)
+        return g, u
+
+    def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
+        g, u = self.perturb(gram, target)
+        self._gram += g
+        self._target += u
+        self.n_users += 1
+
+    def release(self) -> RegularizedStats:
+        c = self.calibration
+        gram = self._gram + c.shift * np.eye(self.p)
+        return self._finish(gram, self._target.copy(), c.lam_min, c.lam_max, c.nu)

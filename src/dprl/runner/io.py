@@ -1,0 +1,80 @@
+"""Atomic, self-verifying result files.
+
+A job's result is a CSV followed by one footer line ``#dprl-end rows=N sha256=HEX`` that
+hashes everything before it. Files are written to a temporary name in the same
+directory, fsynced and renamed, so a reader sees either nothing or the whole file; the
+footer lets aggregation detect a file truncated or corrupted after the fact and name it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+FOOTER = "#dprl-end"
+
+
+class CorruptResultError(RuntimeError):
+    """A result file is truncated, corrupt or not a dprl result."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        self.path = str(path)
+        super().__init__(f"corrupt result file {self.path}: {why}. Delete it and rerun snakemake to regenerate it.")
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def frame_to_csv(df: pd.DataFrame) -> str:
+    """Deterministic CSV text: full float precision, ``\\n`` line endings."""
+    return df.to_csv(index=False, float_format="%.17g", lineterminator="\n")
+
+
+def write_result(path: str | Path, df: pd.DataFrame) -> None:
+    body = frame_to_csv(df).encode()
+    footer = f"{FOOTER} rows={len(df)} sha256={hashlib.sha256(body).hexdigest()}\n".encode()
+    atomic_write_bytes(path, body + footer)
+
+
+def read_result(path: str | Path) -> pd.DataFrame:
+    """Read a result file, verifying its footer; raise :class:`CorruptResultError`."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise CorruptResultError(path, "missing") from None
+    cut = raw.rfind(FOOTER.encode())
+    if cut < 0 or not raw.endswith(b"\n"):
+        raise CorruptResultError(path, "no end-of-file footer (truncated?)")
+    body, footer = raw[:cut], raw[cut:].decode(errors="replace").split()
+    try:
+        fields = dict(item.split("=", 1) for item in footer[1:])
+        rows, digest = int(fields["rows"]), fields["sha256"]
+    except (ValueError, KeyError):
+        raise CorruptResultError(path, "unreadable footer") from None
+    if hashlib.sha256(body).hexdigest() != digest:
+        raise CorruptResultError(path, "checksum mismatch")
+    df = pd.read_csv(io.BytesIO(body)) if body.strip() else pd.DataFrame()
+    if len(df) != rows:
+        raise CorruptResultError(path, f"{len(df)} rows, footer says {rows}")
+    return df
