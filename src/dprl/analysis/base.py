@@ -56,4 +56,5 @@ class Figure:
     experiments: tuple[str, ...]
     make: Callable[[Tables, Path], None]
     caption: str = ""
+    optional: tuple[str, ...] = ()  # tables used when their experiments are in the config
     extra: dict = field(default_factory=dict)

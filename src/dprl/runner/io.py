@@ -1,7 +1,8 @@
 """Atomic, self-verifying result files.
 
-A job's result is a CSV followed by one footer line ``#dprl-end rows=N sha256=HEX`` that
-hashes everything before it. Files are written to a temporary name in the same
+A job's result is self-describing: a first line ``#dprl-spec {json}`` (the job's spec and
+labels), the CSV, and one footer line ``#dprl-end rows=N sha256=HEX`` that hashes
+everything before it. Files are written to a temporary name in the same
 directory, fsynced and renamed, so a reader sees either nothing or the whole file; the
 footer lets aggregation detect a file truncated or corrupted after the fact and name it.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -17,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 FOOTER = "#dprl-end"
+HEADER = "#dprl-spec "
 
 
 class CorruptResultError(RuntimeError):
@@ -24,7 +27,7 @@ class CorruptResultError(RuntimeError):
 
     def __init__(self, path: str | Path, why: str) -> None:
         self.path = str(path)
-        super().__init__(f"corrupt result file {self.path}: {why}. Delete it and rerun snakemake to regenerate it.")
+        super().__init__(f"corrupt result file {self.path}: {why}")
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -51,14 +54,19 @@ def frame_to_csv(df: pd.DataFrame) -> str:
     return df.to_csv(index=False, float_format="%.17g", lineterminator="\n")
 
 
-def write_result(path: str | Path, df: pd.DataFrame) -> None:
-    body = frame_to_csv(df).encode()
+def write_result(path: str | Path, df: pd.DataFrame, meta: dict) -> None:
+    """Write ``df`` with ``meta`` (JSON-serialisable: spec and labels) atomically."""
+    header = HEADER + json.dumps(meta, sort_keys=True, separators=(",", ":"), default=float) + "\n"
+    body = header.encode() + frame_to_csv(df).encode()
     footer = f"{FOOTER} rows={len(df)} sha256={hashlib.sha256(body).hexdigest()}\n".encode()
     atomic_write_bytes(path, body + footer)
 
 
-def read_result(path: str | Path) -> pd.DataFrame:
-    """Read a result file, verifying its footer; raise :class:`CorruptResultError`."""
+def read_result(path: str | Path) -> tuple[pd.DataFrame, dict]:
+    """Read a result file, verifying its footer; return ``(table, meta)``.
+
+    Raises :class:`CorruptResultError` (naming the file) if it is missing, truncated,
+    altered, or not a dprl result."""
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -74,7 +82,11 @@ def read_result(path: str | Path) -> pd.DataFrame:
         raise CorruptResultError(path, "unreadable footer") from None
     if hashlib.sha256(body).hexdigest() != digest:
         raise CorruptResultError(path, "checksum mismatch")
-    df = pd.read_csv(io.BytesIO(body)) if body.strip() else pd.DataFrame()
+    first, _, csv = body.partition(b"\n")
+    if not first.startswith(HEADER.encode()):
+        raise CorruptResultError(path, "no spec header")
+    meta = json.loads(first[len(HEADER):])
+    df = pd.read_csv(io.BytesIO(csv)) if csv.strip() else pd.DataFrame()
     if len(df) != rows:
         raise CorruptResultError(path, f"{len(df)} rows, footer says {rows}")
-    return df
+    return df, meta

@@ -1,1 +1,111 @@
-"""claims."""
+"""The claims registry and the claims table (``paper_figures/claims.{csv,md,tex}``).
+
+Each paper's module defines ``CLAIMS``; :func:`claims_table` evaluates all of them on the
+aggregated tables. Verdicts are computed by the claims' code, never written by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import traceback
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+from dprl.analysis.base import VERDICTS, Claim, Tables
+
+log = logging.getLogger(__name__)
+
+MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
+COLUMNS = [
+    "claim", "paper", "statement", "experiment", "metric", "expected", "calibration",
+    "measured", "ci_low", "ci_high", "verdict", "note", "figure",
+]
+
+
+@cache
+def all_claims() -> tuple[Claim, ...]:
+    out: list[Claim] = []
+    for name in MODULES:
+        try:
+            mod = importlib.import_module(f"dprl.analysis.claims.{name}")
+        except ModuleNotFoundError as err:
+            if err.name and f"dprl.analysis.claims.{name}".startswith(err.name):  # paper not installed yet
+                continue
+            raise
+        out.extend(mod.CLAIMS)
+    ids = [c.id for c in out]
+    if len(ids) != len(set(ids)):
+        raise RuntimeError(f"duplicate claim ids: {sorted(i for i in ids if ids.count(i) > 1)}")
+    return tuple(out)
+
+
+def evaluate(claim: Claim, tables: Tables) -> list[dict]:
+    base = {
+        "claim": claim.id, "paper": claim.paper, "statement": claim.statement,
+        "experiment": ", ".join(claim.experiments), "metric": claim.metric,
+        "expected": claim.expected, "figure": claim.figure or "",
+    }
+    missing = [e for e in claim.experiments if e not in tables or tables[e].empty]
+    if missing:
+        return [{**base, "calibration": "n/a", "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                 "verdict": "inconclusive", "note": f"experiment(s) not run in this preset: {', '.join(missing)}"}]
+    try:
+        results = claim.evaluate(tables)
+    except Exception as err:  # recorded, and a test asserts no claim fails this way
+        log.error("claim %s failed to evaluate:\n%s", claim.id, traceback.format_exc())
+        return [{**base, "calibration": "n/a", "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+                 "verdict": "inconclusive", "note": f"evaluation failed: {type(err).__name__}: {err}"}]
+    rows = []
+    for r in results:
+        if r.verdict not in VERDICTS:
+            raise ValueError(f"claim {claim.id} returned verdict {r.verdict!r}")
+        rows.append({**base, "calibration": r.calibration, "measured": r.measured, "ci_low": r.ci_low,
+                     "ci_high": r.ci_high, "verdict": r.verdict, "note": r.note})
+    return rows
+
+
+def claims_table(tables: Tables, papers: tuple[str, ...] | None = None) -> pd.DataFrame:
+    rows = [row for c in all_claims() if papers is None or c.paper in papers for row in evaluate(c, tables)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "" if x is None or np.isnan(x) else ("∞" if x > 0 else "-∞")
+    return f"{x:.3g}"
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    lines = [
+        "| claim | paper | statement | experiment | metric | expected | calibration | measured [95% CI] | verdict | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in df.itertuples(index=False):
+        ci = f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
+        cells = [r.claim, r.paper, r.statement, r.experiment, r.metric, r.expected, r.calibration,
+                 _fmt(r.measured) + ci, f"**{r.verdict}**", r.note]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    counts = df["verdict"].value_counts()
+    lines.append("")
+    lines.append("Verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def _tex_escape(s: str) -> str:
+    repl = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(repl.get(ch, ch) for ch in str(s))
+
+
+def to_latex(df: pd.DataFrame) -> str:
+    out = [r"\begin{tabular}{lllp{5cm}llll}", r"\toprule",
+           r"claim & paper & calibration & statement & expected & measured & 95\% CI & verdict \\", r"\midrule"]
+    for r in df.itertuples(index=False):
+        ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
+        cells = [r.claim, r.paper, r.calibration, r.statement, r.expected, _fmt(r.measured), ci, r.verdict]
+        out.append(" & ".join(_tex_escape(c) for c in cells) + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,59 @@
+"""The manifest of a run: what produced the committed figures, when, on how many cores."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+import dprl
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, config_hash: str) -> dict:
+    """``wall_time_s`` is measured from the start of the earliest job whose result is on
+    disk (its result mtime minus its own wall time) to now: the elapsed time of the run
+    that produced every result, when that run started from scratch."""
+    now = dt.datetime.now(dt.timezone.utc)
+    runtimes = pd.read_csv(runtimes_csv)
+    results = list(Path(jobs_dir).rglob("*.csv"))
+    starts = []
+    bench = {}
+    try:
+        import glob
+
+        for b in glob.glob(str(Path(jobs_dir).parent / "benchmarks" / "**" / "*.tsv"), recursive=True):
+            bench[os.path.relpath(b, Path(jobs_dir).parent / "benchmarks")[:-4]] = float(pd.read_csv(b, sep="\t")["s"].iloc[-1])
+    except (OSError, ValueError, KeyError):
+        pass
+    for r in results:
+        key = os.path.relpath(r, jobs_dir)[:-4]
+        starts.append(r.stat().st_mtime - bench.get(key, 0.0))
+    wall = now.timestamp() - min(starts) if starts else 0.0
+    status = _git("status", "--porcelain")
+    return {
+        "package": "dprl",
+        "version": dprl.__version__,
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status != "unknown" else None,
+        "config_hash": config_hash,
+        "preset": preset,
+        "date_utc": now.isoformat(timespec="seconds"),
+        "wall_time_s": round(wall, 1),
+        "cores": int(cores),
+        "jobs": int(runtimes["jobs"].sum()) if "jobs" in runtimes else len(results),
+        "job_cpu_s_total": round(float(runtimes["cpu_s_total"].sum()), 1) if "cpu_s_total" in runtimes else None,
+        "job_wall_s_total": round(float(runtimes["wall_s_total"].sum()), 1) if "wall_s_total" in runtimes else None,
+        "python": platform.python_version(),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+    }

@@ -1,0 +1,84 @@
+"""Per-job resource use from Snakemake ``benchmark:`` files (wall time, peak memory, CPU),
+summarised per experiment. The rules' ``resources:`` are set from these measurements."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+import pandas as pd
+
+from dprl.runner.io import atomic_write_text, frame_to_csv
+
+
+def runtime_table(paths: list[str]) -> pd.DataFrame:
+    """One row per job: experiment (from ``.../benchmarks/<experiment>/...``), job, s, max_rss (MB), cpu_time."""
+    rows = []
+    for p in map(Path, paths):
+        bench = pd.read_csv(p, sep="\t")
+        parts = p.parts
+        exp = parts[parts.index("benchmarks") + 1] if "benchmarks" in parts else p.parent.name
+        last = bench.iloc[-1]
+        rows.append({
+            "experiment": exp,
+            "job": str(p),
+            "wall_s": float(last["s"]),
+            "max_rss_mb": float(last["max_rss"]) if pd.notna(last.get("max_rss")) else float("nan"),
+            "cpu_s": float(last["cpu_time"]) if "cpu_time" in bench and pd.notna(last.get("cpu_time")) else float("nan"),
+        })
+    return pd.DataFrame(rows, columns=["experiment", "job", "wall_s", "max_rss_mb", "cpu_s"])
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    g = df.groupby("experiment")
+    out = pd.DataFrame({
+        "jobs": g.size(),
+        "wall_s_median": g["wall_s"].median(),
+        "wall_s_p95": g["wall_s"].quantile(0.95),
+        "wall_s_max": g["wall_s"].max(),
+        "wall_s_total": g["wall_s"].sum(),
+        "cpu_s_total": g["cpu_s"].sum(),
+        "max_rss_mb_max": g["max_rss_mb"].max(),
+    }).reset_index()
+    return out
+
+
+def write_runtime_outputs(df: pd.DataFrame, out_csv: str, fig_stem: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    atomic_write_text(out_csv, frame_to_csv(summary(df)))
+    stem = Path(fig_stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, max(3.0, 0.35 * df["experiment"].nunique() + 1.5)))
+    order = sorted(df["experiment"].unique())
+    sns.boxplot(data=df, y="experiment", x="wall_s", order=order, ax=axes[0], color="C0", fliersize=2)
+    axes[0].set_xscale("log")
+    axes[0].set_xlabel("wall time per job [s]")
+    sns.boxplot(data=df, y="experiment", x="max_rss_mb", order=order, ax=axes[1], color="C1", fliersize=2)
+    axes[1].set_xlabel("peak memory per job [MB]")
+    axes[1].set_ylabel("")
+    fig.tight_layout()
+    fig.savefig(stem.with_suffix(".pdf"))
+    fig.savefig(stem.with_suffix(".png"), dpi=120)
+    plt.close(fig)
+
+
+def measured_resources(df: pd.DataFrame, mem_margin: float = 1.5, time_margin: float = 3.0) -> dict:
+    """Per-experiment ``resources`` for the simulate rule from measured jobs: peak RSS ×
+    ``mem_margin`` (at least 300 MB) and the slowest job × ``time_margin`` in minutes (at
+    least 2). Margins cover machines slower than the one measured."""
+    out = {}
+    for exp, g in df.groupby("experiment"):
+        mem = float(np.nanmax(g["max_rss_mb"])) if g["max_rss_mb"].notna().any() else 500.0
+        wall = float(g["wall_s"].max())
+        out[str(exp)] = {
+            "mem_mb": int(max(300, math.ceil(mem * mem_margin / 100.0) * 100)),
+            "runtime": int(max(2, math.ceil(wall * time_margin / 60.0))),
+        }
+    return out

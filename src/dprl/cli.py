@@ -1,0 +1,221 @@
+"""``dprl`` command line: what the Snakemake rules call, usable without Snakemake.
+
+Subcommands:
+  validate   check config.yaml and print the job counts per experiment
+  jobs       list job result paths (relative to results/<preset>/)
+  run-job    run one job (by --spec JSON or by --job path in --config) and write its result
+  aggregate  verify and concatenate job results into one tidy table
+  figure     draw one registered figure from aggregated tables
+  claims     evaluate the claims registry into claims.csv/.md/.tex
+  runtimes   summarise Snakemake benchmark files into a per-job runtime table
+  manifest   record git commit, config hash, date, wall time and cores of a run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+log = logging.getLogger("dprl.cli")
+
+
+def _tables(paths: list[str]) -> dict:
+    import pandas as pd
+
+    return {Path(p).stem: pd.read_csv(p) for p in paths}
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from dprl.config.load import load_config_file
+
+    cfg = load_config_file(args.config, args.preset)
+    total = 0
+    for name, exp in cfg.experiments.items():
+        print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs")
+        total += len(exp.jobs)
+    print(f"{'total':24s} {'':10s} {total:6d} jobs (preset {cfg.preset})")
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from dprl.config.load import load_config_file
+
+    cfg = load_config_file(args.config, args.preset)
+    for path, job in cfg.jobs.items():
+        if args.experiment in (None, job.spec.experiment):
+            print(path)
+    return 0
+
+
+def cmd_run_job(args: argparse.Namespace) -> int:
+    from dprl.runner.job import JobSpec
+    from dprl.runner.run import run_job
+
+    if args.spec:
+        meta = json.loads(args.spec)
+        spec, labels = JobSpec.from_dict(meta["spec"]), meta.get("labels", {})
+        out = args.out
+    else:
+        from dprl.config.load import load_config_file
+
+        cfg = load_config_file(args.config, args.preset)
+        if args.job not in cfg.jobs:
+            raise SystemExit(f"no job {args.job!r} in {args.config} (preset {cfg.preset}); see `dprl jobs`")
+        job = cfg.jobs[args.job]
+        spec, labels = job.spec, job.labels
+        out = args.out or f"{cfg.preset_dir}/{job.path}"
+    if not out:
+        raise SystemExit("--out is required with --spec")
+    run_job(spec, out, labels)
+    return 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from dprl.analysis.aggregate import aggregate
+    from dprl.runner.io import atomic_write_text, frame_to_csv
+
+    paths = list(args.inputs)
+    if args.input_list:
+        paths += [line.strip() for line in Path(args.input_list).read_text().splitlines() if line.strip()]
+    df = aggregate(paths)
+    atomic_write_text(args.out, frame_to_csv(df))
+    log.info("aggregated %d job files into %s (%d rows)", len(paths), args.out, len(df))
+    return 0
+
+
+def cmd_figure(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from dprl.analysis.figures import all_figures
+
+    fig = all_figures()[args.id]
+    stem = Path(args.out)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.make(_tables(args.tables), stem)
+    for suffix in (".pdf", ".png"):
+        if not stem.with_suffix(suffix).exists():
+            raise SystemExit(f"figure {args.id} did not write {stem.with_suffix(suffix)}")
+    log.info("figure %s written to %s.{pdf,png}", args.id, stem)
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from dprl.analysis.claims import claims_table, to_latex, to_markdown
+    from dprl.runner.io import atomic_write_text, frame_to_csv
+
+    df = claims_table(_tables(args.tables))
+    out = Path(args.out_dir)
+    atomic_write_text(out / "claims.csv", frame_to_csv(df))
+    atomic_write_text(out / "claims.md", to_markdown(df))
+    atomic_write_text(out / "claims.tex", to_latex(df))
+    counts = df["verdict"].value_counts().to_dict()
+    log.info("claims table: %d rows %s", len(df), counts)
+    return 0
+
+
+def cmd_runtimes(args: argparse.Namespace) -> int:
+    from dprl.analysis.runtimes import runtime_table, write_runtime_outputs
+
+    df = runtime_table(args.benchmarks)
+    write_runtime_outputs(df, args.out, args.figure)
+    if args.resources_out:
+        from dprl.analysis.runtimes import measured_resources
+        from dprl.runner.io import atomic_write_text
+        import yaml
+
+        atomic_write_text(args.resources_out, yaml.safe_dump(measured_resources(df), sort_keys=True))
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from dprl.analysis.manifest import build_manifest
+    from dprl.runner.io import atomic_write_text
+
+    man = build_manifest(args.preset, args.jobs_dir, args.cores, args.runtimes, args.config_hash)
+    atomic_write_text(args.out, json.dumps(man, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dprl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def cfg_args(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--config", default="config.yaml")
+        sp.add_argument("--preset", default=None, help="smoke, default or full (default: the config's)")
+
+    sp = sub.add_parser("validate", help="validate config.yaml and count jobs")
+    cfg_args(sp)
+    sp.set_defaults(func=cmd_validate)
+
+    sp = sub.add_parser("jobs", help="list job paths")
+    cfg_args(sp)
+    sp.add_argument("--experiment")
+    sp.set_defaults(func=cmd_jobs)
+
+    sp = sub.add_parser("run-job", help="run one job")
+    cfg_args(sp)
+    sp.add_argument("--spec", help="JSON {spec, labels} (what the Snakemake rule passes)")
+    sp.add_argument("--job", help="job path as listed by `dprl jobs`")
+    sp.add_argument("--out")
+    sp.set_defaults(func=cmd_run_job)
+
+    sp = sub.add_parser("aggregate", help="aggregate job results")
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--input-list", help="file with one result path per line")
+    sp.add_argument("inputs", nargs="*")
+    sp.set_defaults(func=cmd_aggregate)
+
+    sp = sub.add_parser("figure", help="draw a figure")
+    sp.add_argument("--id", required=True)
+    sp.add_argument("--out", required=True, help="output stem (writes .pdf and .png)")
+    sp.add_argument("tables", nargs="+", help="aggregated tables <experiment>.csv")
+    sp.set_defaults(func=cmd_figure)
+
+    sp = sub.add_parser("claims", help="build the claims table")
+    sp.add_argument("--out-dir", required=True)
+    sp.add_argument("tables", nargs="*")
+    sp.set_defaults(func=cmd_claims)
+
+    sp = sub.add_parser("runtimes", help="per-job runtime statistics from benchmark files")
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--figure", required=True, help="output stem of the runtime figure")
+    sp.add_argument("--resources-out", help="write measured per-experiment resources (YAML) here")
+    sp.add_argument("benchmarks", nargs="*")
+    sp.set_defaults(func=cmd_runtimes)
+
+    sp = sub.add_parser("manifest", help="write the run manifest (commit, config hash, date, wall time, cores)")
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--preset", required=True)
+    sp.add_argument("--jobs-dir", required=True)
+    sp.add_argument("--cores", type=int, required=True)
+    sp.add_argument("--runtimes", required=True, help="per-job runtime table (dprl runtimes)")
+    sp.add_argument("--config-hash", required=True)
+    sp.set_defaults(func=cmd_manifest)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dprl.runner.run import setup_logging
+
+    args = build_parser().parse_args(argv)
+    setup_logging(logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        return args.func(args)
+    except Exception as err:
+        from dprl.analysis.aggregate import CorruptResultsFound
+        from dprl.config.load import ConfigError
+
+        if isinstance(err, (ConfigError, CorruptResultsFound)):
+            print(f"dprl: error: {err}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Run one job outside Snakemake: log, time, measure, write atomically."""
+
+from __future__ import annotations
+
+import logging
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from dprl.experiments.registry import get_kind, job_function
+from dprl.runner.io import write_result
+from dprl.runner.job import JobContext, JobSpec, canonical_json
+
+log = logging.getLogger("dprl.job")
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    root = logging.getLogger()
+    if not any(getattr(h, "_dprl", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._dprl = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
+def peak_rss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 1024.0 if platform.system() != "Darwin" else rss / 2**20
+
+
+def execute(spec: JobSpec, progress_interval_s: float = 5.0) -> pd.DataFrame:
+    """Run the job function of ``spec`` and return its table (no file I/O)."""
+    kind = get_kind(spec.kind)
+    func = job_function(kind)
+    ctx = JobContext(spec, log=log, progress_interval_s=progress_interval_s)
+    df = func(ctx)
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"job function {kind.run} returned {type(df).__name__}, expected a DataFrame")
+    return df
+
+
+def run_job(spec: JobSpec, out: str | Path, labels: dict[str, str] | None = None) -> pd.DataFrame:
+    """Run a job, log parameters, progress, wall time and peak memory, and write its
+    result file atomically (a killed job leaves no result file behind)."""
+    t0 = time.perf_counter()
+    log.info("job %s", out)
+    log.info("spec %s", canonical_json(spec.to_dict()))
+    df = execute(spec)
+    write_result(out, df, {"spec": spec.to_dict(), "labels": labels or {}})
+    wall = time.perf_counter() - t0
+    log.info("done: %d rows, wall %.2f s, peak memory %.0f MB", len(df), wall, peak_rss_mb())
+    return df

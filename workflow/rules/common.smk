@@ -1,0 +1,80 @@
+"""Configuration: validate config.yaml before any job runs, expand it into jobs."""
+
+import json
+import sys
+
+from snakemake.utils import min_version, validate
+
+from dprl.config.load import ConfigError, load_config
+from dprl.analysis.figures import all_figures
+
+min_version("9.0")
+
+# Friendly validation first (key paths, suggestions, registry names), then Snakemake's
+# own schema validation, which also fills the schema's defaults into `config`.
+try:
+    CFG = load_config(config)
+except ConfigError as err:
+    sys.exit(f"\nconfig.yaml is invalid:\n  {err}\n")
+validate(config, schema="../schemas/config.schema.yaml")
+
+from dprl.runner.job import short_hash
+
+CONFIG_HASH = short_hash(config, 16)  # of the validated config, defaults filled
+PRESET = CFG.preset
+RES = CFG.preset_dir  # results/<preset>
+FIG = CFG.figures_dir if PRESET == "default" else f"{RES}/figures"
+JOBS = CFG.jobs  # relative path -> Job
+EXPERIMENTS = CFG.experiments
+
+
+def job_of(wildcards):
+    return JOBS[f"jobs/{wildcards.experiment}/{wildcards.job}.csv"]
+
+
+def job_payload(wildcards):
+    job = job_of(wildcards)
+    return json.dumps({"spec": job.spec.to_dict(), "labels": job.labels}, sort_keys=True, default=float)
+
+
+def job_files(experiment):
+    return [f"{RES}/{j.path}" for j in EXPERIMENTS[experiment].jobs]
+
+
+def figure_tables(fig):
+    used = list(fig.experiments) + [e for e in fig.optional if e in EXPERIMENTS]
+    return [f"{RES}/tables/{e}.csv" for e in used]
+
+
+# A figure is drawn when all the experiments it needs are in the config.
+FIGURES = {
+    fid: fig for fid, fig in all_figures().items() if all(e in EXPERIMENTS for e in fig.experiments)
+}
+
+ALL_TARGETS = (
+    [f"{FIG}/{fid}.{ext}" for fid in FIGURES for ext in ("pdf", "png")]
+    + [f"{FIG}/claims.{ext}" for ext in ("csv", "md", "tex")]
+    + [f"{RES}/tables/{e}.csv" for e in EXPERIMENTS]
+    + [f"{RES}/tables/job_runtimes.csv", f"{FIG}/manifest.json"]
+)
+
+import re as _re
+
+wildcard_constraints:
+    experiment="|".join(_re.escape(e) for e in EXPERIMENTS) or "(?!)",
+
+
+# Measured per-job resources (written by `dprl runtimes --resources-out` from a default
+# run): {experiment: {mem_mb, runtime}}. Experiments not measured yet use their kind's
+# declared values.
+import yaml as _yaml
+from pathlib import Path as _Path
+
+_RES_FILE = _Path(workflow.basedir) / "workflow" / "resources.yaml"
+MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
+
+
+def job_resources(wildcards):
+    kind = EXPERIMENTS[wildcards.experiment].kind
+    got = MEASURED.get(wildcards.experiment, {})
+    return {"mem_mb": int(got.get("mem_mb", kind.mem_mb)), "runtime": int(got.get("runtime", kind.runtime_min))}

@@ -1,0 +1,29 @@
+"""One rule per registered figure (so that each has its own report caption)."""
+
+for _fid, _fig in FIGURES.items():
+
+    rule:
+        name:
+            f"figure_{_fid}"
+        localrule: True
+        input:
+            figure_tables(_fig),
+        output:
+            pdf=f"{FIG}/{_fid}.pdf",
+            png=report(
+                f"{FIG}/{_fid}.png",
+                caption=f"../report/{_fig.caption or _fid + '.rst'}",
+                category=_fig.paper,
+            ),
+        log:
+            f"{RES}/logs/figures/{_fid}.log",
+        params:
+            fid=_fid,
+            stem=f"{FIG}/{_fid}",
+        resources:
+            mem_mb=1500,
+            runtime=5,
+        message:
+            f"figure {_fid}"
+        shell:
+            "dprl figure --id {params.fid} --out {params.stem} {input} 2> {log}"

@@ -1,0 +1,77 @@
+"""Claims table, per-job runtime statistics and the manifest of a run."""
+
+
+rule claims:
+    input:
+        [f"{RES}/tables/{e}.csv" for e in EXPERIMENTS],
+    output:
+        csv=report(f"{FIG}/claims.csv", caption="../report/claims.rst", category="claims"),
+        md=f"{FIG}/claims.md",
+        tex=f"{FIG}/claims.tex",
+    log:
+        f"{RES}/logs/claims.log",
+    params:
+        out=FIG,
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    message:
+        "claims table: evaluate every registered claim on the aggregated tables"
+    shell:
+        "dprl claims --out-dir {params.out} {input} 2> {log}"
+
+
+rule runtimes:
+    input:
+        # the jobs' result files; their benchmark files sit at the matching paths
+        [f"{RES}/{j}" for j in JOBS],
+    output:
+        table=f"{RES}/tables/job_runtimes.csv",
+        png=report(f"{FIG}/job_runtimes.png", caption="../report/job_runtimes.rst", category="runtime"),
+        pdf=f"{FIG}/job_runtimes.pdf",
+    log:
+        f"{RES}/logs/runtimes.log",
+    params:
+        benchmarks=lambda wc, input: [
+            p.replace(f"{RES}/jobs/", f"{RES}/benchmarks/", 1)[: -len(".csv")] + ".tsv" for p in input
+        ],
+        stem=f"{FIG}/job_runtimes",
+        resources_out=lambda wc: f"{RES}/tables/measured_resources.yaml",
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    message:
+        "per-job runtime and memory statistics from {params.benchmarks.__len__} benchmark files"
+    shell:
+        "dprl runtimes --out {output.table} --figure {params.stem} "
+        "--resources-out {params.resources_out} {params.benchmarks} 2> {log}"
+
+
+rule manifest:
+    input:
+        rules.claims.output.csv,
+        rules.runtimes.output.table,
+        [f"{FIG}/{fid}.png" for fid in FIGURES],
+    output:
+        f"{FIG}/manifest.json",
+    log:
+        f"{RES}/logs/manifest.log",
+    params:
+        preset=PRESET,
+        jobs_dir=f"{RES}/jobs",
+        cores=workflow.cores,
+        config_hash=CONFIG_HASH,
+    resources:
+        mem_mb=200,
+        runtime=2,
+    message:
+        "manifest: git commit, config hash, date, wall time, cores"
+    shell:
+        "dprl manifest --out {output} --preset {params.preset} --jobs-dir {params.jobs_dir} "
+        "--cores {params.cores} --runtimes {input[1]} --config-hash {params.config_hash} 2> {log}"
+
+
+localrules:
+    claims,
+    runtimes,
+    manifest,
