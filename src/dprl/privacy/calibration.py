@@ -7,10 +7,11 @@ so that experiments can show how much the ``tight`` route saves.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import integrate, optimize, special, stats
 
 CALIBRATIONS = ("paper", "tight")
 
@@ -28,29 +29,38 @@ def laplace_tree_scale(epsilon: float, levels: int, l1_sensitivity: float = 1.0)
     return levels * l1_sensitivity / epsilon
 
 
-def laplace_sum_tail(scale: float, n_terms: int, beta: float) -> float:
-    """Valid bound ``x`` with ``P(|Σ_{i<=k} Lap(b)| > x) <= β`` (Chernoff bound).
+def laplace_sum_sf(z: float, n_terms: int) -> float:
+    """Exact ``P(Σ_{i<=k} Lap(1) > z)``: the sum is ``G1 - G2`` with ``G1, G2 ~ Gamma(k, 1)``
+    independent, so ``P = ∫ Γ_sf(z + g; k) γ(g; k) dg`` (one smooth quadrature)."""
+    k = max(int(n_terms), 1)
+    if z <= 0:
+        return 1.0 - laplace_sum_sf(-z, k) if z < 0 else 0.5
+    val, _ = integrate.quad(lambda g: stats.gamma.sf(z + g, k) * stats.gamma.pdf(g, k), 0, np.inf, limit=200, epsabs=1e-300, epsrel=1e-10)
+    return float(val)
 
-    The Laplace MGF is ``E e^{λY} = 1/(1 - b²λ²)`` for ``|λ| < 1/b``, so for the sum of ``k``
-    i.i.d. terms ``P(S > x) <= exp(-λx) (1 - b²λ²)^{-k}``. Minimising over ``λ`` gives
-    ``u = bλ = (sqrt(k² + (x/b)²) - k)/(x/b)``. We solve ``2·P(S > x) = β`` for ``x``
-    (two tails). This is the ``tight`` replacement of PUCB's ``E_ε`` per counter before
-    the union bound.
+
+def laplace_sum_tail(scale: float, n_terms: int, beta: float) -> float:
+    """Exact ``x`` with ``P(|Σ_{i<=k} Lap(b)| > x) = β``.
+
+    This is the ``tight`` replacement of PUCB's ``E_ε`` per counter and release (before a
+    union bound over counters and episodes): the noise in a release is exactly a sum of
+    ``k = popcount(t) <= L`` i.i.d. Laplace node noises, whose tail we compute exactly
+    (:func:`laplace_sum_sf`) instead of bounding it.
     """
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie in (0, 1), got {beta}")
-    k = max(int(n_terms), 1)
-    target = math.log(beta / 2.0)
+    return scale * _laplace_sum_quantile(max(int(n_terms), 1), float(beta))
 
-    def log_tail(z: float) -> float:  # z = x / b
-        u = (math.sqrt(k * k + z * z) - k) / z
-        return -u * z - k * math.log1p(-u * u)
 
-    hi = 1.0
-    while log_tail(hi) > target:
+@functools.lru_cache(maxsize=4096)
+def _laplace_sum_quantile(k: int, beta: float) -> float:
+    target = beta / 2.0  # two tails, symmetric
+    if k == 1:
+        return math.log(1.0 / beta)  # P(|Lap(1)| > z) = e^{-z}
+    hi = max(1.0, math.log(1.0 / beta) * 2)
+    while laplace_sum_sf(hi, k) > target:
         hi *= 2.0
-    z = optimize.brentq(lambda z: log_tail(z) - target, 1e-12, hi, xtol=1e-12)
-    return scale * z
+    return optimize.brentq(lambda z: math.log(laplace_sum_sf(z, k)) - math.log(target), 0.0 if target < 0.5 else 1e-12, hi, xtol=1e-10)
 
 
 # --------------------------------------------------------------------------- Gaussian

@@ -1,0 +1,216 @@
+"""Shared helpers for the end-to-end workflow tests (tests/workflow/).
+
+Every test runs Snakemake in its own temporary copy of the workflow (Snakefile,
+config.yaml, workflow/ with symlinks resolved), never in the repository, so tests can run
+concurrently with a developer's own results/ and cannot disturb them.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER_DIR = REPO / "tests" / "cluster"
+if str(CLUSTER_DIR) not in sys.path:
+    sys.path.insert(0, str(CLUSTER_DIR))
+
+from slurm_cluster import SlurmCluster, require_slurm_or_skip  # noqa: E402
+
+WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow")
+# Tables whose content is timing, not science: excluded from bit-identity checks.
+NONDETERMINISTIC = {"job_runtimes.csv"}
+# The fast experiments used by the fault tests (smoke sizes): seconds per job.
+MINI_EXPERIMENTS = ("counter_error", "audit")
+SNAKEMAKE_TIMEOUT = float(os.environ.get("DPRL_TEST_SNAKEMAKE_TIMEOUT", "600"))
+
+
+def snakemake_cmd() -> list[str]:
+    return [sys.executable, "-m", "snakemake"]
+
+
+def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None) -> Path:
+    """Copy the workflow into ``dest``; optionally keep only some experiments."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if not (REPO / "Snakefile").exists():
+        pytest.fail(f"no Snakefile in {REPO}")
+    for name in WORKFLOW_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(
+                src, dest / name, symlinks=False, ignore=shutil.ignore_patterns("__pycache__", ".snakemake")
+            )
+        else:
+            shutil.copy2(src, dest / name)
+    if experiments is not None:
+        cfg = yaml.safe_load((dest / "config.yaml").read_text())
+        missing = [e for e in experiments if e not in cfg["experiments"]]
+        assert not missing, f"experiments {missing} not in config.yaml"
+        cfg["experiments"] = {k: v for k, v in cfg["experiments"].items() if k in experiments}
+        (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return dest
+
+
+class Run:
+    """A finished Snakemake run: return code and combined output."""
+
+    def __init__(self, args: list[str], returncode: int, output: str, seconds: float) -> None:
+        self.args, self.returncode, self.output, self.seconds = args, returncode, output, seconds
+
+    def tail(self, n: int = 60) -> str:
+        return "\n".join(self.output.splitlines()[-n:])
+
+    def __repr__(self) -> str:
+        return f"<Run rc={self.returncode} {self.seconds:.1f}s {' '.join(self.args)}>\n{self.tail()}"
+
+
+def snakemake(workdir: Path, *args: str, env: dict | None = None, check: bool = True, timeout: float | None = None) -> Run:
+    """Run Snakemake to completion in ``workdir`` (its default workflow profile applies)."""
+    cmd = snakemake_cmd() + list(args)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout or SNAKEMAKE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, _ = proc.communicate()
+        pytest.fail(f"snakemake timed out after {timeout or SNAKEMAKE_TIMEOUT}s: {cmd}\n{out[-5000:]}")
+    run = Run(cmd, proc.returncode, out, time.monotonic() - t0)
+    log_no = len(list(workdir.glob("snakemake-run-*.log")))
+    (workdir / f"snakemake-run-{log_no}.log").write_text(" ".join(cmd) + "\n" + out)
+    if check and proc.returncode != 0:
+        pytest.fail(f"snakemake failed (rc={proc.returncode}) in {workdir}: {' '.join(args)}\n{run.tail(80)}")
+    return run
+
+
+def start_snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """Start Snakemake in the background, in its own process group (for fault injection)."""
+    log = open(workdir / "snakemake-bg.log", "a")
+    return subprocess.Popen(
+        snakemake_cmd() + list(args), cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+
+
+def kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def descendants(pid: int) -> list[int]:
+    """All live descendants of ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat[0] == "Z":
+            continue
+        children.setdefault(int(stat[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def running_jobs(proc: subprocess.Popen) -> list[int]:
+    """Pids of the ``dprl run-job`` processes Snakemake is running."""
+    return [p for p in descendants(proc.pid) if "run-job" in cmdline(p) and "dprl" in cmdline(p) and "/bin/sh" not in cmdline(p).split(" ")[0]]
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+def result_files(workdir: Path, preset: str) -> dict[str, Path]:
+    """Deterministic results of a run: every job file, every table (minus timing
+    tables), and the claims table; keyed by path relative to results/<preset>/."""
+    res = workdir / "results" / preset
+    files = {}
+    for pattern in ("jobs/**/*.csv", "tables/*.csv", "figures/claims.csv"):
+        for p in res.glob(pattern):
+            if p.name not in NONDETERMINISTIC:
+                files[str(p.relative_to(res))] = p
+    return files
+
+
+def assert_identical_results(got: Path, ref: Path, preset: str, only_tables: bool = False) -> None:
+    """Same set of result files, byte for byte."""
+    a, b = result_files(got, preset), result_files(ref, preset)
+    if only_tables:
+        a = {k: v for k, v in a.items() if k.startswith("tables/")}
+        b = {k: v for k, v in b.items() if k.startswith("tables/")}
+    assert b, f"reference run {ref} has no results"
+    assert sorted(a) == sorted(b), f"different result files:\n only in {got}: {sorted(set(a) - set(b))}\n only in {ref}: {sorted(set(b) - set(a))}"
+    differ = [k for k in sorted(a) if not filecmp.cmp(a[k], b[k], shallow=False)]
+    assert not differ, f"results differ from the reference run: {differ}"
+
+
+def stray_temp_files(workdir: Path, preset: str) -> list[Path]:
+    """Leftover temporary files of atomic writes (``.name.XXXX.tmp``) under results/."""
+    return sorted((workdir / "results" / preset).rglob(".*.tmp"))
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A real one-node SLURM for the whole session (fails in CI if it cannot run)."""
+    require_slurm_or_skip()
+    cluster = SlurmCluster()
+    cluster.start()
+    print(f"\n[slurm] one-node cluster up in {cluster.start_seconds:.2f} s: {cluster.describe()}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def mini_reference(tmp_path_factory) -> Path:
+    """An undisturbed local run of the fast experiments (smoke preset): the reference
+    every fault test compares against."""
+    wd = copy_workflow(tmp_path_factory.mktemp("mini-reference"), MINI_EXPERIMENTS)
+    snakemake(wd, "--config", "preset=smoke", "--cores", "2")
+    return wd
+
+
+@pytest.fixture(scope="session")
+def smoke_local(tmp_path_factory) -> Path:
+    """An undisturbed local run of the whole smoke preset."""
+    wd = copy_workflow(tmp_path_factory.mktemp("smoke-local"))
+    snakemake(wd, "--config", "preset=smoke", "--cores", "2")
+    return wd
