@@ -76,10 +76,6 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     return f"{where}: {err.message}"
 
 
-class _DefaultFiller(jsonschema.Draft202012Validator):
-    pass
-
-
 def _fill_defaults(instance: Any, sch: dict[str, Any], root: dict[str, Any]) -> None:
     """Fill ``default`` values of object properties (recursively, following $ref)."""
     if "$ref" in sch:

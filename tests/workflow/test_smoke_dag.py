@@ -1,0 +1,80 @@
+"""The whole `smoke` DAG, run by Snakemake in a temporary directory, produces the claims
+table (every registered claim, verdicts computed) and every figure; a malformed config is
+rejected before any job runs."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from dprl.analysis.claims import all_claims
+from dprl.analysis.figures import all_figures
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def workflow_copy(dest: Path) -> Path:
+    shutil.copy(ROOT / "Snakefile", dest / "Snakefile")
+    shutil.copy(ROOT / "config.yaml", dest / "config.yaml")
+    shutil.copytree(ROOT / "workflow", dest / "workflow", symlinks=False)
+    return dest
+
+
+def snakemake(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    cmd = ["snakemake", "--cores", "2", "--config", "preset=smoke", *args]
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1500)
+    if check and res.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{res.stdout[-3000:]}\n{res.stderr[-6000:]}")
+    return res
+
+
+@pytest.mark.slow
+def test_smoke_dag_end_to_end(tmp_path):
+    wd = workflow_copy(tmp_path)
+    snakemake(wd)
+    figs = wd / "results" / "smoke" / "figures"
+    claims = pd.read_csv(figs / "claims.csv")
+    assert set(claims["claim"]) == {c.id for c in all_claims()}
+    assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "inconclusive"}
+    failed = claims[claims["note"].fillna("").str.startswith("evaluation failed")]
+    assert failed.empty, failed[["claim", "note"]].to_string()
+    assert (figs / "claims.md").read_text().count("| M1 |") >= 1
+    assert (figs / "claims.tex").read_text().startswith("\\begin{tabular}")
+    for fid in all_figures():
+        for ext in ("pdf", "png"):
+            f = figs / f"{fid}.{ext}"
+            assert f.exists() and f.stat().st_size > 1000, f
+    manifest = yaml.safe_load((figs / "manifest.json").read_text())
+    assert manifest["preset"] == "smoke" and manifest["cores"] == 2 and manifest["jobs"] > 0
+    # nothing left to do: a second run reuses every finished job
+    res = snakemake(wd, "-n")
+    assert "Nothing to be done" in res.stdout + res.stderr
+    # the report renders with a caption for every figure
+    snakemake(wd, "--report", "report.html")
+    html = (wd / "report.html").read_text(errors="replace")
+    assert len(html) > 10000
+
+
+def test_malformed_config_fails_before_any_job(tmp_path):
+    wd = workflow_copy(tmp_path)
+    cfg = yaml.safe_load((wd / "config.yaml").read_text())
+    cfg["experiments"]["counter_error"]["privacy"]["epsilon"] = [0.0]
+    (wd / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = snakemake(wd, check=False)
+    assert res.returncode != 0
+    assert "config.yaml is invalid" in res.stderr and "epsilon[0]" in res.stderr
+    assert not (wd / "results").exists()
+
+
+def test_dry_run_of_default_preset_lists_every_job(tmp_path):
+    from dprl.config.load import load_config_file
+
+    wd = workflow_copy(tmp_path)
+    res = subprocess.run(["snakemake", "-n", "--cores", "8", "--quiet", "rules"], cwd=wd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    n_jobs = len(load_config_file(str(wd / "config.yaml"), "default").jobs)
+    line = next(l for l in res.stdout.splitlines() if l.strip().startswith("simulate"))
+    assert int(line.split()[-1]) == n_jobs
