@@ -11,9 +11,11 @@ import functools
 import math
 
 import numpy as np
-from scipy import integrate, optimize, special, stats
 
 CALIBRATIONS = ("paper", "tight")
+
+# SciPy submodules are imported inside the functions that use them: a job process that
+# only needs a Laplace scale should not pay ~0.5 s of scipy.stats import at start-up.
 
 
 # --------------------------------------------------------------------------- Laplace
@@ -32,6 +34,8 @@ def laplace_tree_scale(epsilon: float, levels: int, l1_sensitivity: float = 1.0)
 def laplace_sum_sf(z: float, n_terms: int) -> float:
     """Exact ``P(Σ_{i<=k} Lap(1) > z)``: the sum is ``G1 - G2`` with ``G1, G2 ~ Gamma(k, 1)``
     independent, so ``P = ∫ Γ_sf(z + g; k) γ(g; k) dg`` (one smooth quadrature)."""
+    from scipy import integrate, stats
+
     k = max(int(n_terms), 1)
     if z <= 0:
         return 1.0 - laplace_sum_sf(-z, k) if z < 0 else 0.5
@@ -54,6 +58,8 @@ def laplace_sum_tail(scale: float, n_terms: int, beta: float) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _laplace_sum_quantile(k: int, beta: float) -> float:
+    from scipy import optimize
+
     target = beta / 2.0  # two tails, symmetric
     if k == 1:
         return math.log(1.0 / beta)  # P(|Lap(1)| > z) = e^{-z}
@@ -75,6 +81,8 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
 def gaussian_delta(epsilon: float, mu: float) -> float:
     """Exact privacy profile of μ-GDP (Balle & Wang 2018, Theorem 8):
     ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)``."""
+    from scipy import special
+
     if mu <= 0:
         return 0.0
     # e^ε Φ(b) evaluated in log-space so large ε does not overflow.
@@ -85,6 +93,8 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
 
 def gaussian_mu(epsilon: float, delta: float) -> float:
     """Largest μ such that μ-GDP is (ε, δ)-DP (root of ``gaussian_delta(ε, μ) = δ``)."""
+    from scipy import optimize
+
     _check_eps(epsilon)
     _check_delta(delta)
     hi = 1.0
@@ -124,6 +134,8 @@ def tree_counter_mu(sigma: float, sensitivity: float, levels: int) -> float:
 
 def composed_epsilon(mu: float, delta: float) -> float:
     """Smallest ε at which μ-GDP satisfies (ε, δ)-DP."""
+    from scipy import optimize
+
     _check_delta(delta)
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0
@@ -138,6 +150,8 @@ def composed_epsilon(mu: float, delta: float) -> float:
 
 def chi2_norm_bound(sigma: float, dim: int, beta: float) -> float:
     """Exact ``1-β`` quantile of ``||N(0, σ² I_dim)||_2`` (tight route)."""
+    from scipy import stats
+
     return sigma * math.sqrt(stats.chi2.isf(beta, dim))
 
 
@@ -163,6 +177,8 @@ def symmetric_gaussian_norm_bound_tight(sigma: float, dim: int, beta: float) -> 
     smaller of two data-independent valid bounds at the same β is itself valid (the
     choice does not depend on the noise), so we return the minimum.
     """
+    from scipy import stats
+
     q = dim * (dim + 1) // 2
     frob = sigma * math.sqrt(2.0 * stats.chi2.isf(beta, q))
     return min(frob, symmetric_gaussian_norm_bound_paper(sigma, dim, beta))
