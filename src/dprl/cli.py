@@ -16,8 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
+
+# One BLAS thread per job: Snakemake runs one job per core, and a fixed thread count
+# keeps floating-point reductions (hence results) independent of the machine's cores.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 log = logging.getLogger("dprl.cli")
 
