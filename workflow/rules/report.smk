@@ -47,6 +47,14 @@ rule runtimes:
         "--resources-out {params.resources_out} {params.benchmarks} 2> {log}"
 
 
+def total_cores(wildcards):
+    """Cores Snakemake was given (0 where undefined, e.g. while building the report)."""
+    try:
+        return workflow.cores
+    except Exception:
+        return 0
+
+
 rule manifest:
     input:
         rules.claims.output.csv,
@@ -59,7 +67,7 @@ rule manifest:
     params:
         preset=PRESET,
         jobs_dir=f"{RES}/jobs",
-        cores=workflow.cores,
+        cores=total_cores,
         config_hash=CONFIG_HASH,
     resources:
         mem_mb=200,
