@@ -29,8 +29,19 @@ from slurm_cluster import SlurmCluster, require_slurm_or_skip  # noqa: E402
 WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow")
 # Tables whose content is timing, not science: excluded from bit-identity checks.
 NONDETERMINISTIC = {"job_runtimes.csv"}
-# The fast experiments used by the fault tests (smoke sizes): seconds per job.
+# The fast experiments used by the fault tests, at smoke size and with fewer variants
+# (5 jobs of a few seconds each, two seeds so that seeds run concurrently).
 MINI_EXPERIMENTS = ("counter_error", "audit")
+MINI_SMOKE_OVERRIDES = {
+    "counter_error": {
+        "algorithms": [{"name": "laplace_tree"}, {"name": "gaussian_tree_vector"}],
+        "privacy": {"epsilon": [1.0], "delta": [1.0e-5], "calibration": ["tight"]},
+        "seeds": {"count": 2},
+    },
+    "audit": {"algorithms": [{"name": "laplace_tree"}]},
+}
+# The fault tests build only the tables (the results); figures/claims derive from them.
+MINI_TARGETS = tuple(f"results/smoke/tables/{e}.csv" for e in MINI_EXPERIMENTS)
 SNAKEMAKE_TIMEOUT = float(os.environ.get("DPRL_TEST_SNAKEMAKE_TIMEOUT", "600"))
 
 
@@ -38,8 +49,9 @@ def snakemake_cmd() -> list[str]:
     return [sys.executable, "-m", "snakemake"]
 
 
-def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None) -> Path:
-    """Copy the workflow into ``dest``; optionally keep only some experiments."""
+def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None, smoke_overrides: dict | None = None) -> Path:
+    """Copy the workflow into ``dest``; optionally keep only some experiments and
+    override keys of their ``presets.smoke``."""
     dest.mkdir(parents=True, exist_ok=True)
     if not (REPO / "Snakefile").exists():
         pytest.fail(f"no Snakefile in {REPO}")
@@ -56,6 +68,8 @@ def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None) -> Pat
         missing = [e for e in experiments if e not in cfg["experiments"]]
         assert not missing, f"experiments {missing} not in config.yaml"
         cfg["experiments"] = {k: v for k, v in cfg["experiments"].items() if k in experiments}
+        for name, over in (smoke_overrides or {}).items():
+            cfg["experiments"][name].setdefault("presets", {}).setdefault("smoke", {}).update(over)
         (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     return dest
 
@@ -203,8 +217,8 @@ def slurm_cluster():
 def mini_reference(tmp_path_factory) -> Path:
     """An undisturbed local run of the fast experiments (smoke preset): the reference
     every fault test compares against."""
-    wd = copy_workflow(tmp_path_factory.mktemp("mini-reference"), MINI_EXPERIMENTS)
-    snakemake(wd, "--config", "preset=smoke", "--cores", "2")
+    wd = copy_workflow(tmp_path_factory.mktemp("mini-reference"), MINI_EXPERIMENTS, MINI_SMOKE_OVERRIDES)
+    snakemake(wd, *MINI_TARGETS, "--config", "preset=smoke", "--cores", "2")
     return wd
 
 

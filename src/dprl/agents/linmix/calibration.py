@@ -1,0 +1,169 @@
+"""Zhou (2022) privatizer calibrations: noise scales and the Assumption-2 constants
+``(λ_min, λ_max, ν)`` for the central (Section 6.1) and local (Remark 6.9) privatizers,
+``paper`` and ``tight`` routes, returned as :class:`RegularizerCalibration` (one for the
+transition regression ``p`` and one for the reward regression ``r``).
+
+Privacy unit: one user = one episode, contributing one element to each of the ``4H``
+streams (``Gram_p``, ``target_p``, ``Gram_r``, ``target_r`` at every step ``h``).
+
+Tree levels: the statistic released at the start of episode ``k`` is the prefix over
+``1..k-1``, so only releases after at most ``K-1`` elements are ever used. Over that
+stream each element lies in at most ``bit_length(K-1) = ceil(log2 K) = m`` released nodes
+and every release sums at most ``m`` nodes: the paper's ``m`` (Lemma 6.1) is exactly the
+number of levels that matter (for ``K = 1`` nothing is ever released; we use ``m = 1``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprl.envs.linear_mixture import KnownFeatures
+from dprl.privacy.calibration import (
+    chi2_norm_bound,
+    composed_epsilon,
+    gaussian_mu,
+    symmetric_gaussian_norm_bound_paper,
+    symmetric_gaussian_norm_bound_tight,
+)
+from dprl.privacy.regularizer import RegularizerCalibration
+
+
+@dataclass(frozen=True)
+class Sensitivities:
+    """ℓ2 sensitivities of one user's element in the four per-step streams."""
+
+    gram_p: float
+    target_p: float
+    gram_r: float
+    target_r: float
+
+    def as_array(self) -> np.ndarray:
+        return np.array([self.gram_p, self.target_p, self.gram_r, self.target_r])
+
+
+@dataclass(frozen=True)
+class PrivatizerCalibration:
+    """Everything the agent needs from a calibration, plus the accounting behind it."""
+
+    p: RegularizerCalibration
+    r: RegularizerCalibration
+    sensitivities: Sensitivities  # the ones the σ's were computed from
+    sigmas: np.ndarray  # (4,) σ_{p,1}, σ_{p,2}, σ_{r,1}, σ_{r,2}
+    m: int  # nodes per element / per release (central) or 1 (local)
+    sum_terms: int  # noise terms in one release, bounded: m (central) or K-1 (local)
+
+
+def tree_depth(K: int) -> int:
+    """``m = ceil(log2 K)`` (Lemma 6.1) = ``bit_length(K-1)``; at least 1."""
+    return max(1, int(K - 1).bit_length())
+
+
+def paper_sensitivities(d1: int, H: int) -> Sensitivities:
+    """As printed (proof of Theorem 6.4): ``Δ_{p,1} = d1 H²``, ``Δ_{p,2} = sqrt(d1) H²``,
+    ``Δ_{r,1} = Δ_{r,2} = 1``."""
+    return Sensitivities(d1 * H**2, math.sqrt(d1) * H**2, 1.0, 1.0)
+
+
+def replacement_sensitivities(feat: KnownFeatures) -> Sensitivities:
+    """Valid ℓ2 sensitivities when one user is *replaced* (the paper's neighbouring
+    relation), computed from the known features only (never from data).
+
+    For vectors ``a, b`` with ``||a||, ||b|| <= B``: ``||aaᵀ - bbᵀ||_F² = |a|⁴ + |b|⁴ -
+    2(a·b)² <= 2B⁴`` and ``||a y - b y'|| <= 2BY``; if all entries are non-negative,
+    ``(a·b) >= 0`` gives ``||a y - b y'|| <= sqrt(2) B Y`` and entries in ``[0, c_i]`` give the
+    coordinate bounds ``||c||²`` (Gram) and ``||c|| Y`` (target). We take the smaller valid
+    bound. The printed ``Δ_{r,1} = Δ_{r,2} = 1`` are add/remove sensitivities; under
+    replacement they can be ``sqrt 2`` (one-hot ``φ``), which is why ``tight`` uses these.
+    """
+    H = feat.horizon
+    abs_mass = np.abs(feat.psi).sum(axis=3)  # (S, A, d1): |ϕ_i| <= H * abs_mass
+    B_p = H * float(np.linalg.norm(abs_mass, axis=-1).max())
+    gram_p, target_p = math.sqrt(2.0) * B_p**2, 2.0 * B_p * H
+    if feat.psi.min() >= 0:
+        c = H * abs_mass.max(axis=(0, 1))  # ϕ_i ∈ [0, c_i]
+        cn = float(np.linalg.norm(c))
+        gram_p, target_p = min(gram_p, cn**2), min(math.sqrt(2.0) * B_p * H, cn * H)
+    B_r = float(np.linalg.norm(feat.phi_r, axis=-1).max())
+    gram_r = math.sqrt(2.0) * B_r**2
+    target_r = (math.sqrt(2.0) if feat.phi_r.min() >= 0 else 2.0) * B_r  # rewards in [0, 1]
+    if feat.phi_r.min() >= 0:
+        c = feat.phi_r.max(axis=(0, 1))
+        gram_r = min(gram_r, float(np.linalg.norm(c)) ** 2)
+    return Sensitivities(gram_p, target_p, gram_r, target_r)
+
+
+def _constants(
+    sigma_gram: float, sigma_target: float, terms: int, dim: int, dim_paper: int, K: int, H: int, alpha: float, route: str
+) -> RegularizerCalibration:
+    """Assumption-2 constants (proof of Theorem 6.5): the released Gram noise is a sum of
+    at most ``terms`` symmetric Gaussian matrices, the target noise a sum of ``terms``
+    Gaussian vectors; union bound over ``k <= K``, ``h <= H`` at ``α/(8KH)`` and ``α/(4KH)``.
+    Shift ``2Σ`` gives ``λ_min = Σ``, ``λ_max = 3Σ``, ``ν = ||z|| / sqrt(Σ)``."""
+    s_g = sigma_gram * math.sqrt(terms)
+    s_t = sigma_target * math.sqrt(terms)
+    if route == "paper":
+        # Σ = σ sqrt(m) (4 sqrt(d) + sqrt(8 ln(8KH/α))); ||z|| <= sqrt(m) σ (sqrt(d1) + sqrt(2 ln(4KH/α)))
+        big = symmetric_gaussian_norm_bound_paper(s_g, dim_paper, alpha / (8 * K * H))
+        z = s_t * (math.sqrt(dim) + math.sqrt(2.0 * math.log(4 * K * H / alpha)))
+    else:
+        # tight: same failure probabilities, exact χ² quantiles and the sharper symmetric
+        # bound (privacy/calibration.py); the constants only widen/narrow β, not privacy.
+        big = symmetric_gaussian_norm_bound_tight(s_g, dim, alpha / (8 * K * H))
+        z = chi2_norm_bound(s_t, dim, alpha / (4 * K * H))
+    return RegularizerCalibration(sigma_gram, sigma_target, 2.0 * big, big, 3.0 * big, z / math.sqrt(big))
+
+
+def privatizer_calibration(
+    scheme: str,
+    route: str,
+    epsilon: float,
+    delta: float,
+    K: int,
+    feat: KnownFeatures,
+    alpha: float,
+) -> PrivatizerCalibration:
+    """Central (``scheme="central"``, Section 6.1) or local (``"local"``, Remark 6.9).
+
+    ``paper``: ``σ = (H Δ/ε) sqrt(32 m ln(4H/δ))`` with the printed ``Δ`` (central; each of
+    the ``4H`` counters gets ``(ε/(4H)·…)`` by zCDP and basic composition, Theorem 6.4). The
+    local version is the same formula with ``m = 1`` (each user's statistic is one node,
+    released once), and the noise bounds use ``K-1`` summed terms instead of ``m``.
+
+    ``tight``: one user affects ``4H`` Gaussian streams, each through at most ``m``
+    (central) or 1 (local) node releases. Under μ-GDP the composition of all of them is a
+    Gaussian mechanism with ``μ² = m Σ_c H Δ_c²/σ_c²``; choosing ``σ_c = Δ_c sqrt(4Hm)/μ(ε,δ)``
+    makes it exactly ``(ε, δ)``-DP (Balle & Wang 2018) with replacement sensitivities
+    :func:`replacement_sensitivities`. For JDP the actions given to other users are a
+    post-processing of these releases (billboard lemma), so the agent is (ε,δ)-JDP.
+    """
+    if scheme not in ("central", "local"):
+        raise ValueError(f"scheme must be 'central' or 'local', got {scheme!r}")
+    if route not in ("paper", "tight"):
+        raise ValueError(f"calibration must be 'paper' or 'tight', got {route!r}")
+    if K < 1:
+        raise ValueError(f"K must be >= 1, got {K}")
+    H, d1, d2 = feat.horizon, feat.d1, feat.d2
+    m = tree_depth(K) if scheme == "central" else 1
+    terms = m if scheme == "central" else max(K - 1, 1)
+    if route == "paper":
+        sens = paper_sensitivities(d1, H)
+        sigmas = H * sens.as_array() / epsilon * math.sqrt(32.0 * m * math.log(4.0 * H / delta))
+    else:
+        sens = replacement_sensitivities(feat)
+        sigmas = sens.as_array() * math.sqrt(4.0 * H * m) / gaussian_mu(epsilon, delta)
+    d = max(d1, d2)
+    cal_p = _constants(sigmas[0], sigmas[1], terms, d1, d, K, H, alpha, route)
+    cal_r = _constants(sigmas[2], sigmas[3], terms, d2, d2, K, H, alpha, route)
+    return PrivatizerCalibration(cal_p, cal_r, sens, sigmas, m, terms)
+
+
+def accounted_epsilon(cal: PrivatizerCalibration, feat: KnownFeatures, delta: float) -> float:
+    """Exact ε (at δ) of all ``4H`` streams under *replacement* sensitivities, by μ-GDP
+    composition: ``μ² = m H Σ_c Δ_c²/σ_c²``. Lets us check that the ``paper`` route's slack
+    covers the replacement sensitivities its printed Δ's miss (tested)."""
+    sens = replacement_sensitivities(feat).as_array()
+    mu = math.sqrt(cal.m * feat.horizon * float(np.sum((sens / cal.sigmas) ** 2)))
+    return composed_epsilon(mu, delta)

@@ -1,0 +1,169 @@
+"""LSW, DP-LSW, LSL, DP-LSL and the global-sensitivity baseline GS-DP-LSL (Balle, Gomrokchi,
+Precup 2016; spec ``balle2016-policy-evaluation.md``). The 2016 paper has a single
+calibration (its smooth-sensitivity constants), so there is no ``paper``/``tight`` split.
+
+Every estimator works on :class:`~dprl.envs.mrp.BatchStats` of ``B`` batches at once (the
+nested batch sizes of one job) and returns weights ``θ`` of shape ``(B, d)``.
+
+Privacy is output perturbation: a DP estimator's :meth:`release` returns a
+:class:`Release` holding only the noisy weights ``θ_X + N(0, σ_X² I_d)``; everything
+downstream (values, errors) is computed from a ``Release``. The data-dependent ``σ_X`` and
+``Ψ_X`` are returned separately in a :class:`NoiseReport` for the experimenter's analysis
+(figures of the noise scale); they are not part of the published output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_psi, lsw_psi
+from dprl.envs.mrp import BatchStats
+from dprl.privacy.smooth_sensitivity import gaussian_release, smooth_gaussian_constants, smooth_sigma
+
+
+@dataclass(frozen=True)
+class Release:
+    """The only output of a DP estimator: released weights ``θ̃`` ``(B, d)``."""
+
+    theta: np.ndarray
+
+    def values(self, phi: np.ndarray) -> np.ndarray:
+        """``V̂ = Φ θ̃`` ``(B, N)``."""
+        return self.theta @ phi.T
+
+
+@dataclass(frozen=True)
+class NoiseReport:
+    """Analysis-only diagnostics of a release (data-dependent, never published)."""
+
+    sigma: np.ndarray  # (B,) noise standard deviation σ_X per coordinate
+    psi: np.ndarray  # (B,) smooth bound Ψ_X (or its global replacement, squared)
+
+
+def _check(phi: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    phi, rho = np.asarray(phi, dtype=float), np.asarray(rho, dtype=float)
+    if phi.ndim != 2 or rho.shape != (phi.shape[0],):
+        raise ValueError(f"features must be (N, d) and weights (N,), got {phi.shape} and {rho.shape}")
+    if np.any(rho < 0) or not rho.sum() > 0:
+        raise ValueError("state weights rho must be non-negative and not all zero")
+    return phi, rho
+
+
+class LSW:
+    """First-visit MC + least squares with fixed weights (spec, "LSW"):
+    ``θ_X = (Γ^{1/2}Φ)^+ Γ^{1/2} F_X``, ``Γ = diag(ρ)``."""
+
+    def __init__(self, phi: np.ndarray, rho: np.ndarray) -> None:
+        self.phi, self.rho = _check(phi, rho)
+        sqrt_g = np.sqrt(self.rho)
+        self.pinv = np.linalg.pinv(sqrt_g[:, None] * self.phi)  # (Γ^{1/2}Φ)^+, d×N
+        self.weights = self.pinv * sqrt_g[None, :]  # (Γ^{1/2}Φ)^+ Γ^{1/2}, data-independent
+        self.pinv_frob = float(np.linalg.norm(self.pinv))  # ||(Γ^{1/2}Φ)^+||_F
+
+    @property
+    def dim(self) -> int:
+        return self.phi.shape[1]
+
+    def fit(self, stats: BatchStats) -> np.ndarray:
+        return stats.mean_returns @ self.weights.T
+
+
+class DPLSW(LSW):
+    """DP-LSW: ``θ_X + N(0, σ_X² I_d)`` with
+    ``σ_X = (F_max / a) ||(Γ^{1/2}Φ)^+||_F sqrt(Ψ_X)`` and
+    ``Ψ_X = max_k e^{-kb} Σ_s ρ(s)/max(m_s - k, 1)²`` (spec, "DP-LSW").
+
+    Requires first-visit returns in ``[0, F_max]`` (:class:`~dprl.envs.mrp.FiniteMRP` checks
+    rewards in ``[0, r_max]``): then one changed trajectory moves ``F_X(s)`` by at most
+    ``F_max / max(m_s, 1)`` and the squared local sensitivity is at most
+    ``F_max² ||(Γ^{1/2}Φ)^+||_F² Σ_s ρ(s)/max(m_s, 1)²``; ``k`` changed trajectories lower
+    each ``m_s`` by at most ``k``, which gives ``U_k``.
+    """
+
+    def __init__(self, phi: np.ndarray, rho: np.ndarray, f_max: float, epsilon: float, delta: float) -> None:
+        super().__init__(phi, rho)
+        if not (f_max > 0 and np.isfinite(f_max)):
+            raise ValueError(f"F_max must be positive and finite, got {f_max}")
+        self.f_max = float(f_max)
+        self.const = smooth_gaussian_constants(epsilon, delta, self.dim)
+
+    def noise(self, stats: BatchStats) -> NoiseReport:
+        psi = lsw_psi(stats.counts, self.rho, self.const.b)
+        return NoiseReport(np.asarray(smooth_sigma(psi, self.f_max * self.pinv_frob, self.const.a)), psi)
+
+    def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
+        report = self.noise(stats)
+        theta = self.fit(stats)
+        noisy = np.stack([gaussian_release(t, float(s), rng) for t, s in zip(theta, report.sigma)])
+        return Release(noisy), report
+
+
+class LSL:
+    """First-visit MC + ridge regression with data-dependent weights (spec, "LSL"):
+    ``θ_X = (ΦᵀΓ_XΦ + (λ/(2m)) I)^{-1} ΦᵀΓ_X F_X``, ``Γ_X = diag(ρ(s) m_s / m)``,
+    ``λ = ||ρ||_∞ ||Φ||_F² + c m^p`` (``c > 0`` so that ``λ > ||ρ||_∞||Φ||_F²``)."""
+
+    def __init__(self, phi: np.ndarray, rho: np.ndarray, c: float, p: float) -> None:
+        self.phi, self.rho = _check(phi, rho)
+        if not c > 0:
+            raise ValueError(f"the regularization constant c must be > 0 (λ > ||ρ||_∞||Φ||_F²), got {c}")
+        self.c, self.p = float(c), float(p)
+        self.phi_frob = float(np.linalg.norm(self.phi))
+        self.lam0 = float(self.rho.max()) * self.phi_frob**2  # ||ρ||_∞ ||Φ||_F²
+
+    @property
+    def dim(self) -> int:
+        return self.phi.shape[1]
+
+    def lam(self, m: np.ndarray) -> np.ndarray:
+        return self.lam0 + self.c * np.asarray(m, dtype=float) ** self.p
+
+    def fit(self, stats: BatchStats) -> np.ndarray:
+        m = stats.m.astype(float)
+        gx = self.rho * stats.counts / m[:, None]  # diag of Γ_X, (B, N)
+        gram = np.einsum("ni,bn,nj->bij", self.phi, gx, self.phi)
+        gram += (self.lam(m) / (2.0 * m))[:, None, None] * np.eye(self.dim)
+        rhs = (gx * stats.mean_returns) @ self.phi
+        return np.linalg.solve(gram, rhs[..., None])[..., 0]
+
+
+class DPLSL(LSL):
+    """DP-LSL: ``θ_X + N(0, σ_X² I_d)`` with
+    ``σ_X = 2 F_max ||Φ||_F sqrt(Ψ_X) / (a (λ - ||ρ||_∞||Φ||_F²))``,
+    ``Ψ_X = max_{0<=k<m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²``,
+    ``c_λ = ||Φ||_F ||ρ||_∞ / sqrt(2λ)`` (spec, "DP-LSL"). With ``smooth=False`` it is the
+    global-sensitivity baseline GS-DP-LSL: ``sqrt(Ψ_X)`` replaced by ``c_λ sqrt(m) + ||ρ||_2``
+    (``U_k`` with every ``m_s`` replaced by ``m``, an upper bound for every dataset when
+    ``Σ_s ρ(s) <= 1``; data-independent, so the smoothness condition holds trivially)."""
+
+    def __init__(self, phi: np.ndarray, rho: np.ndarray, c: float, p: float, f_max: float,
+                 epsilon: float, delta: float, smooth: bool = True) -> None:
+        super().__init__(phi, rho, c, p)
+        if not (f_max > 0 and np.isfinite(f_max)):
+            raise ValueError(f"F_max must be positive and finite, got {f_max}")
+        self.f_max = float(f_max)
+        self.smooth = bool(smooth)
+        if not smooth and self.rho.sum() > 1.0 + 1e-12:
+            raise ValueError("GS-DP-LSL's global bound needs state weights with sum(rho) <= 1")
+        self.const = smooth_gaussian_constants(epsilon, delta, self.dim)
+
+    def c_lam(self, m: np.ndarray) -> np.ndarray:
+        return self.phi_frob * float(self.rho.max()) / np.sqrt(2.0 * self.lam(m))
+
+    def noise(self, stats: BatchStats) -> NoiseReport:
+        m = stats.m.astype(float)
+        c_lam = self.c_lam(m)
+        if self.smooth:
+            psi = lsl_psi(stats.counts, m, self.rho, c_lam, self.const.b)
+        else:
+            psi = gs_lsl_sqrt_psi(m, self.rho, c_lam) ** 2
+        scale = 2.0 * self.f_max * self.phi_frob / (self.lam(m) - self.lam0)
+        return NoiseReport(np.asarray(smooth_sigma(psi, 1.0, self.const.a)) * scale, psi)
+
+    def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
+        report = self.noise(stats)
+        theta = self.fit(stats)
+        noisy = np.stack([gaussian_release(t, float(s), rng) for t, s in zip(theta, report.sigma)])
+        return Release(noisy), report

@@ -1,0 +1,88 @@
+"""PUCB's privacy calibration: per-counter ε', Laplace scale and the count-error bound ``E_ε``.
+
+Sensitivity (deviation from the paper, documented here once). Claim 1 bounds the total ℓ1
+change of the ``ñ`` streams by ``H`` when one user changes, which gives the per-counter
+level ``ε' = ε/(3H)`` of Algorithm 2. Under the paper's own neighbouring relation
+(Definition 3: *t-neighbours* replace user ``t``) the ℓ1 change is ``2H``: at each step the
+old trajectory's indicator drops by 1 at one tuple and the new one's rises by 1 at
+another (likewise for ``m̃``, and for ``r̃`` with rewards in [0, 1]). With ``ε' = ε/(3H)``
+the counters are therefore ``ε``-DP only for add/remove neighbours and ``2ε``-DP for
+replacement neighbours. ``l1_per_step`` selects the analysis: 2 (default, correct for
+Definition 3, ``ε' = ε/(6H)``) or 1 (the printed ``ε/(3H)``; the audit experiment shows
+it fails at the claimed ε). Both calibrations use the same ``ε'``: they differ only in
+``E_ε``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dprl.privacy.calibration import laplace_sum_tail, laplace_tree_scale
+from dprl.privacy.tree_counter import tree_levels
+
+
+def n_counters(S: int, A: int, H: int) -> int:
+    """``2SAH + S²AH`` private counters (r̃, ñ, m̃)."""
+    return 2 * S * A * H + S * S * A * H
+
+
+def counter_epsilon(epsilon: float, H: int, l1_per_step: int = 2) -> float:
+    """Per-counter level: ``ε' = ε/(3H)`` (Algorithm 2, line 1) divided by the per-step ℓ1
+    change of one user (module docstring): three blocks (r̃, ñ, m̃) each get ε/3, and one
+    user moves each block by at most ``l1_per_step·H`` in ℓ1 (Hsu et al. 2016, Lemma 34)."""
+    return epsilon / (3.0 * H * l1_per_step)
+
+
+def counter_scale(epsilon: float, H: int, T: int, l1_per_step: int = 2) -> float:
+    """Per-node Laplace scale of every PUCB counter: ``b = L/ε'`` (a stream element is in
+    [0, 1], so one counter's ℓ1 sensitivity per element is 1)."""
+    return laplace_tree_scale(counter_epsilon(epsilon, H, l1_per_step), tree_levels(T), 1.0)
+
+
+def e_eps_paper(epsilon: float, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
+    """``E_ε = (3/ε) H log((2SAH + HAS²)/β) log(T)^{5/2}`` as printed (natural logs; the
+    paper does not give the base, and base e gives the smaller, least vacuous value).
+
+    The printed formula bounds the noise of counters at level ``ε/(3H)``; with the
+    replacement-neighbour correction the counters run at ``(ε/l1_per_step)/(3H)``, so the
+    same formula is evaluated at ``ε/l1_per_step`` (it must bound the noise actually added)."""
+    eps = epsilon / l1_per_step
+    return 3.0 / eps * H * math.log(n_counters(S, A, H) / beta) * math.log(max(T, 2)) ** 2.5
+
+
+def e_eps_tight(epsilon: float, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> np.ndarray:
+    """``tight`` replacement of ``E_ε``, one value per episode ``t = 1..T`` (array index ``t``).
+
+    The release used in episode ``t`` is the prefix over episodes ``1..t-1``: per counter a
+    sum of ``popcount(t-1) <= L`` i.i.d. ``Lap(b)`` node noises (``b`` from
+    :func:`counter_scale`). We bound it with the exact tail of the sum of ``L`` terms
+    (``laplace_sum_tail``) at level ``β/(N·T)``, and a union bound over the
+    ``N = 2SAH + S²AH`` counters and the ``T`` episodes gives: with probability ``>= 1 − β``
+    every release of every counter is within ``E`` of its true count, the event Algorithm
+    3's analysis needs (the paper's ``E_ε`` is one valid such bound, this is a sharper one).
+    Using ``L`` terms for every ``t`` is valid because adding an independent symmetric
+    term to a sum with a symmetric log-concave density only fattens its tails (Anderson's
+    inequality), and it needs one quantile instead of ``L``. ``E`` depends only on public
+    constants, never on data, so it costs no privacy. ``E_1 = 0``: the first release is an
+    empty sum (exactly zero).
+    """
+    b = counter_scale(epsilon, H, T, l1_per_step)
+    e = np.full(T + 1, laplace_sum_tail(b, tree_levels(T), beta / (n_counters(S, A, H) * T)))
+    e[:2] = 0.0
+    return e
+
+
+def first_exploit_episode(epsilon: float, S: int, A: int, H: int, T: int, beta: float, calibration: str, l1_per_step: int = 2) -> float:
+    """Smallest episode ``t <= T`` at which some ``ñ >= 2E_ε`` is possible at all: a true
+    count before episode ``t`` is at most ``t-1``, so we need ``t - 1 >= 2E`` (noise aside).
+    ``inf`` when it never happens within ``T`` (spec, claim V4)."""
+    if calibration == "paper":
+        e = e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
+        t = math.ceil(max(2 * e, 1.0)) + 1
+        return float(t) if t <= T else math.inf
+    # the planner's known branch needs ñ >= max(2E, 1) (planner.priv_q)
+    e_t = e_eps_tight(epsilon, S, A, H, T, beta, l1_per_step)
+    ok = np.flatnonzero(np.arange(T + 1) - 1 >= np.maximum(2 * e_t, 1.0))
+    return float(ok[0]) if ok.size else math.inf

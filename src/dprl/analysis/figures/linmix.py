@@ -1,0 +1,115 @@
+"""Figures of the Zhou (2022) experiments. Bands: 95% bootstrap CIs over seeds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.claims.linmix import final_rows, privacy_cost  # noqa: E402
+
+PAPER = "linmix"
+_CI = ("ci", 95)
+
+
+def _save(fig: plt.Figure, stem: Path) -> None:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(stem.with_suffix(".pdf"))
+    fig.savefig(stem.with_suffix(".png"), dpi=130)
+    plt.close(fig)
+
+
+def _label(df: pd.DataFrame) -> pd.Series:
+    return df["algorithm"] + np.where(df["calibration"] == "none", "", " ε=" + df["epsilon"].map("{:g}".format) + " (" + df["calibration"] + ")")
+
+
+def regret_loglog(tables: Tables, stem: Path) -> None:
+    df = tables["linmix_regret"].copy()
+    df["curve"] = _label(df)
+    fams = [("VI", ["ucrl_vtr", "private_linopt_vi"]), ("PO", ["oppo", "private_linopt_po"])]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, (fam, algs) in zip(axes, fams):
+        sub = df[df["algorithm"].isin(algs)]
+        if not sub.empty:
+            sns.lineplot(sub, x="T", y="regret", hue="curve", errorbar=_CI, n_boot=500, seed=0, ax=ax)
+            ts = np.geomspace(sub["T"].min(), sub["T"].max(), 20)
+            ref = sub[sub["T"] == sub["T"].max()]["regret"].median()
+            ax.plot(ts, ref * np.sqrt(ts / ts[-1]), "k:", lw=1, label="∝ √T")
+            ax.legend(fontsize=7)
+        else:
+            ax.text(0.5, 0.5, "not run in this preset", transform=ax.transAxes, ha="center")
+        ax.set(xscale="log", yscale="log", title=f"LinOpt-{fam}", xlabel="T = KH", ylabel="cumulative regret")
+    _save(fig, stem)
+
+
+def privacy_cost_fig(tables: Tables, stem: Path) -> None:
+    cost = privacy_cost(tables["linmix_regret"])
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    if not cost.empty:
+        cost["curve"] = cost["algorithm"] + " (" + cost["calibration"] + ")"
+        cost["cost_pos"] = cost["cost"].clip(lower=1e-3)
+        sns.lineplot(cost, x="epsilon", y="cost_pos", hue="curve", marker="o", errorbar=_CI, n_boot=500, seed=0, ax=ax)
+        es = np.geomspace(cost["epsilon"].min(), cost["epsilon"].max(), 20)
+        top = cost[cost["epsilon"] == cost["epsilon"].min()]["cost_pos"].median()
+        ax.plot(es, top * (es / es[0]) ** -0.5, "k:", lw=1, label="∝ ε^(-1/2)")
+        ax.legend(fontsize=7)
+    ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="private − non-private final regret")
+    _save(fig, stem)
+
+
+def states_fig(tables: Tables, stem: Path) -> None:
+    fin = final_rows(tables["linmix_states"]).copy()
+    fin["curve"] = _label(fin)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    sns.lineplot(fin, x="S", y="regret", hue="curve", marker="o", errorbar=_CI, n_boot=500, seed=0, ax=ax)
+    ax.set(xscale="log", xlabel="|S| (d1, d2 fixed)", ylabel=f"regret at T={int(fin['T'].max())}", ylim=(0, None))
+    _save(fig, stem)
+
+
+def actions_fig(tables: Tables, stem: Path) -> None:
+    fin = final_rows(tables["linmix_actions"]).copy()
+    fin["curve"] = _label(fin)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    sns.lineplot(fin, x="A", y="regret", hue="curve", marker="o", errorbar=_CI, n_boot=500, seed=0, ax=ax)
+    ax.set(xscale="log", xlabel="|A|", ylabel=f"regret at T={int(fin['T'].max())}", ylim=(0, None))
+    _save(fig, stem)
+
+
+def ldp_fig(tables: Tables, stem: Path) -> None:
+    df = tables["linmix_ldp"].copy()
+    df["curve"] = _label(df)
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    sns.lineplot(df, x="T", y="regret", hue="curve", errorbar=_CI, n_boot=500, seed=0, ax=ax)
+    ax.set(xscale="log", yscale="log", xlabel="T = KH", ylabel="cumulative regret")
+    _save(fig, stem)
+
+
+def audit_fig(tables: Tables, stem: Path) -> None:
+    df = tables["linmix_audit"].copy()
+    df["setting"] = df["mechanism"] + "\n" + df["calibration"]
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    ax.bar(np.arange(len(df)), df["eps_lb"].clip(lower=0), label="audited ε_lb")
+    ax.scatter(np.arange(len(df)), df["eps_accounted"], color="k", marker="x", zorder=3, label="accounted ε (replacement Δ)")
+    ax.scatter(np.arange(len(df)), df["epsilon"], color="r", marker="_", s=400, zorder=3, label="claimed ε")
+    ax.set_xticks(np.arange(len(df)), df["setting"], fontsize=7)
+    ax.set(ylabel="ε")
+    ax.legend(fontsize=7)
+    _save(fig, stem)
+
+
+FIGURES = [
+    Figure("linmix_regret_loglog", PAPER, ("linmix_regret",), regret_loglog, "linmix_regret_loglog.rst"),
+    Figure("linmix_privacy_cost", PAPER, ("linmix_regret",), privacy_cost_fig, "linmix_privacy_cost.rst"),
+    Figure("linmix_states", PAPER, ("linmix_states",), states_fig, "linmix_states.rst"),
+    Figure("linmix_actions", PAPER, ("linmix_actions",), actions_fig, "linmix_actions.rst"),
+    Figure("linmix_ldp", PAPER, ("linmix_ldp",), ldp_fig, "linmix_ldp.rst"),
+    Figure("linmix_audit", PAPER, ("linmix_audit",), audit_fig, "linmix_audit.rst"),
+]

@@ -1,0 +1,222 @@
+"""Finite-horizon tabular MDPs with exact evaluation (Vietri et al. 2020, Section 2).
+
+Layout: time leads, ``P[h, s, a, s']``, mean rewards ``R[h, s, a]`` in [0, 1], initial
+distribution ``p0[s]``. Rewards are Bernoulli with mean ``R`` unless ``next_reward`` is
+given, in which case the reward of a transition is ``next_reward[s']`` (the lower-bound
+class of Figure 1: reward 1 for every transition into ``+``); then ``R`` is its
+expectation ``Σ_s' P next_reward``.
+
+Exact quantities (spec, "Setting"): ``ρ^π = p0ᵀ V_1^π`` by backward induction, regret
+``ρ* − ρ^{π_t}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class TabularMDP:
+    P: np.ndarray  # (H, S, A, S)
+    R: np.ndarray  # (H, S, A) mean reward
+    p0: np.ndarray  # (S,)
+    next_reward: np.ndarray | None = None  # (S,) deterministic reward of entering s'
+    name: str = "mdp"
+
+    def __post_init__(self) -> None:
+        self.P = np.asarray(self.P, dtype=float)
+        self.p0 = np.asarray(self.p0, dtype=float)
+        if self.P.ndim != 4 or self.P.shape[1] != self.P.shape[3]:
+            raise ValueError(f"{self.name}: P must have shape (H, S, A, S), got {self.P.shape}")
+        H, S, A, _ = self.P.shape
+        if min(H, S, A) < 1:
+            raise ValueError(f"{self.name}: sizes must be positive, got H={H}, S={S}, A={A}")
+        if np.any(self.P < 0) or not np.allclose(self.P.sum(-1), 1.0, atol=1e-9):
+            raise ValueError(f"{self.name}: every P(.|s,a,h) must be a probability vector (non-negative, sums to 1)")
+        if self.p0.shape != (S,) or np.any(self.p0 < 0) or not np.isclose(self.p0.sum(), 1.0, atol=1e-9):
+            raise ValueError(f"{self.name}: p0 must be a probability vector over the {S} states")
+        if self.next_reward is not None:
+            self.next_reward = np.asarray(self.next_reward, dtype=float)
+            if self.next_reward.shape != (S,) or np.any((self.next_reward < 0) | (self.next_reward > 1)):
+                raise ValueError(f"{self.name}: next_reward must be a vector of S values in [0, 1]")
+            self.R = self.P @ self.next_reward
+        self.R = np.asarray(self.R, dtype=float)
+        if self.R.shape != (H, S, A):
+            raise ValueError(f"{self.name}: R must have shape (H, S, A) = {(H, S, A)}, got {self.R.shape}")
+        if np.any((self.R < 0) | (self.R > 1)):
+            raise ValueError(f"{self.name}: mean rewards must lie in [0, 1]")
+        self.H, self.S, self.A = H, S, A
+        # cumulative distributions for inverse-CDF sampling; last entry forced to 1 so a
+        # uniform in [0, 1) always lands inside
+        self._cdf = np.cumsum(self.P, axis=-1)
+        self._cdf[..., -1] = 1.0
+        self._cdf_p0 = np.cumsum(self.p0)
+        self._cdf_p0[-1] = 1.0
+        self._q_star, self._v_star = self._backward(None)
+
+    # ------------------------------------------------------------------ exact evaluation
+
+    def _backward(self, policy: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Backward induction: optimal (``policy=None``) or of a deterministic ``policy[h, s]``.
+        Returns ``Q (H, S, A)`` (optimal case only, else empty) and ``V (H+1, S)``."""
+        H, S, A = self.H, self.S, self.A
+        V = np.zeros((H + 1, S))
+        Q = np.empty((H, S, A)) if policy is None else np.empty(0)
+        idx = np.arange(S)
+        for h in range(H - 1, -1, -1):
+            if policy is None:
+                Q[h] = self.R[h] + self.P[h] @ V[h + 1]
+                V[h] = Q[h].max(axis=1)
+            else:
+                a = policy[h]
+                V[h] = self.R[h, idx, a] + self.P[h, idx, a] @ V[h + 1]
+        return Q, V
+
+    @property
+    def optimal_q(self) -> np.ndarray:
+        return self._q_star
+
+    @property
+    def optimal_value(self) -> float:
+        """``ρ* = p0ᵀ V*_1``."""
+        return float(self.p0 @ self._v_star[0])
+
+    def policy_value(self, policy: np.ndarray) -> float:
+        """``ρ^π = p0ᵀ V^π_1`` for a deterministic policy ``policy[h, s]`` (ints)."""
+        return float(self.p0 @ self._backward(np.asarray(policy))[1][0])
+
+    def policy_values(self, policies: np.ndarray) -> np.ndarray:
+        """``ρ^π`` of a batch of deterministic policies ``policies[b, h, s]``: the same
+        backward induction as :meth:`policy_value`, vectorised over the batch."""
+        policies = np.asarray(policies)
+        B = policies.shape[0]
+        s_idx = np.arange(self.S)[None, :]
+        V = np.zeros((B, self.S))
+        for h in range(self.H - 1, -1, -1):
+            a = policies[:, h, :]
+            V = self.R[h][s_idx, a] + np.einsum("bst,bt->bs", self.P[h][s_idx, a], V)
+        return V @ self.p0
+
+    # ------------------------------------------------------------------ simulation
+
+    def draw_uniforms(self, rng: np.random.Generator, episodes: int) -> np.ndarray:
+        """Environment randomness of ``episodes`` episodes, ``(episodes, 2H + 1)``: the
+        initial state, then per step the transition and the reward uniforms. Drawn in a
+        fixed amount per episode whatever the agent does, so every algorithm sees the same
+        stream for a given seed (common random numbers)."""
+        return rng.random((episodes, 2 * self.H + 1))
+
+    def rollout(self, policy: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One episode under ``policy[h, s]`` with uniforms ``u`` (one row of
+        :meth:`draw_uniforms`). Returns states ``(H+1,)``, actions ``(H,)``, rewards ``(H,)``."""
+        H = self.H
+        states = np.empty(H + 1, dtype=np.intp)
+        actions = np.empty(H, dtype=np.intp)
+        rewards = np.empty(H)
+        s = int(np.searchsorted(self._cdf_p0, u[0], side="right"))
+        cdf, R, nr = self._cdf, self.R, self.next_reward
+        for h in range(H):
+            a = int(policy[h, s])
+            states[h], actions[h] = s, a
+            s_next = int(np.searchsorted(cdf[h, s, a], u[1 + 2 * h], side="right"))
+            rewards[h] = nr[s_next] if nr is not None else float(u[2 + 2 * h] < R[h, s, a])
+            s = s_next
+        states[H] = s
+        return states, actions, rewards
+
+
+# ---------------------------------------------------------------------- instances
+
+
+def riverswim(S: int = 6, H: int = 20) -> TabularMDP:
+    """RiverSwim (Strehl & Littman 2008; the probabilities of Osband et al. 2013), finite
+    horizon, start in the leftmost state. Action 0 swims left (deterministic), action 1
+    right against the current. Rewards (Bernoulli means) 0.005 for left in state 0 and 1
+    for right in state ``S-1``, the original 5/10000 scaled to [0, 1]."""
+    if S < 2 or H < 1:
+        raise ValueError(f"riverswim needs S >= 2 and H >= 1, got S={S}, H={H}")
+    P = np.zeros((S, 2, S))
+    R = np.zeros((S, 2))
+    for s in range(S):
+        P[s, 0, max(s - 1, 0)] = 1.0
+        if s == 0:
+            P[s, 1, 0], P[s, 1, 1] = 0.4, 0.6
+        elif s == S - 1:
+            P[s, 1, s - 1], P[s, 1, s] = 0.4, 0.6
+        else:
+            P[s, 1, s - 1], P[s, 1, s], P[s, 1, s + 1] = 0.05, 0.6, 0.35
+    R[0, 0] = 0.005
+    R[S - 1, 1] = 1.0
+    p0 = np.zeros(S)
+    p0[0] = 1.0
+    return TabularMDP(np.broadcast_to(P, (H, S, 2, S)).copy(), np.broadcast_to(R, (H, S, 2)).copy(), p0, name="riverswim")
+
+
+def garnet(rng: np.random.Generator, S: int = 10, A: int = 3, H: int = 10, branching: int = 3) -> TabularMDP:
+    """Random time-dependent MDP: for each ``(h, s, a)`` ``branching`` distinct successors
+    with Dirichlet(1) probabilities; Bernoulli rewards with means U(0, 1); uniform ``p0``."""
+    if min(S, A, H, branching) < 1:
+        raise ValueError(f"garnet needs positive sizes, got S={S}, A={A}, H={H}, branching={branching}")
+    if branching > S:
+        raise ValueError(f"garnet needs branching <= S, got branching={branching} > S={S}")
+    keys = rng.random((H, S, A, S))
+    succ = np.argsort(keys, axis=-1)[..., :branching]
+    P = np.zeros((H, S, A, S))
+    np.put_along_axis(P, succ, rng.dirichlet(np.ones(branching), size=(H, S, A)), axis=-1)
+    R = rng.random((H, S, A))
+    return TabularMDP(P, R, np.full(S, 1.0 / S), name="garnet")
+
+
+def lowerbound(rng: np.random.Generator, n: int = 2, m: int = 1, gap: float = 0.2, H: int = 3) -> tuple[TabularMDP, np.ndarray]:
+    """The hard class of Figure 1. States ``0..n-1`` are the initial states ``[n]``,
+    ``n`` is ``+`` and ``n+1`` is ``−``; actions ``0..m``. ``P[+|s,0] = 1/2 + α'/2``,
+    ``P[+|s,a] = 1/2`` for ``a ∉ {0, I_s}``, ``P[+|s,I_s] = 1/2 + α'`` if ``I_s ≠ 0``
+    (``α' = gap``). ``+``/``−`` are absorbing; every action there is the same self-loop
+    (the paper's single fixed action). Reward 1 for every transition into ``+``
+    (self-loops included), so an episode returns ``H`` or 0. ``I`` is drawn from ``rng``
+    uniformly in ``{0..m}^n``. Returns the MDP and ``I``."""
+    if n < 1 or m < 1 or H < 1:
+        raise ValueError(f"lowerbound needs n >= 1, m >= 1, H >= 1, got n={n}, m={m}, H={H}")
+    if not 0 < gap <= 1:
+        raise ValueError(f"lowerbound needs gap α' in (0, 1], got {gap}")
+    I = rng.integers(0, m + 1, size=n)
+    S, A = n + 2, m + 1
+    plus, minus = n, n + 1
+    P1 = np.zeros((S, A, S))
+    for s in range(n):
+        p_plus = np.full(A, 0.5)
+        p_plus[0] = 0.5 + gap / 2
+        if I[s] != 0:
+            p_plus[I[s]] = 0.5 + gap
+        P1[s, :, plus], P1[s, :, minus] = p_plus, 1.0 - p_plus
+    P1[plus, :, plus] = 1.0
+    P1[minus, :, minus] = 1.0
+    P = np.broadcast_to(P1, (H, S, A, S)).copy()
+    # the initial states are only visited at h = 0; later steps keep them valid but unused
+    p0 = np.zeros(S)
+    p0[:n] = 1.0 / n
+    nr = np.zeros(S)
+    nr[plus] = 1.0
+    return TabularMDP(P, np.zeros((H, S, A)), p0, next_reward=nr, name="lowerbound"), I
+
+
+def lowerbound_optimal_value(I: np.ndarray, gap: float, H: int) -> float:
+    """``ρ*`` of a Figure 1 instance in closed form: from initial state ``s`` the best
+    action reaches ``+`` w.p. ``1/2 + α'`` (``I_s ≠ 0``) or ``1/2 + α'/2`` (``I_s = 0``)
+    and then collects reward at every remaining step, so ``V*(s) = H·P[+|s, best]``."""
+    best = np.where(np.asarray(I) != 0, 0.5 + gap, 0.5 + gap / 2)
+    return float(H * best.mean())
+
+
+def make_tabular_env(name: str, params: dict, rng: np.random.Generator) -> TabularMDP:
+    """Build a declared environment from its config parameters (``rng``: the job's
+    environment stream, so the instance depends only on environment and seed)."""
+    if name == "riverswim":
+        return riverswim(S=params["S"], H=params["H"])
+    if name == "garnet":
+        return garnet(rng, S=params["S"], A=params["A"], H=params["H"], branching=params["branching"])
+    if name == "lowerbound":
+        return lowerbound(rng, n=params["n"], m=params["m"], gap=params["gap"], H=params["H"])[0]
+    raise ValueError(f"unknown tabular environment {name!r}")

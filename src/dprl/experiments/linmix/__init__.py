@@ -1,0 +1,1 @@
+"""Zhou (2022) linear mixture MDP experiments."""

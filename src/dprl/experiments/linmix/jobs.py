@@ -1,0 +1,134 @@
+"""Job functions of the Zhou (2022) experiments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dprl.agents.linmix.calibration import PrivatizerCalibration, accounted_epsilon, privatizer_calibration
+from dprl.agents.linmix.simulate import build_agent, run_episodes
+from dprl.envs.linear_mixture import KnownFeatures, make_env, make_mixture
+from dprl.privacy.audit import audit
+from dprl.privacy.noise import GaussianNoise
+from dprl.privacy.tree_counter import TreeCounter
+from dprl.runner.job import JobContext
+
+
+def run_regret(ctx: JobContext) -> pd.DataFrame:
+    """Cumulative exact regret at log-spaced checkpoints (``linmix_regret``, ``_states``,
+    ``_actions``, ``_ldp``)."""
+    spec = ctx.spec
+    env_params = {k: v for k, v in spec.environment.items() if k != "name"}
+    env = make_env(spec.environment["name"], env_params, ctx.env_rng)
+    K = int(ctx.settings.get("episodes", 2000))
+    alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
+    setup = build_agent(spec.algorithm["name"], env.features(), K, alg, spec.privacy, ctx.agent_rng, ctx.noise_rng)
+    df = run_episodes(env, setup, K, ctx.env_rng, ctx.agent_rng, int(ctx.settings.get("checkpoints", 30)), ctx.progress)
+    df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
+    if setup.calibration is not None:
+        df["sigma_gram_p"] = setup.calibration.sigmas[0]
+        df["lam_min_p"] = setup.calibration.p.lam_min
+    return df
+
+
+# ------------------------------------------------------------------------------ audits
+
+
+def _audit_features(d: int, H: int) -> KnownFeatures:
+    """A tiny mixture (d1 = d2 = d) whose public features fix the sensitivities."""
+    return make_mixture(max(d, 1), 2, d, d, H, np.random.default_rng(0)).features()
+
+
+def neighbouring_statistics(feat: KnownFeatures, first: bool) -> tuple[np.ndarray, ...]:
+    """User 1's per-step statistics in the hardest neighbouring pair for these features.
+
+    ``first=True``: ``V ≡ H`` so ``ϕ = c`` (every coordinate at its maximum ``H``), target
+    ``H``; reward feature ``e_1`` with reward 1. ``first=False``: ``V ≡ 0`` (``ϕ = 0``), and
+    ``e_2`` with reward 1 (``e_1`` with reward 0 if ``d2 = 1``). The differences attain the
+    replacement sensitivities ``d1 H²``, ``sqrt(d1) H²``, ``sqrt 2``, ``sqrt 2``.
+    """
+    H, d1, d2 = feat.horizon, feat.d1, feat.d2
+    phi = np.full(d1, float(H)) if first else np.zeros(d1)
+    y = float(H) if first else 0.0
+    e = np.zeros(d2)
+    rew = 1.0
+    if first or d2 == 1:
+        e[0] = 1.0
+        rew = 1.0 if first else 0.0
+    else:
+        e[1] = 1.0
+    gp = np.broadcast_to(np.outer(phi, phi), (H, d1, d1))
+    tp = np.broadcast_to((phi * y)[:, None], (H, d1, 1))
+    gr = np.broadcast_to(np.outer(e, e), (H, d2, d2))
+    tr = np.broadcast_to((e * rew)[:, None], (H, d2, 1))
+    return gp, tp, gr, tr
+
+
+def central_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, K: int, sigma_scale: float = 1.0):
+    """``sample(first, n, rng)``: ``n`` runs of the central Privatizer's ``4H`` tree counters
+    on users ``1..K-1`` (user 1 from :func:`neighbouring_statistics`, the others zero),
+    returning every release the other users' policies are computed from (after 1..K-1
+    users). ``sigma_scale < 1`` is a deliberately broken variant (tests)."""
+    def sample(first: bool, n: int, rng: np.random.Generator) -> np.ndarray:
+        stats = neighbouring_statistics(feat, first)
+        outs = []
+        for j, (x, sigma) in enumerate(zip(stats, cal.sigmas)):
+            shape = (n, *x.shape)
+            sym = j in (0, 2)
+            counter = TreeCounter(shape, K, GaussianNoise(sigma * sigma_scale), rng, symmetric=sym)
+            zero = np.zeros(shape)
+            for t in range(1, K):
+                counter.update(np.broadcast_to(x, shape) if t == 1 else zero)
+                rel = counter.release()
+                if sym:
+                    iu = np.triu_indices(x.shape[-1])
+                    outs.append(rel[..., iu[0], iu[1]].reshape(n, -1))
+                else:
+                    outs.append(rel.reshape(n, -1).copy())  # the counter reuses its buffers
+        return np.concatenate(outs, axis=1)
+
+    return sample
+
+
+def local_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, sigma_scale: float = 1.0):
+    """``sample(first, n, rng)``: ``n`` runs of one user's local randomiser (Remark 6.9)."""
+
+    def sample(first: bool, n: int, rng: np.random.Generator) -> np.ndarray:
+        outs = []
+        for j, (x, sigma) in enumerate(zip(neighbouring_statistics(feat, first), cal.sigmas)):
+            shape = (n, *x.shape)
+            noisy = x + GaussianNoise(sigma * sigma_scale).sample(rng, shape, symmetric=j in (0, 2))
+            if j in (0, 2):
+                iu = np.triu_indices(x.shape[-1])
+                outs.append(noisy[..., iu[0], iu[1]].reshape(n, -1))
+            else:
+                outs.append(noisy.reshape(n, -1))
+        return np.concatenate(outs, axis=1)
+
+    return sample
+
+
+def run_audit(ctx: JobContext) -> pd.DataFrame:
+    """Audited ``ε_lb`` of the central privatizer or the local randomiser (claim Z1)."""
+    spec = ctx.spec
+    env = spec.environment
+    K, d, H = int(env["K"]), int(env["d"]), int(env["H"])
+    feat = _audit_features(d, H)
+    eps, delta, route = float(spec.privacy["epsilon"]), float(spec.privacy["delta"]), spec.privacy["calibration"]
+    name = spec.algorithm["name"]
+    scheme = "central" if name == "central_privatizer" else "local"
+    # The calibration is computed for the agent's K (its m, or its K-1 noise terms); the
+    # privacy of a user does not depend on how many later users there are.
+    cal = privatizer_calibration(scheme, route, eps, delta, K, feat, alpha=0.05)
+    sample = central_sampler(cal, feat, K) if scheme == "central" else local_sampler(cal, feat)
+    res = audit(sample, True, False, eps, delta, n=int(ctx.settings.get("runs", 100000)), rng=ctx.noise_rng,
+                alpha=float(ctx.settings.get("alpha", 1e-3)))
+    ctx.progress(1, 1, unit="audits")
+    return pd.DataFrame([{
+        "mechanism": name,
+        "eps_lb": res.eps_lb,
+        "passed": bool(res.passed),
+        "statistic": res.statistic,
+        "eps_accounted": accounted_epsilon(cal, feat, delta),
+        "runs": res.n,
+    }])

@@ -1,0 +1,78 @@
+"""Declarations of the Zhou (2022) experiments (import-light: no NumPy work here)."""
+
+from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param, algorithms, environments
+
+_ALPHA = Param(0.05, exclusive_minimum=0.0, maximum=1.0, doc="confidence level α of β_p(α), β_r(α) (Lemma 3.1)")
+_LAM = Param(1.0, exclusive_minimum=0.0, doc="ridge parameter λ of the non-private regularizer Z = λI")
+_ETA = Param(1.0, exclusive_minimum=0.0, doc="multiplier of OPPO's η = sqrt(2 log|A| / (H² K))")
+
+VI = {"alpha": _ALPHA}
+PO = {"alpha": _ALPHA, "eta_scale": _ETA}
+
+AGENTS = algorithms(
+    Algorithm("ucrl_vtr", "none", {**VI, "lam": _LAM}, "LinOpt-VI-Reg with Z = λI (UCRL-VTR), Alg. 1"),
+    Algorithm("private_linopt_vi", "approx", VI, "Private-LinOpt-VI: Alg. 1 + central Privatizer (Sec. 6.1), (ε,δ)-JDP"),
+    Algorithm("ldp_linopt_vi", "approx", VI, "Alg. 1 + local Privatizer (Remark 6.9), (ε,δ)-LDP"),
+    Algorithm("oppo", "none", {**PO, "lam": _LAM}, "LinOpt-PO-Reg with Z = λI (OPPO, bandit feedback), Alg. 2"),
+    Algorithm("private_linopt_po", "approx", PO, "Private-LinOpt-PO: Alg. 2 + central Privatizer, (ε,δ)-JDP"),
+    Algorithm("ldp_linopt_po", "approx", PO, "Alg. 2 + local Privatizer (Remark 6.9), (ε,δ)-LDP"),
+)
+
+ENVS = environments(
+    Environment("mixture", {
+        "S": Param(10, minimum=1, doc="number of states (free: d stays fixed)"),
+        "A": Param(3, minimum=1, doc="number of actions"),
+        "d1": Param(2, minimum=1, doc="number of base kernels (transition feature dimension)"),
+        "d2": Param(2, minimum=1, doc="reward feature dimension = number of state clusters (needs S >= d2)"),
+        "H": Param(2, minimum=1, doc="horizon"),
+        "concentration": Param(0.5, exclusive_minimum=0.0, doc="Dirichlet concentration inside a target cluster"),
+    }, "d1 random base kernels mixed by θ_p in the simplex (envs/linear_mixture.py)"),
+    Environment("hard_linear", {
+        "d": Param(3, minimum=2, maximum=8, doc="feature dimension (A = 2^(d-1) actions)"),
+        "H": Param(3, minimum=1, doc="horizon (S = H + 2)"),
+        "K_ref": Param(1000, minimum=1, doc="episode count the gap Δ = sqrt(δ/K_ref)/(4 sqrt 2) is tuned for"),
+    }, "hard instance of Zhou, Gu, Szepesvári (2021)"),
+    Environment("tabular_as_linear", {
+        "S": Param(3, minimum=1, doc="number of states"),
+        "A": Param(2, minimum=1, doc="number of actions (d1 = S²A must be <= 4096)"),
+        "H": Param(2, minimum=1, doc="horizon"),
+    }, "random tabular MDP with one-hot features"),
+)
+
+_REGRET_SETTINGS = {
+    "episodes": Param(2000, minimum=2, doc="number of episodes K"),
+    "checkpoints": Param(30, minimum=2, doc="log-spaced checkpoints of cumulative regret"),
+}
+
+KINDS = [
+    ExperimentKind(name, "linmix", "dprl.experiments.linmix.jobs:run_regret", AGENTS, ENVS, dict(_REGRET_SETTINGS), doc, mem_mb=500, runtime_min=20)
+    for name, doc in (
+        ("linmix_regret", "regret vs T for the four algorithms, ε/δ grid, both calibrations (Z2, Z3)"),
+        ("linmix_states", "regret at fixed T vs |S| with d fixed (Z4)"),
+        ("linmix_actions", "Private-LinOpt-PO regret vs |A| (Z5)"),
+        ("linmix_ldp", "central JDP vs local DP privatizer (Z6)"),
+    )
+] + [
+    ExperimentKind(
+        name="linmix_audit",
+        paper="linmix",
+        run="dprl.experiments.linmix.jobs:run_audit",
+        algorithms=algorithms(
+            Algorithm("central_privatizer", "approx", {}, "the 4H tree counters of Sec. 6.1 as one mechanism (releases after 1..K-1 users)"),
+            Algorithm("local_randomizer", "approx", {}, "one user's local Gaussian randomiser (Remark 6.9)"),
+        ),
+        environments=environments(
+            Environment("neighbouring_users", {
+                "K": Param(4, minimum=2, maximum=16, doc="users (episodes); the first user differs"),
+                "d": Param(2, minimum=1, maximum=3, doc="d1 = d2 of the tiny mixture whose features fix the sensitivities"),
+                "H": Param(1, minimum=1, maximum=2, doc="horizon (streams per user = 4H)"),
+            }, "hardest neighbouring pair: user 1 at the maximal vs the minimal statistics"),
+        ),
+        settings={
+            "runs": Param(100000, minimum=1000, doc="mechanism runs per input and per phase"),
+            "alpha": Param(1e-3, exclusive_minimum=0.0, maximum=0.1, doc="Clopper-Pearson level"),
+        },
+        mem_mb=1500,
+        runtime_min=5,
+    ),
+]

@@ -1,0 +1,1 @@
+"""Experiments of Chowdhury, Zhou, Shroff (2021): private LQ control."""

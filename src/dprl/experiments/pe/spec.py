@@ -1,0 +1,97 @@
+"""Experiments of Balle, Gomrokchi, Precup (2016), *Differentially Private Policy Evaluation*
+(spec ``balle2016-policy-evaluation.md``): ``pe_batch``, ``pe_lambda``, ``pe_audit``.
+
+The DP estimators are (ε, δ)-DP ("approx"). The 2016 paper has a single calibration (its
+smooth-sensitivity constants); there is no ``tight`` variant, so config.yaml uses
+``calibration: [paper]`` and the jobs reject ``tight``.
+"""
+
+from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param, algorithms, environments
+
+_C = Param(1.0, exclusive_minimum=0.0, doc="c in λ = ||ρ||_∞||Φ||_F² + c·m^p (must be > 0)")
+_P = Param(0.5, minimum=0.0, maximum=2.0, doc="p in λ = ||ρ||_∞||Φ||_F² + c·m^p")
+
+CHAIN = Environment("chain", {
+    "n_states": Param(40, minimum=3, maximum=2000, doc="N: states 0..N-1, N-1 absorbing, N-2 the goal"),
+    "p_right": Param(0.5, exclusive_minimum=0.0, maximum=1.0, doc="probability that the evaluated policy moves right"),
+    "gamma": Param(0.99, minimum=0.0, maximum=0.999, doc="discount γ (F_max = R_max/(1-γ))"),
+    "max_len": Param(200, minimum=1, doc="transitions after which a trajectory is cut"),
+}, doc="the chain of the paper's experiments, R_max = 1 on every transition into the goal")
+
+_BATCH_GRID = {
+    "m_min": Param(10, minimum=1, doc="smallest batch size m"),
+    "m_max": Param(10000, minimum=1, doc="largest batch size m (>= m_min); the job samples m_max trajectories"),
+    "points_per_decade": Param(3, minimum=1, maximum=20, doc="log-spaced batch sizes per decade of m"),
+}
+
+KINDS = [
+    ExperimentKind(
+        name="pe_batch",
+        paper="pe",
+        run="dprl.experiments.pe.jobs:run_batch",
+        algorithms=algorithms(
+            Algorithm("lsw", "none", doc="first-visit MC + least squares with fixed weights ρ"),
+            Algorithm("lsl", "none", {"c": _C, "p": _P}, doc="first-visit MC + ridge with weights ρ m_s/m"),
+            Algorithm("dp_lsw", "approx", doc="LSW + smooth-sensitivity Gaussian output perturbation"),
+            Algorithm("dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + smooth-sensitivity Gaussian output perturbation"),
+            Algorithm("gs_dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + global-sensitivity Gaussian output perturbation"),
+        ),
+        environments=environments(CHAIN),
+        settings={
+            **_BATCH_GRID,
+            "features": Param("both", choices=("identity", "pairs", "both"),
+                              doc="feature maps evaluated on the same batches (identity: d=N; pairs: d=N/2)"),
+        },
+        doc="RMSE ||V - Φθ||_ρ and noise scale σ_X vs batch size m (nested batches of one sample)",
+        mem_mb=600,  # measured peak ~0.18 GB, also at 10^6 trajectories (trajectories are streamed)
+        runtime_min=5,
+    ),
+    ExperimentKind(
+        name="pe_lambda",
+        paper="pe",
+        run="dprl.experiments.pe.jobs:run_lambda",
+        algorithms=algorithms(
+            Algorithm("dp_lsl", "approx", doc="DP-LSL over the (c, p) grid of the settings"),
+        ),
+        environments=environments(CHAIN),
+        settings={
+            "m_min": Param(100, minimum=1, doc="smallest batch size m"),
+            "m_max": Param(10000, minimum=1, doc="largest batch size m (>= m_min)"),
+            "points_per_decade": Param(1, minimum=1, maximum=20, doc="log-spaced batch sizes per decade of m"),
+            "features": Param("identity", choices=("identity", "pairs")),
+            "log10_c_min": Param(-1.0, minimum=-6.0, maximum=8.0, doc="smallest c = 10^log10_c_min"),
+            "log10_c_max": Param(4.0, minimum=-6.0, maximum=8.0, doc="largest c (>= smallest)"),
+            "c_points": Param(6, minimum=1, maximum=30, doc="log-spaced values of c"),
+            "p_min": Param(0.0, minimum=0.0, maximum=2.0, doc="smallest exponent p"),
+            "p_max": Param(1.0, minimum=0.0, maximum=2.0, doc="largest exponent p (>= p_min)"),
+            "p_points": Param(5, minimum=1, maximum=30, doc="evenly spaced values of p"),
+        },
+        doc="DP-LSL RMSE over λ = ||ρ||_∞||Φ||_F² + c·m^p",
+        mem_mb=600,
+        runtime_min=5,
+    ),
+    ExperimentKind(
+        name="pe_audit",
+        paper="pe",
+        run="dprl.experiments.pe.jobs:run_audit",
+        algorithms=algorithms(
+            Algorithm("dp_lsw", "approx", doc="DP-LSW on adversarial neighbouring batches"),
+            Algorithm("dp_lsl", "approx", {"c": Param(10000.0, exclusive_minimum=0.0, doc="c in λ (large c makes the LSL bound nearly tight)"),
+                                           "p": Param(0.0, minimum=0.0, maximum=2.0)},
+                      doc="DP-LSL on adversarial neighbouring batches"),
+        ),
+        environments=environments(
+            Environment("adversarial", {
+                "m": Param(1, minimum=1, maximum=100000, doc="trajectories in each batch (all visit the one non-absorbing state); m = 1 makes both bounds tight"),
+                "f_max": Param(1.0, exclusive_minimum=0.0, doc="return bound F_max; the changed trajectory's return goes 0 -> F_max"),
+            }, doc="one non-absorbing state; D: all first-visit returns 0; D': one return F_max"),
+        ),
+        settings={
+            "runs": Param(200000, minimum=1000, doc="mechanism runs per input and per phase (calibration, evaluation)"),
+            "alpha": Param(1e-3, exclusive_minimum=0.0, maximum=0.1, doc="Clopper-Pearson level"),
+        },
+        doc="statistical lower bound on ε of DP-LSW / DP-LSL output perturbation, correct and with halved noise",
+        mem_mb=800,
+        runtime_min=5,
+    ),
+]

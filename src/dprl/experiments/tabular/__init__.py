@@ -1,0 +1,1 @@
+"""Vietri et al. (2020) experiments."""

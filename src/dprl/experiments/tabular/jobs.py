@@ -1,0 +1,124 @@
+"""Job functions of the tabular experiments (one tidy table per job)."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+
+from dprl.agents.tabular import calibration as cal
+from dprl.agents.tabular.agent import make_agent, run_episodes
+from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
+from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
+from dprl.envs.bandit import mab
+from dprl.envs.tabular import TabularMDP, make_tabular_env
+from dprl.runner.job import JobContext
+
+
+def log_checkpoints(T: int, k: int) -> np.ndarray:
+    """About ``k`` log-spaced episode counts in ``[1, T]`` (always including ``T``)."""
+    return np.unique(np.geomspace(1, T, k).round().astype(int))
+
+
+def _simulate(ctx: JobContext) -> tuple[TabularMDP, dict, np.ndarray, np.ndarray, float]:
+    spec = ctx.spec
+    alg, envp = spec.algorithm, spec.environment
+    T = int(ctx.settings["episodes"])
+    # instance generation uses a labelled env stream, transitions the main one: both keyed
+    # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
+    env = make_tabular_env(envp["name"], envp, ctx.rng("env", "instance"))
+    agent = make_agent(
+        alg["name"], env, T, spec.privacy, alg["beta"], alg["bonus_scale"], ctx.agent_rng,
+        ctx.noise_rng if spec.privacy is not None else None, alg.get("l1_per_step", 2),
+    )
+    log = run_episodes(env, agent, T, ctx.env_rng, progress=ctx.progress)
+    info = {"optimal_value": log.optimal_value}
+    if spec.privacy is not None:
+        eps, calib = float(spec.privacy["epsilon"]), spec.privacy["calibration"]
+        l1 = alg.get("l1_per_step", 2)
+        if calib == "paper":
+            info["e_eps"] = cal.e_eps_paper(eps, env.S, env.A, env.H, T, alg["beta"], l1)
+        else:
+            info["e_eps"] = float(cal.e_eps_tight(eps, env.S, env.A, env.H, T, alg["beta"], l1)[T])
+        info["t_exploit_possible"] = cal.first_exploit_episode(eps, env.S, env.A, env.H, T, alg["beta"], calib, l1)
+    else:
+        info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
+    return env, info, log.gap, log.sampled_return, T
+
+
+def run_regret(ctx: JobContext) -> pd.DataFrame:
+    """Cumulative exact regret ``Σ_t (ρ* − ρ^{π_t})`` and sampled return at log-spaced
+    checkpoints (``tabular_regret``, ``tabular_scaling``)."""
+    env, info, gap, ret, T = _simulate(ctx)
+    cp = log_checkpoints(T, int(ctx.settings["checkpoints"]))
+    cum = np.cumsum(gap)
+    cum_ret = np.cumsum(ret)
+    return pd.DataFrame({
+        "episode": cp, "regret": cum[cp - 1], "mean_return": cum_ret[cp - 1] / cp,
+        "mean_gap_last": [gap[max(0, c - max(c // 10, 1)) : c].mean() for c in cp],
+        "S": env.S, "A": env.A, "H": env.H, **info,
+    })
+
+
+def run_pac(ctx: JobContext) -> pd.DataFrame:
+    """Number of α-suboptimal episodes (``ρ* − ρ^{π_t} > α``) on a Figure 1 instance with
+    ``α = H α' / (4n)``: the smallest loss of a policy wrong in one initial state is
+    ``H α'/(2n)``, so an episode is α-suboptimal exactly when its policy is wrong somewhere."""
+    env, info, gap, ret, T = _simulate(ctx)
+    e = ctx.spec.environment
+    alpha = e["H"] * e["gap"] / (4 * e["n"])
+    cp = log_checkpoints(T, int(ctx.settings["checkpoints"]))
+    subopt = np.cumsum(gap > alpha)
+    return pd.DataFrame({
+        "episode": cp, "alpha": alpha, "n_subopt": subopt[cp - 1], "regret": np.cumsum(gap)[cp - 1],
+        "S": env.S, "A": env.A, "H": env.H, **info,
+    })
+
+
+def run_private_mab(ctx: JobContext) -> pd.DataFrame:
+    """Mean pulls of the α-suboptimal arms by the ε-DP BAI algorithm over ``runs``
+    independent runs, per α, against Lemma 8's ``ln(1/(4β))/(24εα)``."""
+    spec = ctx.spec
+    eps, beta = float(spec.privacy["epsilon"]), float(spec.algorithm["beta"])
+    runs = int(ctx.settings["runs"])
+    rows = []
+    alphas = list(ctx.settings["alphas"])
+    for i, alpha in enumerate(alphas):
+        bandit = mab(ctx.rng("env", f"instance-{alpha}"), spec.environment["k"], alpha, spec.environment["best_mean"])
+        env_rng, noise_rng = ctx.rng("env", f"pulls-{alpha}"), ctx.rng("noise", f"bai-{alpha}")
+        sub = bandit.gaps() > 0
+        pulls, ok = np.empty(runs), np.empty(runs)
+        for r in range(runs):
+            res = dp_successive_elimination(bandit, eps, beta, env_rng, noise_rng)
+            pulls[r] = res.pulls[sub].mean()
+            ok[r] = res.chosen == bandit.best_arm
+        ctx.progress(i + 1, len(alphas), unit="alphas")
+        rows.append({"alpha": alpha, "mean_pulls_subopt": pulls.mean(), "min_run_pulls_subopt": pulls.min(),
+                     "success_rate": ok.mean(), "lemma8_bound": lemma8_bound(eps, alpha, beta), "runs": runs})
+    return pd.DataFrame(rows)
+
+
+def run_audit(ctx: JobContext) -> pd.DataFrame:
+    """Audits of PUCB's counters (``counter_audit``): one counter at ``ε'``, the whole
+    episode at ``ε`` with the algorithm's sensitivity, and the paper's printed ``ε/(3H)``
+    at ``ε`` under replacement neighbours (a variant expected to fail when the audit has
+    the power to see it)."""
+    spec = ctx.spec
+    e = spec.environment
+    eps = float(spec.privacy["epsilon"])
+    l1 = int(spec.algorithm["l1_per_step"])
+    n = int(ctx.settings["runs"])
+    rng = ctx.noise_rng
+    rows = []
+    res = audit_counter(eps, e["H"], e["T"], l1, n, rng)
+    rows.append(("counter", res, True))
+    res = audit_episode(eps, e["S"], e["A"], e["H"], e["T"], l1, n, rng)
+    rows.append((f"episode_l1x{l1}", res, True))
+    if l1 != 1:
+        res = audit_episode(eps, e["S"], e["A"], e["H"], e["T"], 1, n, rng)
+        rows.append(("episode_printed_eps_3H", res, False))
+    return pd.DataFrame([
+        {"mechanism": m, "claimed_epsilon": r.epsilon, "eps_lb": r.eps_lb, "passed": r.passed,
+         "expected_pass": exp, "statistic": r.statistic, "runs": r.n}
+        for m, r, exp in rows
+    ])

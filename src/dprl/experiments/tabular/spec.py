@@ -1,0 +1,75 @@
+"""Declarations of the tabular experiments (Vietri, Balle, Krishnamurthy, Wu 2020).
+
+Import-light: no NumPy work here (imported to validate config.yaml).
+"""
+
+from __future__ import annotations
+
+from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param, algorithms, environments
+
+PAPER = "tabular"
+
+_AGENT_PARAMS = {
+    "beta": Param(0.05, exclusive_minimum=0.0, maximum=0.5, doc="failure probability β of the confidence bounds"),
+    "bonus_scale": Param(1.0, exclusive_minimum=0.0, doc="multiplier on conf (1 in claim-testing runs)"),
+}
+UBEV = Algorithm("ubev", "none", dict(_AGENT_PARAMS), doc="UBEV: Algorithms 2-3 with exact counts and E = 0")
+PUCB = Algorithm(
+    "pucb", "pure",
+    {**_AGENT_PARAMS, "l1_per_step": Param(2, choices=(1, 2), doc="per-step l1 change of one user: 2 (replacement neighbours, correct) or 1 (paper's Claim 1)")},
+    doc="PUCB: Algorithm 2 with Laplace tree counters",
+)
+
+RIVERSWIM = Environment("riverswim", {"S": Param(4, minimum=2), "H": Param(6, minimum=1)}, doc="RiverSwim chain")
+GARNET = Environment(
+    "garnet",
+    {"S": Param(6, minimum=1), "A": Param(2, minimum=1), "H": Param(4, minimum=1), "branching": Param(2, minimum=1)},
+    doc="random Dirichlet MDP drawn from the seed",
+)
+LOWERBOUND = Environment(
+    "lowerbound",
+    {"n": Param(2, minimum=1), "m": Param(1, minimum=1), "gap": Param(0.2, exclusive_minimum=0.0, maximum=1.0), "H": Param(2, minimum=1)},
+    doc="hard class of Figure 1 (I drawn from the seed)",
+)
+MAB = Environment(
+    "mab",
+    {"k": Param(4, minimum=2), "best_mean": Param(0.6, exclusive_minimum=0.0, maximum=1.0)},
+    doc="Bernoulli BAI instance with one best arm and alpha-suboptimal others (alpha grid in settings)",
+)
+
+_RUN_SETTINGS = {
+    "episodes": Param(10000, minimum=2, doc="T"),
+    "checkpoints": Param(40, minimum=2, maximum=400, doc="log-spaced checkpoints of cumulative regret"),
+}
+
+KINDS: list[ExperimentKind] = [
+    ExperimentKind(
+        "tabular_regret", PAPER, "dprl.experiments.tabular.jobs:run_regret",
+        algorithms(UBEV, PUCB), environments(RIVERSWIM, GARNET), dict(_RUN_SETTINGS),
+        doc="cumulative exact regret vs T", mem_mb=600, runtime_min=30,
+    ),
+    ExperimentKind(
+        "tabular_pac", PAPER, "dprl.experiments.tabular.jobs:run_pac",
+        algorithms(UBEV, PUCB), environments(LOWERBOUND), dict(_RUN_SETTINGS),
+        doc="alpha-suboptimal episodes on Figure 1 instances, alpha = H gap / (4 n)", mem_mb=600, runtime_min=30,
+    ),
+    ExperimentKind(
+        "tabular_scaling", PAPER, "dprl.experiments.tabular.jobs:run_regret",
+        algorithms(UBEV, PUCB), environments(GARNET), dict(_RUN_SETTINGS),
+        doc="regret at fixed T vs S (privacy cost)", mem_mb=1200, runtime_min=30,
+    ),
+    ExperimentKind(
+        "private_mab", PAPER, "dprl.experiments.tabular.jobs:run_private_mab",
+        algorithms(Algorithm("dp_se", "pure", {"beta": Param(0.05, exclusive_minimum=0.0, maximum=0.2499)}, doc="DP successive elimination")),
+        environments(MAB),
+        {"alphas": Param([0.05, 0.1, 0.2], doc="gaps alpha of the suboptimal arms"), "runs": Param(2000, minimum=1)},
+        doc="pulls of alpha-suboptimal arms vs Lemma 8", mem_mb=300, runtime_min=10,
+    ),
+    ExperimentKind(
+        "tabular_audit", PAPER, "dprl.experiments.tabular.jobs:run_audit",
+        algorithms(PUCB),
+        environments(Environment("pucb_counters", {"S": Param(2, minimum=2), "A": Param(1, minimum=1), "H": Param(1, minimum=1), "T": Param(4, minimum=2)}, doc="smallest counter set")),
+        {"runs": Param(100000, minimum=1000)},
+        doc="audits of PUCB's counters (per counter and whole episode)", mem_mb=2000, runtime_min=10,
+    ),
+]

@@ -1,0 +1,141 @@
+"""Job functions, declarations and claims of the LQ experiments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from dprl.analysis.claims.lq import CLAIMS
+from dprl.config.load import ConfigError, load_config
+from dprl.experiments.registry import get_kind, job_function
+from dprl.runner.job import JobContext, JobSpec
+
+
+def spec_for(kind, alg, env, privacy=None, settings=None, seed=0, **alg_over):
+    k = get_kind(kind)
+    a = {"name": alg, **{n: p.default for n, p in k.algorithms[alg].params.items()}, **alg_over}
+    e = {"name": env, **{n: p.default for n, p in k.environments[env].params.items()}}
+    s = {n: p.default for n, p in k.settings.items()}
+    s.update(settings or {})
+    return JobSpec(kind, kind, a, e, privacy, s, seed)
+
+
+def run(spec):
+    return job_function(get_kind(spec.kind))(JobContext(spec))
+
+
+PRIV = {"epsilon": 1.0, "delta": 1e-3, "calibration": "tight"}
+
+
+@pytest.mark.parametrize("alg, env, privacy", [
+    ("ofu_rl", "random_lq", None),
+    ("private_ofu_rl", "double_integrator", PRIV),
+])
+def test_regret_job_is_deterministic(alg, env, privacy):
+    spec = spec_for("lq_regret", alg, env, privacy, {"episodes": 60, "checkpoints": 6}, n_candidates=16)
+    a, b = run(spec), run(spec)
+    pd.testing.assert_frame_equal(a, b)
+    assert a["episode"].iloc[-1] == 60 and len(a) <= 6
+    other = run(spec_for("lq_regret", alg, env, privacy, {"episodes": 60, "checkpoints": 6}, seed=1, n_candidates=16))
+    assert not np.array_equal(a["regret"], other["regret"])
+
+
+def test_common_random_numbers_same_system_across_algorithms():
+    s1 = spec_for("lq_regret", "ofu_rl", "random_lq", None, {"episodes": 5, "checkpoints": 2})
+    s2 = spec_for("lq_regret", "private_ofu_rl", "random_lq", PRIV, {"episodes": 5, "checkpoints": 2})
+    assert run(s1)["optimal_cost"].iloc[0] == run(s2)["optimal_cost"].iloc[0]
+
+
+def test_audit_job_is_deterministic_and_reports_each_mechanism():
+    spec = spec_for("lq_audit", "private_ofu_counters", "audit_stream", PRIV, {"samples": 2000})
+    a, b = run(spec), run(spec)
+    pd.testing.assert_frame_equal(a, b)
+    assert list(a["mechanism"]) == ["B1", "B2", "joint"]
+    assert {"claimed_epsilon", "claimed_delta", "eps_lb", "passed", "eps_exact"} <= set(a.columns)
+
+
+def _cfg(env_params=None, alg_params=None, settings=None):
+    return {"experiments": {"lq_regret": {
+        "algorithms": [{"name": "ofu_rl", **(alg_params or {})}],
+        "environments": [{"name": "random_lq", **(env_params or {})}],
+        "settings": settings or {}, "seeds": {"count": 1}}}}
+
+
+@pytest.mark.parametrize("env, alg, settings, message", [
+    ({"horizon": 0}, None, None, "horizon: must be >= 1"),
+    ({"n": 0}, None, None, "n: must be >= 1"),
+    ({"c_a": 1.0}, None, None, "c_a: must be <= 0.999"),
+    (None, {"n_candidates": 0}, None, "n_candidates: must be >= 1"),
+    (None, {"alpha": 0.0}, None, "alpha: must be > 0"),
+    (None, {"lam": -1.0}, None, "lam: must be > 0"),
+    (None, None, {"episodes": 0}, "episodes: must be >= 1"),
+])
+def test_bad_parameters_are_rejected_at_config_time(env, alg, settings, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(_cfg(env, alg, settings), "default")
+
+
+def test_config_yaml_lq_section_expands_within_budget():
+    with open("config.yaml") as fh:
+        raw = yaml.safe_load(fh)
+    if "lq_regret" not in raw["experiments"]:
+        pytest.skip("lq section not in config.yaml yet")
+    raw["experiments"] = {k: v for k, v in raw["experiments"].items() if k.startswith("lq_")}
+    counts = {p: sum(len(e.jobs) for e in load_config(raw, p).experiments.values()) for p in ("smoke", "default")}
+    assert counts["smoke"] <= 16 and counts["default"] <= 150
+
+
+# ----------------------------------------------------------------------------- claims
+
+CLAIM = {c.id: c for c in CLAIMS}
+
+
+def _regret_table(private_slope=1.0, cost_exponent=-0.5, seeds=8, k_max=4096):
+    rng = np.random.default_rng(0)
+    rows = []
+    ks = np.unique(np.geomspace(1, k_max, 30).astype(int))
+    for seed in range(seeds):
+        base = 2.0 * np.sqrt(ks) * (1 + 0.05 * rng.standard_normal())
+        seed_factor = 1 + 0.05 * rng.standard_normal()  # seed-level noise, common to all privacy levels
+        for k, r in zip(ks, base):
+            rows.append(dict(env_label="e", algorithm="ofu_rl", alg_label="ofu_rl", privacy_label="nonprivate",
+                             epsilon=np.inf, delta=np.nan, calibration="none", seed=seed, episode=k, regret=r,
+                             ridge_gap=1e-15))
+        for eps, delta in ((0.1, 1e-3), (1.0, 1e-3), (10.0, 1e-3), (1.0, 1e-1), (1.0, 1e-5)):
+            scale = eps ** cost_exponent * (np.log(1 / delta) / np.log(1e3)) ** 0.25
+            cost = 0.1 * ks ** private_slope * scale * seed_factor * (1 + 0.02 * rng.standard_normal())
+            for k, r, c in zip(ks, base, cost):
+                rows.append(dict(env_label="e", algorithm="private_ofu_rl", alg_label="private_ofu_rl",
+                                 privacy_label=f"eps{eps}_delta{delta}_tight", epsilon=eps, delta=delta,
+                                 calibration="tight", seed=seed, episode=k, regret=r + c, ridge_gap=np.nan))
+    return pd.DataFrame(rows)
+
+
+def test_c2_separates_sqrt_k_from_linear_regret():
+    res = CLAIM["C2"].evaluate({"lq_regret": _regret_table(private_slope=1.0)})
+    by = {r.calibration: r for r in res}
+    assert by["n/a"].verdict == "reproduced" and abs(by["n/a"].measured - 0.5) < 0.05
+    assert by["tight"].verdict == "not reproduced"
+
+
+def test_c3_recovers_the_exponents_and_rejects_wrong_ones():
+    res = CLAIM["C3"].evaluate({"lq_regret": _regret_table(private_slope=0.5, cost_exponent=-0.5)})
+    assert [r.verdict for r in res] == ["reproduced", "reproduced"]
+    assert res[0].measured == pytest.approx(-0.5, abs=0.05) and res[1].measured == pytest.approx(0.25, abs=0.05)
+    res = CLAIM["C3"].evaluate({"lq_regret": _regret_table(private_slope=0.5, cost_exponent=-1.0)})
+    assert res[0].verdict == "not reproduced"
+
+
+def test_c1_and_c4_fail_when_they_should():
+    audit = pd.DataFrame(dict(calibration=["tight"] * 2, epsilon=[1.0, 1.0], mechanism=["B1", "joint"],
+                              claimed_epsilon=[0.7, 1.0], eps_lb=[0.2, 1.3], passed=[True, False],
+                              eps_exact=[0.7, 1.0], samples=[1000, 1000]))
+    assert CLAIM["C1"].evaluate({"lq_audit": audit})[0].verdict == "not reproduced"
+    audit.loc[1, ["eps_lb", "passed"]] = [0.5, True]
+    assert CLAIM["C1"].evaluate({"lq_audit": audit})[0].verdict == "reproduced"
+    table = _regret_table()
+    assert CLAIM["C4"].evaluate({"lq_regret": table})[0].verdict == "reproduced"
+    table.loc[0, "ridge_gap"] = 1e-3
+    assert CLAIM["C4"].evaluate({"lq_regret": table})[0].verdict == "not reproduced"

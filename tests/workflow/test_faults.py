@@ -1,0 +1,301 @@
+"""No fault loses or corrupts work (issue 7).
+
+Each test runs a small workflow (the fast ``counter_error`` and ``audit`` experiments at
+smoke size, see ``mini_workflow``) in its own temp dir, disturbs it, lets Snakemake
+recover, and asserts that nothing is lost and that the final results are bit-identical to
+an undisturbed run of the same config (the ``mini_reference`` fixture):
+
+- a simulation job SIGKILLed mid-run, and the whole workflow SIGKILLed (a crashed
+  machine), then ``snakemake`` run again (``--rerun-incomplete`` comes from the default
+  profile; after a crash the stale lock needs ``--unlock``);
+- a truncated and a corrupted job result file: aggregation fails with a message naming
+  the file; deleting it (what the message says) regenerates it;
+- the whole workflow interrupted (SIGINT to its process group, as Ctrl-C does; SIGTERM to
+  Snakemake alone, as a batch system does) and restarted: finished jobs are reused;
+- two seeds' jobs running concurrently never write the same file (every write of every
+  job process is traced), and output/log/benchmark paths are unique per job.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import shutil
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import (
+    MINI_EXPERIMENTS,
+    MINI_SMOKE_OVERRIDES,
+    MINI_TARGETS,
+    REPO,
+    assert_identical_results,
+    copy_workflow,
+    kill_group,
+    running_jobs,
+    snakemake,
+    start_snakemake,
+    stray_temp_files,
+    wait_for,
+)
+
+pytestmark = pytest.mark.slow
+
+PRESET = "smoke"
+CONFIG = (*MINI_TARGETS, "--config", f"preset={PRESET}")
+
+
+def mini_workflow(dest: Path) -> Path:
+    return copy_workflow(dest, MINI_EXPERIMENTS, MINI_SMOKE_OVERRIDES)
+
+
+def job_files(wd: Path) -> dict[str, Path]:
+    res = wd / "results" / PRESET / "jobs"
+    return {str(p.relative_to(res)): p for p in sorted(res.rglob("*.csv"))}
+
+
+def wait_exit(proc, timeout: float = 120.0) -> int:
+    try:
+        return proc.wait(timeout=timeout)
+    except Exception:
+        kill_group(proc)
+        proc.wait()
+        pytest.fail(f"snakemake did not exit within {timeout}s after the fault")
+
+
+def bg_log(wd: Path) -> str:
+    p = wd / "snakemake-bg.log"
+    return p.read_text() if p.exists() else ""
+
+
+def rerun_after_crash(wd: Path):
+    """What a user does after a crash: run again; unlock first if the lock is stale."""
+    run = snakemake(wd, *CONFIG, "--cores", "2", "--rerun-incomplete", check=False)
+    if run.returncode != 0 and "unlock" in run.output.lower():
+        snakemake(wd, *CONFIG, "--unlock")
+        run = snakemake(wd, *CONFIG, "--cores", "2", "--rerun-incomplete", check=False)
+    assert run.returncode == 0, f"rerun after the fault failed:\n{run.tail(80)}"
+    return run
+
+
+# ----------------------------------------------------------------- SIGKILL mid-run
+
+
+@pytest.mark.parametrize("target", ["job", "workflow"])
+def test_sigkill_mid_run_then_rerun(target, mini_reference, tmp_path):
+    wd = mini_workflow(tmp_path / "wd")
+    proc = start_snakemake(wd, *CONFIG, "--cores", "1")
+    try:
+        # a simulation job that is running and has not written its result yet
+        pids = wait_for(lambda: running_jobs(proc), 90, "a running simulation job")
+        time.sleep(0.7)  # well into the job (its result is written atomically at the end)
+        pids = running_jobs(proc) or pids
+        done_before = set(job_files(wd))
+        if target == "job":
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+        else:  # the machine dies: Snakemake and its jobs, no cleanup at all
+            kill_group(proc, signal.SIGKILL)
+        rc = wait_exit(proc)
+    finally:
+        kill_group(proc)
+    assert rc != 0, "snakemake reported success although a job was killed"
+    if target == "job":
+        assert "Error in rule simulate" in bg_log(wd), bg_log(wd)[-3000:]
+    # jobs that had finished are still there and valid; the killed one left no result
+    assert done_before <= set(job_files(wd))
+    rerun_after_crash(wd)
+    assert_identical_results(wd, mini_reference, PRESET)
+    leftovers = stray_temp_files(wd, PRESET)
+    # a SIGKILLed writer cannot clean its temp file; it must never be mistaken for a result
+    assert all(p.name.startswith(".") and p.suffix == ".tmp" for p in leftovers)
+
+
+# ------------------------------------------------------ truncated / corrupt results
+
+
+def test_corrupt_result_detected_named_and_regenerated(mini_reference, tmp_path):
+    wd = tmp_path / "wd"
+    shutil.copytree(mini_reference, wd, symlinks=True)  # keeps mtimes and .snakemake metadata
+    for log in wd.glob("snakemake-*.log"):
+        log.unlink()
+    files = sorted(job_files(wd).values())
+    assert len(files) >= 2
+    truncated, corrupt = files[0], files[-1]
+    data = truncated.read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])  # e.g. a disk filled up, a copy cut short
+    raw = bytearray(corrupt.read_bytes())
+    i = raw.index(b"\n") + 3  # flip one byte inside the first data row
+    raw[i] = ord("7") if raw[i] != ord("7") else ord("3")
+    corrupt.write_bytes(bytes(raw))
+
+    # the newer inputs make Snakemake re-aggregate; aggregation must refuse, naming the file
+    run = snakemake(wd, *CONFIG, "--cores", "2", "--keep-going", check=False)
+    assert run.returncode != 0, "aggregation accepted a truncated/corrupt result file"
+    logs = run.output + "".join(p.read_text() for p in (wd / "results" / PRESET / "logs" / "aggregate").glob("*.log"))
+    named = {n.removeprefix(str(wd) + "/") for n in re.findall(r"corrupt result file (\S+?):", logs)}
+    rel = {str(p.relative_to(wd)) for p in (truncated, corrupt)}
+    assert rel <= named, f"message does not name {rel}: {sorted(named)}\n{run.tail(60)}"
+
+    # the remedy the message gives: delete the named files and rerun
+    print("named:", sorted(named), "exists:", [(wd / n).exists() for n in sorted(named)])
+    for name in named:
+        (wd / name).unlink()
+    snakemake(wd, *CONFIG, "--cores", "2")
+    assert_identical_results(wd, mini_reference, PRESET)
+
+
+def test_silently_corrupted_result_caught_on_forced_reaggregation(mini_reference, tmp_path):
+    """Bit rot that keeps the mtime does not trigger Snakemake; re-aggregating (as any
+    forced rerun of aggregation does) still catches it and names the file."""
+    wd = tmp_path / "wd"
+    shutil.copytree(mini_reference, wd, symlinks=True)
+    victim = sorted(job_files(wd).values())[0]
+    st = victim.stat()
+    raw = bytearray(victim.read_bytes())
+    raw[-80] ^= 0x01
+    victim.write_bytes(bytes(raw))
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+    run = snakemake(wd, *CONFIG, "--cores", "2", "--forcerun", "aggregate", check=False)
+    assert run.returncode != 0
+    assert str(victim.relative_to(wd)) in run.output + "".join(
+        p.read_text() for p in (wd / "results" / PRESET / "logs" / "aggregate").glob("*.log")
+    )
+
+
+# ------------------------------------------------------- interrupted and restarted
+
+
+@pytest.mark.parametrize("how", ["SIGINT-group", "SIGTERM-snakemake"])
+def test_interrupt_and_restart(how, mini_reference, tmp_path):
+    wd = mini_workflow(tmp_path / "wd")
+    proc = start_snakemake(wd, *CONFIG, "--cores", "2")
+    try:
+        # some jobs finished, others running
+        wait_for(lambda: len(job_files(wd)) >= 1 and running_jobs(proc), 120, "a finished and a running job")
+        if how == "SIGINT-group":
+            os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal
+        else:
+            proc.send_signal(signal.SIGTERM)  # e.g. the login session or a batch system ends
+        rc = wait_exit(proc)
+    finally:
+        kill_group(proc)
+    assert rc != 0
+    finished = {k: p.stat().st_mtime_ns for k, p in job_files(wd).items()}
+    assert finished
+    assert not list((wd / ".snakemake" / "locks").glob("*")), "interrupted snakemake left its lock behind"
+    snakemake(wd, *CONFIG, "--cores", "2")
+    after = job_files(wd)
+    # nothing finished before the interrupt was lost or recomputed
+    assert {k: after[k].stat().st_mtime_ns for k in finished} == finished
+    assert_identical_results(wd, mini_reference, PRESET)
+    assert not stray_temp_files(wd, PRESET)
+
+
+# ------------------------------------------------ concurrent seeds, distinct files
+
+
+def test_job_paths_unique_and_seed_specific():
+    """Static: every job of every preset has its own output path, which names its seed;
+    log and benchmark paths are derived from the same wildcards, so they are unique too."""
+    from dprl.config.load import load_config_file
+
+    for preset in ("smoke", "default", "full"):
+        cfg = load_config_file(str(REPO / "config.yaml"), preset)
+        n_jobs = sum(len(exp.jobs) for exp in cfg.experiments.values())
+        paths = [j.path for exp in cfg.experiments.values() for j in exp.jobs]
+        assert len(set(paths)) == len(paths) == n_jobs == len(cfg.jobs), f"{preset}: job paths collide"
+        specs = collections.Counter(json.dumps(j.spec.to_dict(), sort_keys=True, default=str) for j in cfg.jobs.values())
+        assert max(specs.values()) == 1, f"{preset}: two jobs with the same spec"
+        for path, job in cfg.jobs.items():
+            assert f"seed{job.spec.seed}" in path, f"{path} does not name seed {job.spec.seed}"
+
+
+TRACER = textwrap.dedent(
+    '''
+    # Loaded through PYTHONPATH by every Python process of the test run: records every
+    # file a `dprl run-job` process opens for writing, creates or renames into place.
+    import builtins, os, sys, time
+    _dir = os.environ.get("DPRL_TRACE_WRITES")
+    if _dir and "run-job" in sys.argv:
+        _log = open(os.path.join(_dir, f"{os.getpid()}.tsv"), "a", buffering=1)
+        _log.write(f"{time.time()}\\tstart\\t{' '.join(sys.argv)}\\n")
+        _open, _os_open, _replace, _rename = builtins.open, os.open, os.replace, os.rename
+
+        def _rec(kind, path):
+            try:
+                _log.write(f"{time.time()}\\t{kind}\\t{os.path.abspath(os.fsdecode(path))}\\n")
+            except Exception:
+                pass
+
+        def open(file, mode="r", *a, **k):
+            if isinstance(file, (str, bytes, os.PathLike)) and any(c in mode for c in "wax+"):
+                _rec("open", file)
+            return _open(file, mode, *a, **k)
+
+        def os_open(path, flags, *a, **k):
+            if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                _rec("open", path)
+            return _os_open(path, flags, *a, **k)
+
+        def replace(src, dst, *a, **k):
+            _rec("rename", dst)
+            return _replace(src, dst, *a, **k)
+
+        def rename(src, dst, *a, **k):
+            _rec("rename", dst)
+            return _rename(src, dst, *a, **k)
+
+        builtins.open, os.open, os.replace, os.rename = open, os_open, replace, rename
+        import atexit
+        atexit.register(lambda: _log.write(f"{time.time()}\\tend\\t\\n"))
+    '''
+)
+
+
+def test_concurrent_seeds_never_write_the_same_file(mini_reference, tmp_path):
+    """Dynamic: run the mini workflow on 2 cores with every write of every job process
+    traced; jobs of different seeds do overlap in time, and no file is written by two
+    job processes."""
+    wd = mini_workflow(tmp_path / "wd")
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(TRACER)
+    env = dict(os.environ, DPRL_TRACE_WRITES=str(trace), PYTHONPATH=os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])))
+    snakemake(wd, *CONFIG, "--cores", "2", env=env)
+
+    writers: dict[str, set[int]] = collections.defaultdict(set)
+    spans, seeds = {}, {}
+    for f in trace.glob("*.tsv"):
+        pid = int(f.stem)
+        lines = [line.split("\t", 2) for line in f.read_text().splitlines()]
+        t = [float(x[0]) for x in lines]
+        spans[pid] = (min(t), max(t))
+        m = re.search(r'"seed": (\d+)', lines[0][2])
+        seeds[pid] = int(m.group(1)) if m else None
+        for _, kind, path in lines:
+            if kind in ("open", "rename") and path.startswith(str(wd)):
+                writers[path].add(pid)
+    n_jobs = len(job_files(mini_reference))
+    assert len(spans) == n_jobs, f"traced {len(spans)} job processes, expected {n_jobs}"
+    shared = {p: sorted(w) for p, w in writers.items() if len(w) > 1}
+    assert not shared, f"files written by more than one job process: {shared}"
+    # temp files are per process and live next to their target
+    tmps = [p for p in writers if p.endswith(".tmp")]
+    assert tmps and all(Path(p).name.startswith(".") for p in tmps)
+    # the test is meaningful only if jobs of different seeds really ran at the same time
+    overlapping = [
+        (a, b) for a in spans for b in spans
+        if a < b and seeds[a] != seeds[b] and spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+    ]
+    assert overlapping, "no two jobs of different seeds overlapped in time; the test proved nothing"
+    assert_identical_results(wd, mini_reference, PRESET)
