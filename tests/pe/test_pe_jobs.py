@@ -118,7 +118,7 @@ def _audit_table(fail_correct: bool, detect: bool) -> pd.DataFrame:
                 lb = 11.0
             if not detect and factor < 1.0:
                 lb = 1.0
-            rows.append({"epsilon": 10.0, "mechanism": mech, "noise_factor": factor, "target": target,
+            rows.append({"epsilon": 10.0, "delta": 1e-3, "mechanism": mech, "noise_factor": factor, "target": target,
                          "eps_target": eps_t, "eps_lb": lb, "passed": lb <= eps_t})
     return pd.DataFrame(rows)
 

@@ -9,9 +9,10 @@ an undisturbed run of the same config (the ``mini_reference`` fixture):
   machine), then ``snakemake`` run again (``--rerun-incomplete`` comes from the default
   profile; after a crash the stale lock needs ``--unlock``);
 - a truncated and a corrupted job result file: aggregation fails with a message naming
-  the file; deleting it (what the message says) regenerates it;
+  the file and moves it aside (``*.corrupt``); the next run regenerates it;
 - the whole workflow interrupted (SIGINT to its process group, as Ctrl-C does; SIGTERM to
-  Snakemake alone, as a batch system does) and restarted: finished jobs are reused;
+  Snakemake alone, as a batch system does) and restarted: finished jobs are reused,
+  interrupted ones (marked incomplete) redone;
 - two seeds' jobs running concurrently never write the same file (every write of every
   job process is traced), and output/log/benchmark paths are unique per job.
 """
@@ -49,7 +50,10 @@ from conftest import (
 pytestmark = pytest.mark.slow
 
 PRESET = "smoke"
-CONFIG = (*MINI_TARGETS, "--config", f"preset={PRESET}")
+# The local default profile (rerun-incomplete, show-failed-logs, ...) is passed
+# explicitly: with the Snakefile at the repository root Snakemake does not discover
+# workflow/profiles/default by itself (see test_default_profile_is_discovered).
+CONFIG = (*MINI_TARGETS, "--config", f"preset={PRESET}", "--workflow-profile", "workflow/profiles/default")
 
 
 def mini_workflow(dest: Path) -> Path:
@@ -73,6 +77,15 @@ def wait_exit(proc, timeout: float = 120.0) -> int:
 def bg_log(wd: Path) -> str:
     p = wd / "snakemake-bg.log"
     return p.read_text() if p.exists() else ""
+
+
+def incomplete_files(wd: Path) -> set[str]:
+    """Outputs Snakemake has marked incomplete (from the error of a plain dry run)."""
+    run = snakemake(wd, "-n", *CONFIG[:-2], "--workflow-profile", "none", check=False)
+    if "Incomplete files:" not in run.output:
+        return set()
+    tail = run.output.split("Incomplete files:", 1)[1].splitlines()
+    return {line.strip() for line in tail if line.strip().startswith("results/")}
 
 
 def rerun_after_crash(wd: Path):
@@ -144,10 +157,10 @@ def test_corrupt_result_detected_named_and_regenerated(mini_reference, tmp_path)
     rel = {str(p.relative_to(wd)) for p in (truncated, corrupt)}
     assert rel <= named, f"message does not name {rel}: {sorted(named)}\n{run.tail(60)}"
 
-    # the remedy the message gives: delete the named files and rerun
-    print("named:", sorted(named), "exists:", [(wd / n).exists() for n in sorted(named)])
+    # aggregation moved the corrupt files aside (*.corrupt) so that a plain rerun
+    # regenerates them, which is what its message tells the user to do
     for name in named:
-        (wd / name).unlink()
+        assert not (wd / name).exists() and (wd / (name + ".corrupt")).exists(), name
     snakemake(wd, *CONFIG, "--cores", "2")
     assert_identical_results(wd, mini_reference, PRESET)
 
@@ -165,8 +178,22 @@ def test_silently_corrupted_result_caught_on_forced_reaggregation(mini_reference
     os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
     run = snakemake(wd, *CONFIG, "--cores", "2", "--forcerun", "aggregate", check=False)
     assert run.returncode != 0
-    assert str(victim.relative_to(wd)) in run.output + "".join(
+    rel = str(victim.relative_to(wd))
+    assert f"corrupt result file {rel}" in run.output + "".join(
         p.read_text() for p in (wd / "results" / PRESET / "logs" / "aggregate").glob("*.log")
+    )
+    snakemake(wd, *CONFIG, "--cores", "2")
+    assert_identical_results(wd, mini_reference, PRESET)
+
+
+def test_default_profile_is_discovered(tmp_path):
+    """`snakemake` with no profile option must apply workflow/profiles/default
+    (rerun-incomplete etc.), as the contract and README promise."""
+    wd = copy_workflow(tmp_path / "wd", MINI_EXPERIMENTS, MINI_SMOKE_OVERRIDES)
+    run = snakemake(wd, "-n", *MINI_TARGETS, "--config", f"preset={PRESET}")
+    assert "Using workflow specific profile" in run.output, (
+        "Snakemake did not pick up workflow/profiles/default: it looks for profiles/default next "
+        "to the Snakefile (or in the working directory), and the Snakefile is at the repository root"
     )
 
 
@@ -188,7 +215,10 @@ def test_interrupt_and_restart(how, mini_reference, tmp_path):
     finally:
         kill_group(proc)
     assert rc != 0
-    finished = {k: p.stat().st_mtime_ns for k, p in job_files(wd).items()}
+    # A job interrupted after writing its file is still "incomplete" for Snakemake (it
+    # never saw the job succeed), and is rightly redone; everything else must be reused.
+    incomplete = incomplete_files(wd)
+    finished = {k: p.stat().st_mtime_ns for k, p in job_files(wd).items() if f"results/{PRESET}/jobs/{k}" not in incomplete}
     assert finished
     assert not list((wd / ".snakemake" / "locks").glob("*")), "interrupted snakemake left its lock behind"
     snakemake(wd, *CONFIG, "--cores", "2")

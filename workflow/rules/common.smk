@@ -10,13 +10,14 @@ from dprl.analysis.figures import all_figures
 
 min_version("9.0")
 
-# Friendly validation first (key paths, suggestions, registry names), then Snakemake's
-# own schema validation, which also fills the schema's defaults into `config`.
+# Friendly validation first (key paths, suggestions, registry names, defaults filled by
+# dprl.config), then Snakemake's own schema validation of the same schema as a second check.
+# (set_default=False: Snakemake's default-filling does not handle oneOf lists of blocks.)
 try:
     CFG = load_config(config)
 except ConfigError as err:
     sys.exit(f"\nconfig.yaml is invalid:\n  {err}\n")
-validate(config, schema="../schemas/config.schema.yaml")
+validate(config, schema="../schemas/config.schema.yaml", set_default=False)
 
 from dprl.runner.job import short_hash
 

@@ -12,6 +12,13 @@ Privacy structure: the planner :func:`plan` is a pure function of the *released*
 statistics (``RegularizedStats`` of both regressions), the known features, the
 confidence radii and (PO) the current policy. The agent never keeps raw sums: the only
 path from a user's trajectory to the agent's state is ``Regularizer.observe``.
+
+Choices the paper leaves open (none affects privacy: all are post-processing of releases
+or use only the agent's own randomness): greedy ties (frequent when every ``Q`` is
+clipped at ``H-h+1``) are broken uniformly at random from the agent stream; a released
+Gram matrix with an eigenvalue below ``λ_min`` (outside the good event) is floored by the
+Regularizer and counted (``repaired`` column); Algorithm 1 line 1's ``Λ^1 = 0`` is the
+empty sum, so the first release is the regularizer alone (``λI`` or noise + shift).
 """
 
 from __future__ import annotations

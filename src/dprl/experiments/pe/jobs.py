@@ -143,12 +143,13 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
 
     - ``claimed``: ``ε_lb <= ε`` (the paper's guarantee; claim B1).
     - ``sensitivity``: ``ε_lb <= ε_G(a, δ)``, the exact ε of a Gaussian mechanism whose
-      shift-to-noise ratio is ``a`` (``composed_epsilon(a, δ)``). Any neighbouring pair with
-      equal noise scales (as here) is at most that private-loss if the implementation keeps
-      ``σ_X >= ||θ_X - θ_X'|| / a``. The smooth-sensitivity constants leave a large margin
-      (``ε_G(a, δ)`` is several times smaller than ε), so halving the noise can never violate
-      the claimed ε at auditable ε, but it does violate this sharper criterion, which is
-      how the control shows that the audit has power.
+      shift-to-noise ratio is ``a`` (``composed_epsilon(a, δ)``). If the implementation keeps
+      ``σ_X >= ||θ_X - θ_X'|| / a``, a neighbouring pair with equal noise scales (as here) is
+      exactly such a Gaussian shift of at most ``a`` standard deviations, hence
+      (ε_G(a, δ), δ)-indistinguishable. The smooth-sensitivity constants leave a margin
+      larger than 2 (``ε_G(2a, δ) < ε`` at every (ε, δ) used; tested), so halving the noise
+      cannot violate the claimed ε, but it does violate this sharper criterion, which is how
+      the control shows that the audit has power.
     """
     spec, st = ctx.spec, ctx.settings
     eps, delta = _privacy(spec)
