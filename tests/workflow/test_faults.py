@@ -206,7 +206,10 @@ def test_interrupt_and_restart(how, mini_reference, tmp_path):
     proc = start_snakemake(wd, *CONFIG, "--cores", "2")
     try:
         # some jobs finished, others running
-        wait_for(lambda: len(job_files(wd)) >= 1 and running_jobs(proc), 120, "a finished and a running job")
+        wait_for(
+            lambda: "(Rule: simulate)" in bg_log(wd) and running_jobs(proc), 120,
+            "a job Snakemake saw finish and a running one",
+        )
         if how == "SIGINT-group":
             os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal
         else:

@@ -40,6 +40,10 @@ def _c1(tables: Tables) -> list[ClaimResult]:
     return out
 
 
+def _median(df: pd.DataFrame, col: str) -> float:
+    return float(df[col].median()) if col in df and len(df) else float("nan")
+
+
 def _centre(df: pd.DataFrame) -> pd.Series:
     nonpriv = df["calibration"] == "none"
     centre = np.isclose(df["epsilon"], CENTRE_EPS) & np.isclose(df["delta"].fillna(-1), CENTRE_DELTA)
@@ -58,7 +62,9 @@ def _c2(tables: Tables) -> list[ClaimResult]:
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict_upper(est, 0.6), "n/a" if calib == "none" else str(calib),
             f"{label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
-            f"k ∈ [{k_max // SLOPE_WINDOW}, {k_max}], CI by resampling {est.n} seeds",
+            f"k ∈ [{k_max // SLOPE_WINDOW}, {k_max}], CI by resampling {est.n} seeds; "
+            f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
+            f"λ_min = {_median(g, 'lam_min'):.3g}",
         ))
     return out
 
@@ -85,13 +91,15 @@ def _exponent_rows(cost: pd.DataFrame, x: str, fixed: str, fixed_value: float, e
                                    f"{env}: {what} grid has {len(grid)} point(s) in this preset; need >= 3"))
             continue
         means = g.groupby(x)["cost"].mean()
+        shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
         est = paired_slope_by_seed(g, x, "cost")
         verdict = _verdict_near(est, expected)
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
             f"{env}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={int(g['episode'].max())}, "
             f"paired by seed) vs {what} over {[round(float(v), 3) for v in grid]}; mean costs "
-            f"{[round(float(v), 2) for v in means.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds",
+            f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
+            f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds",
         ))
     return out
 

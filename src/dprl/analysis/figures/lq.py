@@ -116,6 +116,7 @@ def oracle_size(tables: Tables, stem: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     sns.lineplot(data=last, x="alg.n_candidates", y="regret", hue="series", marker="o", ax=axes[0], **BAND)
     axes[0].set_xscale("log")
+    axes[0].set_yscale("log")
     axes[0].set_xlabel("oracle candidates N")
     axes[0].set_ylabel(f"cumulative regret at K={int(last['episode'].max())}")
     ofu = df[df["calibration"] == "none"].copy()

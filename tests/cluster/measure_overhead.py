@@ -1,0 +1,142 @@
+"""Measure Snakemake's scheduling overhead on the one-node SLURM (issue 7, "Scale").
+
+Runs a seeded random sample of the jobs of a preset (default: ``default``) through the
+SLURM profile on a real one-node cluster (tests/cluster/slurm_cluster.py, honest CPU
+count), and optionally the same sample locally, then reports
+
+    compute   = sum of the jobs' own wall times (Snakemake ``benchmark:`` files, column s)
+    capacity  = Snakemake wall time x cores
+    overhead  = 1 - compute / capacity
+
+plus the per-job overhead: SLURM elapsed time of each job (from squeue) minus its
+benchmark time, i.e. what submitting, starting the jobstep and the job's own Snakemake,
+and status polling add to every job.
+
+    python tests/cluster/measure_overhead.py --jobs 30 [--preset default] [--local] [--out f.json]
+
+Needs root and slurm-wlm/munge (like the cluster tests). Prints a JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "tests" / "workflow"))
+
+from slurm_cluster import SlurmCluster  # noqa: E402
+
+
+def sample_jobs(preset: str, n: int, seed: int) -> list[str]:
+    from dprl.config.load import load_config_file
+
+    cfg = load_config_file(str(REPO / "config.yaml"), preset)
+    paths = sorted(cfg.jobs)
+    rng = random.Random(seed)
+    chosen = paths if n >= len(paths) else rng.sample(paths, n)
+    return [f"{cfg.preset_dir}/{p}" for p in sorted(chosen)], len(paths)
+
+
+def benchmark_seconds(wd: Path, targets: list[str]) -> dict[str, float]:
+    out = {}
+    for t in targets:
+        b = wd / t.replace("/jobs/", "/benchmarks/", 1)
+        b = b.with_suffix(".tsv")
+        lines = b.read_text().splitlines()
+        out[t] = float(lines[1].split("\t")[0])
+    return out
+
+
+def run(cmd: list[str], cwd: Path, env: dict) -> float:
+    t0 = time.monotonic()
+    with open(cwd / "snakemake.log", "w") as log:
+        r = subprocess.run(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    wall = time.monotonic() - t0
+    if r.returncode != 0:
+        raise SystemExit(f"snakemake failed in {cwd}; see {cwd}/snakemake.log")
+    return wall
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--preset", default="default")
+    ap.add_argument("--jobs", type=int, default=30, help="size of the random sample of the preset's jobs")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--local", action="store_true", help="also run the sample locally for comparison")
+    ap.add_argument("--cpu-factor", type=int, default=1)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+
+    from conftest import copy_workflow  # tests/workflow/conftest.py
+    from test_slurm import merged_slurm_profile
+
+    targets, total = sample_jobs(a.preset, a.jobs, a.seed)
+    root = Path(tempfile.mkdtemp(prefix="dprl-overhead-"))
+    report: dict = {"preset": a.preset, "preset_jobs": total, "sample_jobs": len(targets), "workdir": str(root)}
+    with SlurmCluster(cpu_factor=a.cpu_factor) as cluster:
+        cores = cluster.cpus
+        wd = copy_workflow(root / "slurm")
+        prof = merged_slurm_profile(root)
+        cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", prof, "--config", f"preset={a.preset}", *targets]
+        wall = run(cmd, wd, cluster.env)
+        bench = benchmark_seconds(wd, targets)
+        sq = cluster.run("squeue", "-h", "--states=all", "-o", "%i|%S|%e").stdout.splitlines()
+    elapsed = []
+    for line in sq:
+        _, s, e = line.split("|")
+        if s not in ("N/A", "Unknown") and e not in ("N/A", "Unknown"):
+            from datetime import datetime
+
+            elapsed.append((datetime.fromisoformat(e) - datetime.fromisoformat(s)).total_seconds())
+    compute = sum(bench.values())
+    report["slurm"] = {
+        "cores": cores,
+        "wall_s": round(wall, 1),
+        "compute_s": round(compute, 1),
+        "overhead_fraction": round(1 - compute / (wall * cores), 3),
+        "job_s_mean": round(statistics.mean(bench.values()), 2),
+        "job_s_median": round(statistics.median(bench.values()), 2),
+        "slurm_elapsed_s_mean": round(statistics.mean(elapsed), 2) if elapsed else None,
+        "per_job_overhead_s_mean": round(statistics.mean(elapsed) - statistics.mean(bench.values()), 2) if elapsed else None,
+    }
+    if a.local:
+        wd = copy_workflow(root / "local")
+        cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "workflow/profiles/default", "--cores", str(cores),
+               "--config", f"preset={a.preset}", *targets]
+        wall = run(cmd, wd, dict(os.environ))
+        bench = benchmark_seconds(wd, targets)
+        compute = sum(bench.values())
+        report["local"] = {
+            "cores": cores,
+            "wall_s": round(wall, 1),
+            "compute_s": round(compute, 1),
+            "overhead_fraction": round(1 - compute / (wall * cores), 3),
+            "job_s_mean": round(statistics.mean(bench.values()), 2),
+        }
+    s = report["slurm"]
+    if s["per_job_overhead_s_mean"] is not None:
+        # extrapolation to the whole preset: each job occupies a core for its own time
+        # plus the per-job overhead
+        o, t = s["per_job_overhead_s_mean"], s["job_s_mean"]
+        report["extrapolated_overhead_fraction"] = round(o / (o + t), 3)
+        report["min_job_s_for_10pct"] = round(9 * o, 1)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if a.out:
+        Path(a.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
