@@ -22,12 +22,7 @@ DECLARATION_MODULES = (
 def kinds() -> dict[str, ExperimentKind]:
     out: dict[str, ExperimentKind] = {}
     for mod_name in DECLARATION_MODULES:
-        try:
-            mod = importlib.import_module(mod_name)
-        except ModuleNotFoundError as err:
-            if err.name and mod_name.startswith(err.name):  # a paper not installed yet
-                continue
-            raise
+        mod = importlib.import_module(mod_name)
         for kind in mod.KINDS:
             if kind.name in out:
                 raise RuntimeError(f"experiment kind {kind.name!r} declared twice")

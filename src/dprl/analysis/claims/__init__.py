@@ -29,12 +29,7 @@ COLUMNS = [
 def all_claims() -> tuple[Claim, ...]:
     out: list[Claim] = []
     for name in MODULES:
-        try:
-            mod = importlib.import_module(f"dprl.analysis.claims.{name}")
-        except ModuleNotFoundError as err:
-            if err.name and f"dprl.analysis.claims.{name}".startswith(err.name):  # paper not installed yet
-                continue
-            raise
+        mod = importlib.import_module(f"dprl.analysis.claims.{name}")
         out.extend(mod.CLAIMS)
     ids = [c.id for c in out]
     if len(ids) != len(set(ids)):

@@ -14,12 +14,7 @@ MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
 def all_figures() -> dict[str, Figure]:
     out: dict[str, Figure] = {}
     for name in MODULES:
-        try:
-            mod = importlib.import_module(f"dprl.analysis.figures.{name}")
-        except ModuleNotFoundError as err:
-            if err.name and f"dprl.analysis.figures.{name}".startswith(err.name):  # paper not installed yet
-                continue
-            raise
+        mod = importlib.import_module(f"dprl.analysis.figures.{name}")
         for fig in mod.FIGURES:
             if fig.id in out:
                 raise RuntimeError(f"figure id {fig.id!r} declared twice")
