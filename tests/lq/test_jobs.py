@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -78,7 +80,7 @@ def test_bad_parameters_are_rejected_at_config_time(env, alg, settings, message)
 
 
 def test_config_yaml_lq_section_expands_within_budget():
-    with open("config.yaml") as fh:
+    with open(Path(__file__).resolve().parents[2] / "config.yaml") as fh:
         raw = yaml.safe_load(fh)
     if "lq_regret" not in raw["experiments"]:
         pytest.skip("lq section not in config.yaml yet")

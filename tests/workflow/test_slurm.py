@@ -13,12 +13,17 @@ polling) laid over it. Everything else is the shipped SLURM profile.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 import yaml
 
-from conftest import REPO, assert_identical_results, copy_workflow, snakemake, stray_temp_files
+from conftest import REPO, assert_identical_results, copy_workflow, smoke_table_targets, snakemake, stray_temp_files
+
+# Each SLURM job starts two Snakemake processes before its simulation (the jobstep, then
+# the job), so the smoke preset takes minutes on a 2-core machine; generous bound.
+SLURM_TIMEOUT = float(os.environ.get("DPRL_TEST_SLURM_TIMEOUT", "2400"))
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -41,7 +46,10 @@ def merged_slurm_profile(dest) -> str:
 def test_smoke_on_slurm_is_bit_identical_to_local(slurm_cluster, smoke_local, tmp_path):
     wd = copy_workflow(tmp_path / "slurm")
     profile = merged_slurm_profile(tmp_path)
-    run = snakemake(wd, "--workflow-profile", profile, "--config", "preset=smoke", env=slurm_cluster.env)
+    targets = smoke_table_targets(wd)
+    run = snakemake(
+        wd, "--workflow-profile", profile, *targets, "--config", "preset=smoke", env=slurm_cluster.env, timeout=SLURM_TIMEOUT
+    )
     print(f"[slurm] smoke preset through SLURM in {run.seconds:.1f} s")
 
     # the simulation jobs really went through sbatch, one cluster job per job
@@ -54,5 +62,6 @@ def test_smoke_on_slurm_is_bit_identical_to_local(slurm_cluster, smoke_local, tm
     states = dict(line.split() for line in accounted if line.strip())
     assert all(states.get(j) == "COMPLETED" for j in submitted), {j: states.get(j) for j in submitted}
 
+    assert all((wd / t).exists() for t in targets)
     assert_identical_results(wd, smoke_local, "smoke")
     assert not stray_temp_files(wd, "smoke")

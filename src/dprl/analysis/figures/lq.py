@@ -74,7 +74,7 @@ def _fit_panel(ax: plt.Axes, g: pd.DataFrame, x: str, xlabel: str, color, label:
     slope = loglog_slope(s[:, 0], s[:, 1]) if pos.sum() >= 2 else np.nan
     lo = np.clip(s[:, 2], 1e-12, None)
     ax.errorbar(s[pos, 0], s[pos, 1], yerr=[s[pos, 1] - lo[pos], s[pos, 3] - s[pos, 1]], fmt="o", color=color,
-                capsize=3, label=f"{label}: fitted exponent {slope:.2f}")
+                capsize=3, label=f"{label}: fitted exponent {slope:.2f}" if np.isfinite(slope) else f"{label} (no fit: < 2 positive points)")
     if np.isfinite(slope):
         c = np.polyfit(np.log(s[pos, 0]), np.log(s[pos, 1]), 1)
         xs = np.geomspace(s[pos, 0].min(), s[pos, 0].max(), 20)
