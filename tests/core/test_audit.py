@@ -49,3 +49,21 @@ def test_clopper_pearson_edges():
     lo, hi = clopper_pearson(np.array([0, 10]), 10, 0.05)
     assert lo[0] == 0.0 and hi[1] == 1.0
     assert 0 < hi[0] < 0.4 and 0.6 < lo[1] < 1
+
+
+def test_point_masses_split_by_rounding_jitter_do_not_fake_epsilon():
+    """Both inputs put half their mass on an atom at 1.0, up to 1e-16 jitter; an audit
+    that split the atom would report an enormous ε_lb."""
+    from dprl.privacy.audit import audit_samples
+
+    rng = np.random.default_rng(0)
+    n = 20000
+
+    def draw(jitter):
+        x = rng.standard_normal((n, 1))
+        atom = rng.random(n) < 0.5
+        x[atom, 0] = 1.0 + jitter
+        return x
+
+    res = audit_samples(draw(0.0), draw(2e-16), draw(0.0), draw(2e-16), epsilon=0.1)
+    assert res.passed, res

@@ -82,6 +82,22 @@ def _projections(x0: np.ndarray, x1: np.ndarray, extra: dict[str, Statistic] | N
     return cands
 
 
+def _quantizer(s0: np.ndarray, s1: np.ndarray) -> Statistic:
+    """Round a statistic to a grid of 1e-9 of its spread.
+
+    A statistic with point masses (e.g. a clipped likelihood ratio, or a coordinate that
+    the mechanism leaves deterministic on both inputs) must not let floating-point jitter
+    of ~1e-16 split an atom differently under D and D': that would fake a huge ε_lb.
+    Rounding merges such atoms; it coarsens a continuous statistic only at a scale that
+    cannot change any probability measurably.
+    """
+    both = np.concatenate([s0, s1])
+    finite = both[np.isfinite(both)]
+    spread = float(np.max(np.abs(finite))) if finite.size else 0.0
+    q = 1e-9 * spread if spread > 0 else 1e-300
+    return lambda s: np.round(s / q) * q
+
+
 def _best_region(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float) -> tuple[float, float, int]:
     """Best threshold and order for ``{s > c}`` on calibration statistics.
 
@@ -118,8 +134,11 @@ def audit_samples(
     calib0, calib1, eval0, eval1 = (np.asarray(a, float).reshape(len(a), -1) for a in (calib0, calib1, eval0, eval1))
     best: tuple[float, str, float, int] = (-np.inf, "", 0.0, 0)
     cands = _projections(calib0, calib1, statistics)
+    quant: dict[str, Statistic] = {}
     for name, f in cands.items():
         s0, s1 = f(calib0), f(calib1)
+        quant[name] = _quantizer(s0, s1)
+        s0, s1 = quant[name](s0), quant[name](s1)
         for sign in (1.0, -1.0):
             e, c, order = _best_region(sign * s0, sign * s1, delta, alpha)
             if e > best[0]:
@@ -127,7 +146,8 @@ def audit_samples(
     _, label, c, order = best
     if not label:
         return AuditResult(epsilon, delta, -np.inf, "none", np.nan, np.nan, np.nan, len(eval0))
-    f = cands[label[1:]]
+    raw, qz = cands[label[1:]], quant[label[1:]]
+    f = lambda y: qz(raw(y))  # noqa: E731  (same rounding on the evaluation runs)
     sign = 1.0 if label[0] == "+" else -1.0
     n = len(eval0)
     k0 = int(np.sum(sign * f(eval0) > c))
