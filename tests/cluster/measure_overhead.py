@@ -88,7 +88,7 @@ def main() -> int:
         cores = cluster.cpus
         wd = copy_workflow(root / "slurm")
         prof = merged_slurm_profile(root)
-        cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", prof, "--config", f"preset={a.preset}", *targets]
+        cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", prof, *targets, "--config", f"preset={a.preset}"]
         wall = run(cmd, wd, cluster.env)
         bench = benchmark_seconds(wd, targets)
         sq = cluster.run("squeue", "-h", "--states=all", "-o", "%i|%S|%e").stdout.splitlines()
@@ -113,7 +113,7 @@ def main() -> int:
     if a.local:
         wd = copy_workflow(root / "local")
         cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "workflow/profiles/default", "--cores", str(cores),
-               "--config", f"preset={a.preset}", *targets]
+               *targets, "--config", f"preset={a.preset}"]
         wall = run(cmd, wd, dict(os.environ))
         bench = benchmark_seconds(wd, targets)
         compute = sum(bench.values())
