@@ -78,8 +78,8 @@ def main() -> int:
     ap.add_argument("--out")
     a = ap.parse_args()
 
-    from conftest import copy_workflow  # tests/workflow/conftest.py
-    from test_slurm import merged_slurm_profile
+    from test_slurm import merged_slurm_profile  # tests/workflow/ (loads its conftest helpers)
+    from dprl_workflow_test_helpers import copy_workflow
 
     targets, total = sample_jobs(a.preset, a.jobs, a.seed)
     root = Path(tempfile.mkdtemp(prefix="dprl-overhead-"))

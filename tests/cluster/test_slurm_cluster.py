@@ -4,10 +4,13 @@ and stops cleanly (daemons gone, /etc/slurm/slurm.conf link removed)."""
 from __future__ import annotations
 
 import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # --import-mode=importlib
 from slurm_cluster import SYSTEM_CONF, SlurmCluster, _pid_alive, require_slurm_or_skip
 
 pytestmark = pytest.mark.slurm
