@@ -52,3 +52,15 @@ def test_aggregate_names_and_quarantines_corrupt_files(tmp_path):
     assert not bad.exists() and (tmp_path / "bad.csv.corrupt").exists()
     out = aggregate([good])
     assert list(out["seed"]) == [3, 3, 3] and out["epsilon"].iloc[0] == 1.0 and out["alg.p"].iloc[0] == 1
+
+
+def test_results_are_readable_by_others(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        write_result(tmp_path / "r.csv", frame(), META)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "r.csv").stat().st_mode) == 0o644

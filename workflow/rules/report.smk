@@ -35,13 +35,14 @@ rule runtimes:
         benchmarks=lambda wc, input: [
             p.replace(f"{RES}/jobs/", f"{RES}/benchmarks/", 1)[: -len(".csv")] + ".tsv" for p in input
         ],
+        n=lambda wc, input: len(input),
         stem=f"{FIG}/job_runtimes",
         resources_out=lambda wc: f"{RES}/tables/measured_resources.yaml",
     resources:
         mem_mb=1000,
         runtime=5,
     message:
-        "per-job runtime and memory statistics from {params.benchmarks.__len__} benchmark files"
+        "per-job runtime and memory statistics from {params.n} benchmark files"
     shell:
         "dprl runtimes --out {output.table} --figure {params.stem} "
         "--resources-out {params.resources_out} {params.benchmarks} 2> {log}"

@@ -40,7 +40,8 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
         key = os.path.relpath(r, jobs_dir)[:-4]
         starts.append(r.stat().st_mtime - bench.get(key, 0.0))
     wall = now.timestamp() - min(starts) if starts else 0.0
-    status = _git("status", "--porcelain")
+    # dirty = uncommitted changes to what produces numbers (not to docs or generated files)
+    status = _git("status", "--porcelain", "--untracked-files=no", "--", "src", "workflow", "Snakefile", "config.yaml", "pyproject.toml")
     return {
         "package": "dprl",
         "version": dprl.__version__,
