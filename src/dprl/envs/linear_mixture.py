@@ -29,14 +29,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-@dataclass(frozen=True)
-class KnownFeatures:
-    """What the learner knows: the feature maps and the episode structure."""
+class _FeatureShape:
+    """Sizes read off the feature arrays ``psi`` (S, A, d1, S') and ``phi_r`` (S, A, d2)."""
 
-    psi: np.ndarray  # (S, A, d1, S'): ψ_i(s, a, s'), laid out so that ψ·V is one matmul
-    phi_r: np.ndarray  # (S, A, d2)
-    horizon: int
-    s1: int
+    psi: np.ndarray
+    phi_r: np.ndarray
 
     @property
     def S(self) -> int:
@@ -55,8 +52,19 @@ class KnownFeatures:
         return self.phi_r.shape[2]
 
 
+@dataclass(frozen=True)
+class KnownFeatures(_FeatureShape):
+    """What the learner knows: the feature maps and the episode structure."""
+
+    psi: np.ndarray  # (S, A, d1, S'): ψ_i(s, a, s'), laid out so that ψ·V is one matmul
+    phi_r: np.ndarray  # (S, A, d2)
+    horizon: int
+    s1: int
+
+
+
 @dataclass
-class LinearMixtureMDP:
+class LinearMixtureMDP(_FeatureShape):
     """A finite linear mixture MDP with exact dynamic-programming evaluation."""
 
     psi: np.ndarray  # (S, A, d1, S)
@@ -118,21 +126,6 @@ class LinearMixtureMDP:
         self._cumP[..., -1] = 1.0
 
     # ------------------------------------------------------------------ structure
-    @property
-    def S(self) -> int:
-        return self.psi.shape[0]
-
-    @property
-    def A(self) -> int:
-        return self.psi.shape[1]
-
-    @property
-    def d1(self) -> int:
-        return self.psi.shape[2]
-
-    @property
-    def d2(self) -> int:
-        return self.phi_r.shape[2]
 
     def features(self) -> KnownFeatures:
         return KnownFeatures(self.psi, self.phi_r, self.horizon, self.s1)
