@@ -30,11 +30,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 import importlib.util
 import sys
-from pathlib import Path
 
 
 def _load_helpers():

@@ -58,9 +58,9 @@ def total_cores(wildcards):
 
 rule manifest:
     input:
-        rules.claims.output.csv,
-        rules.runtimes.output.table,
-        [f"{FIG}/{fid}.png" for fid in FIGURES],
+        claims=rules.claims.output.csv,
+        runtimes=rules.runtimes.output.table,
+        figures=[f"{FIG}/{fid}.png" for fid in FIGURES],
     output:
         f"{FIG}/manifest.json",
     log:
@@ -77,7 +77,7 @@ rule manifest:
         "manifest: git commit, config hash, date, wall time, cores"
     shell:
         "dprl manifest --out {output} --preset {params.preset} --jobs-dir {params.jobs_dir} "
-        "--cores {params.cores} --runtimes {input[1]} --config-hash {params.config_hash} 2> {log}"
+        "--cores {params.cores} --runtimes {input.runtimes} --config-hash {params.config_hash} 2> {log}"
 
 
 localrules:

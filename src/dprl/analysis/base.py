@@ -17,6 +17,8 @@ from typing import Literal
 
 import pandas as pd
 
+from dprl.analysis.stats import Estimate
+
 Tables = Mapping[str, pd.DataFrame]
 Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
@@ -32,6 +34,10 @@ class ClaimResult:
     verdict: Verdict
     calibration: str = "n/a"  # "paper", "tight", "both", "n/a"
     note: str = ""  # what was measured, in words (units, grid, fit)
+
+    @classmethod
+    def from_estimate(cls, est: "Estimate", verdict: Verdict, calibration: str, note: str) -> "ClaimResult":
+        return cls(est.value, est.low, est.high, verdict, calibration, note)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,22 @@ def bootstrap_units(
     return Estimate(value, float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha)), min(u.size for u in units))
 
 
+def group_slope(xs: Sequence[float], groups: Sequence[np.ndarray], log_y: bool = True) -> Estimate:
+    """Least-squares slope of the (log) per-group mean against ``xs`` (pass ``log x`` for a
+    power-law exponent), with a CI from resampling seeds within each group."""
+    x = np.asarray(xs, float)
+
+    def stat(gs: list[np.ndarray]) -> float:
+        m = np.array([g.mean() for g in gs])
+        if log_y:
+            if np.any(m <= 0):
+                return np.nan
+            m = np.log(m)
+        return float(np.polyfit(x, m, 1)[0])
+
+    return bootstrap_units(groups, stat)
+
+
 def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
     """Least-squares slope of ``log y`` on ``log x`` (non-positive ``y`` dropped)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
@@ -101,6 +117,21 @@ def verdict_upper(est: Estimate, threshold: float) -> str:
     if not np.isfinite(est.value) or est.n < 2:
         return "inconclusive"
     return "reproduced" if est.low <= threshold else "not reproduced"
+
+
+EXPONENT_TOL = 0.1  # a fitted exponent "matches" a predicted rate when its CI comes within 0.1
+
+
+def verdict_near(est: Estimate, target: float, tol: float = EXPONENT_TOL, width_limit: float | None = None) -> str:
+    """For O(·) rates: ``reproduced`` when the CI widened by ``tol`` contains ``target``
+    (a fitted power law is never exact; a degenerate CI would otherwise miss by
+    rounding); ``inconclusive`` without a finite CI over >= 2 seeds or when the CI is
+    wider than ``width_limit``."""
+    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
+        return "inconclusive"
+    if width_limit is not None and est.high - est.low > width_limit:
+        return "inconclusive"
+    return "reproduced" if est.low - tol <= target <= est.high + tol else "not reproduced"
 
 
 def verdict_contains(est: Estimate, target: float, width_limit: float | None = None) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param
+from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import kinds
 from dprl.runner.job import JobSpec, short_hash
 

@@ -6,13 +6,12 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.stats import Estimate, bootstrap_ci, paired_slope_by_seed, verdict_upper
+from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, verdict_near, verdict_upper
 
 PAPER = "lq"
 CENTRE_EPS, CENTRE_DELTA = 1.0, 1e-3
 SLOPE_WINDOW = 32  # C2 fits the log-log slope on checkpoints k >= K/32 (the last 1.5 decades)
 RIDGE_TOL = 1e-8  # C4: relative difference allowed for floating-point round-off
-EXPONENT_TOL = 0.1  # C3: a rate is matched when the CI meets [target - 0.1, target + 0.1]
 
 
 def final_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -93,7 +92,7 @@ def _exponent_rows(cost: pd.DataFrame, x: str, fixed: str, fixed_value: float, e
         means = g.groupby(x)["cost"].mean()
         shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
         est = paired_slope_by_seed(g, x, "cost")
-        verdict = _verdict_near(est, expected)
+        verdict = verdict_near(est, expected, width_limit=2.0)  # a CI wider than 2: too little data
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
             f"{env}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={int(g['episode'].max())}, "
@@ -102,17 +101,6 @@ def _exponent_rows(cost: pd.DataFrame, x: str, fixed: str, fixed_value: float, e
             f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds",
         ))
     return out
-
-
-def _verdict_near(est: Estimate, target: float) -> str:
-    """The paper's rates are O(·) statements, so an exponent within ±EXPONENT_TOL of the
-    predicted one counts as matching; a CI wider than 2 is too little data to tell."""
-    if not np.isfinite(est.value) or est.n < 2 or not (np.isfinite(est.low) and np.isfinite(est.high)):
-        return "inconclusive"
-    if est.high - est.low > 2.0:
-        return "inconclusive"
-    meets = est.low <= target + EXPONENT_TOL and est.high >= target - EXPONENT_TOL
-    return "reproduced" if meets else "not reproduced"
 
 
 def _c3(tables: Tables) -> list[ClaimResult]:

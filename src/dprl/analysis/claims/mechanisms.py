@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import bootstrap_ci

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.stats import Estimate, bootstrap_units, paired_slope_by_seed, verdict_contains, verdict_upper
+from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, verdict_near, verdict_upper
 
 PAPER = "tabular"
 
@@ -32,32 +32,11 @@ def _last_decade(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _fit_exponent(xs: list[float], groups: list[np.ndarray]) -> Estimate:
-    """Log-log slope of the per-group mean vs x, bootstrap over seeds within groups."""
-    lx = np.log(np.asarray(xs, float))
-
-    def stat(gs: list[np.ndarray]) -> float:
-        m = np.array([g.mean() for g in gs])
-        if np.any(m <= 0):
-            return np.nan
-        return float(np.polyfit(lx, np.log(m), 1)[0])
-
-    return bootstrap_units(groups, stat)
+    """Power-law exponent of the per-group mean in ``xs`` (bootstrap over seeds)."""
+    return group_slope(np.log(np.asarray(xs, float)), groups)
 
 
-EXPONENT_TOL = 0.1  # an exponent "matches" when its CI comes within 0.1 of the target
-
-
-def _verdict_near(est: Estimate, target: float, width_limit: float | None = None) -> str:
-    """``verdict_contains`` with the CI widened by ``EXPONENT_TOL`` (a fitted power law
-    is never exact; without a tolerance a degenerate CI misses by rounding)."""
-    widened = Estimate(est.value, est.low - EXPONENT_TOL, est.high + EXPONENT_TOL, est.n)
-    if width_limit is not None and est.high - est.low > width_limit:
-        return "inconclusive"
-    return verdict_contains(widened, target)
-
-
-def _res(est: Estimate, verdict: str, calibration: str, note: str) -> ClaimResult:
-    return ClaimResult(est.value, est.low, est.high, verdict, calibration, note)
+_res = ClaimResult.from_estimate
 
 
 # ------------------------------------------------------------------------------ V1
@@ -134,7 +113,7 @@ def v3(tables: Tables) -> list[ClaimResult]:
         if len(epss) >= 2:
             groups = [fin[fin["epsilon"] == e]["cost"].to_numpy() for e in epss]
             est = _fit_exponent(epss, groups)
-            res.append(_res(est, _verdict_near(est, -1.0, width_limit=3.0), "tight",
+            res.append(_res(est, verdict_near(est, -1.0, width_limit=3.0), "tight",
                             f"{env}: exponent of the final privacy cost vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}} "
                             "(1/ε scaling: −1)"))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs")]
@@ -156,7 +135,7 @@ def v5(tables: Tables) -> list[ClaimResult]:
     lb = [row["S"] * row["A"] * row["H"] * np.log(1 / 0.05) / (a * e) for a, e in keys]
     ratio = min(g.mean() / b for g, b in zip(groups, lb))
     T = int(df["episode"].max())
-    return [_res(est, _verdict_near(est, 1.0, width_limit=3.0), "tight",
+    return [_res(est, verdict_near(est, 1.0, width_limit=3.0), "tight",
                  f"exponent of the number of α-suboptimal episodes (PUCB, T={T}) vs 1/(αε) over {len(keys)} (α, ε) points "
                  f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}")]
 

@@ -13,6 +13,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.claims.linmix import final_rows, privacy_cost  # noqa: E402
 
 PAPER = "linmix"
@@ -20,11 +21,8 @@ _CI = ("ci", 95)
 
 
 def _save(fig: plt.Figure, stem: Path) -> None:
-    stem.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(stem.with_suffix(".pdf"))
-    fig.savefig(stem.with_suffix(".png"), dpi=130)
-    plt.close(fig)
+    save(fig, stem)
 
 
 def _label(df: pd.DataFrame) -> pd.Series:

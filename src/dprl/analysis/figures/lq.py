@@ -14,17 +14,12 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS, privacy_cost_table, final_rows  # noqa: E402
 from dprl.analysis.stats import BOOT_SEED, bootstrap_ci, loglog_slope  # noqa: E402
 
 PAPER = "lq"
 BAND = dict(errorbar=("ci", 95), n_boot=500, seed=BOOT_SEED)
-
-
-def save(fig: plt.Figure, stem: Path) -> None:
-    fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
-    plt.close(fig)
 
 
 def _series_label(row: pd.Series) -> str:

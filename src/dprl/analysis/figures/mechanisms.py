@@ -13,13 +13,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Figure, Tables  # noqa: E402
-
-
-def save(fig: plt.Figure, stem: Path) -> None:
-    """Write ``stem.pdf`` and ``stem.png`` and close the figure."""
-    fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
-    plt.close(fig)
+from dprl.analysis.plotting import save  # noqa: E402
 
 
 def counter_error(tables: Tables, stem: Path) -> None:

@@ -13,17 +13,12 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.stats import BOOT_SEED, loglog_slope  # noqa: E402
 
 LABELS = {"lsw": "LSW", "lsl": "LSL", "dp_lsw": "DP-LSW", "dp_lsl": "DP-LSL", "gs_dp_lsl": "GS-DP-LSL"}
 ORDER = ["LSW", "LSL", "DP-LSW", "DP-LSL", "GS-DP-LSL"]
 STYLE = dict(zip(ORDER, sns.color_palette("colorblind", len(ORDER))))
-
-
-def save(fig: plt.Figure, stem: Path) -> None:
-    fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
-    plt.close(fig)
 
 
 def _band(ax: plt.Axes, df: pd.DataFrame, y: str, label: str) -> None:

@@ -13,15 +13,10 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.claims.tabular import _final, privacy_cost  # noqa: E402
 
 PAPER = "tabular"
-
-
-def _save(fig: plt.Figure, stem: Path) -> None:
-    fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
-    plt.close(fig)
 
 
 def _band(ax: plt.Axes, g: pd.DataFrame, x: str, y: str, label: str, color, **kw) -> None:
@@ -55,7 +50,7 @@ def regret_loglog(tables: Tables, stem: Path) -> None:
         ax.legend(fontsize=7)
     fig.suptitle("Cumulative exact regret (mean over seeds, 95% band)")
     fig.tight_layout()
-    _save(fig, stem)
+    save(fig, stem)
 
 
 def privacy_cost_eps(tables: Tables, stem: Path) -> None:
@@ -79,7 +74,7 @@ def privacy_cost_eps(tables: Tables, stem: Path) -> None:
         ax.legend(fontsize=7)
     fig.suptitle("Privacy cost at the final T vs ε (paired by seed; mean, 95% band)")
     fig.tight_layout()
-    _save(fig, stem)
+    save(fig, stem)
 
 
 def pac_counts(tables: Tables, stem: Path) -> None:
@@ -113,7 +108,7 @@ def pac_counts(tables: Tables, stem: Path) -> None:
     ax.legend(fontsize=7)
     ax.set_title("Figure 1 instances (grey: UBEV per α)", fontsize=9)
     fig.tight_layout()
-    _save(fig, stem)
+    save(fig, stem)
 
 
 def scaling_S(tables: Tables, stem: Path) -> None:
@@ -128,7 +123,7 @@ def scaling_S(tables: Tables, stem: Path) -> None:
     ax.set(xscale="log", yscale="log", xlabel="S (garnet states)", ylabel="privacy cost at final T")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    _save(fig, stem)
+    save(fig, stem)
 
 
 def mab_pulls(tables: Tables, stem: Path) -> None:
@@ -141,7 +136,7 @@ def mab_pulls(tables: Tables, stem: Path) -> None:
     ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="pulls of an α-suboptimal arm")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    _save(fig, stem)
+    save(fig, stem)
 
 
 FIGURES: list[Figure] = [
