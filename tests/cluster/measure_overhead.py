@@ -79,7 +79,7 @@ def main() -> int:
     a = ap.parse_args()
 
     from test_slurm import merged_slurm_profile  # tests/workflow/ (loads its conftest helpers)
-    from dprl_workflow_test_helpers import copy_workflow
+    from conftest import copy_workflow
 
     targets, total = sample_jobs(a.preset, a.jobs, a.seed)
     root = Path(tempfile.mkdtemp(prefix="dprl-overhead-"))

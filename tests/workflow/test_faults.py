@@ -31,24 +31,9 @@ from pathlib import Path
 
 import pytest
 
-import importlib.util
-import sys
 
 
-def _load_helpers():
-    """tests/workflow/conftest.py as an importable module (pytest runs with
-    --import-mode=importlib, so test directories are not on sys.path)."""
-    name = "dprl_workflow_test_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_load_helpers()
-from dprl_workflow_test_helpers import (
+from conftest import (  # tests/workflow is on pythonpath (pyproject.toml)
     MINI_EXPERIMENTS,
     MINI_SMOKE_OVERRIDES,
     MINI_TARGETS,

@@ -19,25 +19,9 @@ import re
 import pytest
 import yaml
 
-import importlib.util
-import sys
-from pathlib import Path
 
 
-def _load_helpers():
-    """tests/workflow/conftest.py as an importable module (pytest runs with
-    --import-mode=importlib, so test directories are not on sys.path)."""
-    name = "dprl_workflow_test_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("conftest.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-_load_helpers()
-from dprl_workflow_test_helpers import REPO, assert_identical_results, copy_workflow, smoke_table_targets, snakemake, stray_temp_files
+from conftest import REPO, assert_identical_results, copy_workflow, smoke_table_targets, snakemake, stray_temp_files  # tests/workflow is on pythonpath (pyproject.toml)
 
 # Each SLURM job starts two Snakemake processes before its simulation (the jobstep, then
 # the job), so the smoke preset takes minutes on a 2-core machine; generous bound.
