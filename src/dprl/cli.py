@@ -4,6 +4,7 @@ Subcommands:
   validate   check config.yaml and print the job counts per experiment
   jobs       list job result paths (relative to results/<preset>/)
   run-job    run one job (by --spec JSON or by --job path in --config) and write its result
+  run-bundle run several jobs in one process (a Snakemake job of a bundled workflow)
   aggregate  verify and concatenate job results into one tidy table
   figure     draw one registered figure from aggregated tables
   claims     evaluate the claims registry into claims.csv/.md/.tex
@@ -76,6 +77,23 @@ def cmd_run_job(args: argparse.Namespace) -> int:
     if not out:
         raise SystemExit("--out is required with --spec")
     run_job(spec, out, labels)
+    return 0
+
+
+def cmd_run_bundle(args: argparse.Namespace) -> int:
+    import time
+
+    from dprl.runner.job import JobSpec
+    from dprl.runner.run import run_job
+
+    members = json.loads(args.specs)
+    # check every member before running any, so a bad payload fails before simulating
+    todo = [(JobSpec.from_dict(m["spec"]), m.get("labels", {}), m["out"]) for m in members]
+    t0 = time.perf_counter()
+    for i, (spec, labels, out) in enumerate(todo, 1):
+        run_job(spec, out, labels)
+        el = time.perf_counter() - t0
+        log.info("bundle: %d/%d simulations done, %.1f s, %.2f simulations/min", i, len(todo), el, 60 * i / el)
     return 0
 
 
@@ -170,6 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--job", help="job path as listed by `dprl jobs`")
     sp.add_argument("--out")
     sp.set_defaults(func=cmd_run_job)
+
+    sp = sub.add_parser("run-bundle", help="run several jobs in one process")
+    sp.add_argument("--specs", required=True, help="JSON list of {spec, labels, out} (what a bundle rule passes)")
+    sp.set_defaults(func=cmd_run_bundle)
 
     sp = sub.add_parser("aggregate", help="aggregate job results")
     sp.add_argument("--out", required=True)

@@ -8,11 +8,18 @@ count), and optionally the same sample locally, then reports
     capacity  = Snakemake wall time x cores
     overhead  = 1 - compute / capacity
 
-plus the per-job overhead: SLURM elapsed time of each job (from squeue) minus its
-benchmark time, i.e. what submitting, starting the jobstep and the job's own Snakemake,
-and status polling add to every job.
+plus the overhead per cluster job: the summed SLURM elapsed times (from squeue) minus
+the summed benchmark times, per cluster job, i.e. what starting the job's two Snakemake
+instances (job script, then job step) adds to every job. The SLURM profile bundles
+simulations (``bundle_seconds`` in workflow/profiles/slurm/bundle.yaml), so a cluster
+job is a bundle and its benchmark file covers the whole bundle.
 
-    python tests/cluster/measure_overhead.py --jobs 30 [--preset default] [--local] [--out f.json]
+    python tests/cluster/measure_overhead.py --jobs 0 [--preset default] [--local] [--out f.json]
+        [--set group-components='{"sims": 20}']
+
+``--jobs 0`` runs every job of the preset (the honest measurement of issue 7); a
+positive number runs a seeded random sample. ``--set KEY=YAML`` overrides one key of the
+merged SLURM profile (to compare bundle sizes).
 
 Needs root and slurm-wlm/munge (like the cluster tests). Prints a JSON summary.
 """
@@ -44,17 +51,17 @@ def sample_jobs(preset: str, n: int, seed: int) -> list[str]:
     cfg = load_config_file(str(REPO / "config.yaml"), preset)
     paths = sorted(cfg.jobs)
     rng = random.Random(seed)
-    chosen = paths if n >= len(paths) else rng.sample(paths, n)
+    chosen = paths if n <= 0 or n >= len(paths) else rng.sample(paths, n)
     return [f"{cfg.preset_dir}/{p}" for p in sorted(chosen)], len(paths)
 
 
-def benchmark_seconds(wd: Path, targets: list[str]) -> dict[str, float]:
+def benchmark_seconds(wd: Path, preset: str) -> dict[str, float]:
+    """Wall seconds of every Snakemake job that ran simulations (one simulation or a
+    bundle), from its benchmark file."""
     out = {}
-    for t in targets:
-        b = wd / t.replace("/jobs/", "/benchmarks/", 1)
-        b = b.with_suffix(".tsv")
+    for b in sorted((wd / "results" / preset / "benchmarks").rglob("*.tsv")):
         lines = b.read_text().splitlines()
-        out[t] = float(lines[1].split("\t")[0])
+        out[str(b.relative_to(wd))] = float(lines[1].split("\t")[0])
     return out
 
 
@@ -76,6 +83,7 @@ def main() -> int:
     ap.add_argument("--local", action="store_true", help="also run the sample locally for comparison")
     ap.add_argument("--cpu-factor", type=int, default=1)
     ap.add_argument("--out")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=YAML", help="override a profile key")
     a = ap.parse_args()
 
     from test_slurm import merged_slurm_profile  # tests/workflow/ (loads its conftest helpers)
@@ -88,9 +96,19 @@ def main() -> int:
         cores = cluster.cpus
         wd = copy_workflow(root / "slurm")
         prof = merged_slurm_profile(root)
+        if a.set:
+            import yaml
+
+            pf = Path(prof) / "config.yaml"
+            merged = yaml.safe_load(pf.read_text())
+            for item in a.set:
+                key, _, value = item.partition("=")
+                merged[key] = yaml.safe_load(value)
+            pf.write_text(yaml.safe_dump(merged, sort_keys=False))
+        report["profile"] = (Path(prof) / "config.yaml").read_text()
         cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", prof, *targets, "--config", f"preset={a.preset}"]
         wall = run(cmd, wd, cluster.env)
-        bench = benchmark_seconds(wd, targets)
+        bench = benchmark_seconds(wd, a.preset)
         sq = cluster.run("squeue", "-h", "--states=all", "-o", "%i|%S|%e").stdout.splitlines()
     elapsed = []
     for line in sq:
@@ -100,37 +118,37 @@ def main() -> int:
 
             elapsed.append((datetime.fromisoformat(e) - datetime.fromisoformat(s)).total_seconds())
     compute = sum(bench.values())
+    n_cluster = len(elapsed)
     report["slurm"] = {
         "cores": cores,
         "wall_s": round(wall, 1),
         "compute_s": round(compute, 1),
         "overhead_fraction": round(1 - compute / (wall * cores), 3),
-        "job_s_mean": round(statistics.mean(bench.values()), 2),
-        "job_s_median": round(statistics.median(bench.values()), 2),
-        "slurm_elapsed_s_mean": round(statistics.mean(elapsed), 2) if elapsed else None,
-        "per_job_overhead_s_mean": round(statistics.mean(elapsed) - statistics.mean(bench.values()), 2) if elapsed else None,
+        "simulations": len(targets),
+        "snakemake_jobs": len(bench),
+        "snakemake_job_s_mean": round(statistics.mean(bench.values()), 2),
+        "snakemake_job_s_median": round(statistics.median(bench.values()), 2),
+        "cluster_jobs": n_cluster,
+        "cluster_elapsed_s_sum": round(sum(elapsed), 1),
+        # what each cluster job adds to the compute of the simulations it runs
+        # (submission to start is not in SLURM's elapsed; this is start-up + teardown)
+        "overhead_s_per_cluster_job": round((sum(elapsed) - compute) / n_cluster, 2) if n_cluster else None,
     }
     if a.local:
         wd = copy_workflow(root / "local")
         cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "workflow/profiles/default", "--cores", str(cores),
                *targets, "--config", f"preset={a.preset}"]
         wall = run(cmd, wd, dict(os.environ))
-        bench = benchmark_seconds(wd, targets)
+        bench = benchmark_seconds(wd, a.preset)
         compute = sum(bench.values())
         report["local"] = {
             "cores": cores,
             "wall_s": round(wall, 1),
             "compute_s": round(compute, 1),
             "overhead_fraction": round(1 - compute / (wall * cores), 3),
-            "job_s_mean": round(statistics.mean(bench.values()), 2),
+            "snakemake_jobs": len(bench),
+            "snakemake_job_s_mean": round(statistics.mean(bench.values()), 2),
         }
-    s = report["slurm"]
-    if s["per_job_overhead_s_mean"] is not None:
-        # extrapolation to the whole preset: each job occupies a core for its own time
-        # plus the per-job overhead
-        o, t = s["per_job_overhead_s_mean"], s["job_s_mean"]
-        report["extrapolated_overhead_fraction"] = round(o / (o + t), 3)
-        report["min_job_s_for_10pct"] = round(9 * o, 1)
     text = json.dumps(report, indent=2)
     print(text)
     if a.out:

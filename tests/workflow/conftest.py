@@ -155,9 +155,9 @@ def cmdline(pid: int) -> str:
         return ""
 
 
-def running_jobs(proc: subprocess.Popen) -> list[int]:
-    """Pids of the ``dprl run-job`` processes Snakemake is running."""
-    return [p for p in descendants(proc.pid) if "run-job" in cmdline(p) and "dprl" in cmdline(p) and "/bin/sh" not in cmdline(p).split(" ")[0]]
+def running_jobs(proc: subprocess.Popen, command: str = "run-job") -> list[int]:
+    """Pids of the ``dprl run-job`` (or ``run-bundle``) processes Snakemake is running."""
+    return [p for p in descendants(proc.pid) if command in cmdline(p) and "dprl" in cmdline(p) and "/bin/sh" not in cmdline(p).split(" ")[0]]
 
 
 def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):

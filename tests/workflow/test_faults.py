@@ -132,6 +132,39 @@ def test_sigkill_mid_run_then_rerun(target, mini_reference, tmp_path):
     assert all(p.name.startswith(".") and p.suffix == ".tmp" for p in leftovers)
 
 
+def test_sigkill_of_a_bundle_midway_then_rerun(tmp_path):
+    """A bundle (several simulations in one Snakemake job, as on SLURM) killed after some
+    of its simulations wrote their files: the rerun redoes the bundle and the results
+    are bit-identical to an undisturbed one-simulation-per-job run."""
+    # simulations of a few seconds each, so that the kill lands inside the bundle
+    over = {"counter_error": {**MINI_SMOKE_OVERRIDES["counter_error"],
+                              "environments": [{"name": "stream", "T": 2048, "dim": 3, "counters": 2000}]},
+            "audit": MINI_SMOKE_OVERRIDES["audit"]}
+    ref = copy_workflow(tmp_path / "ref", MINI_EXPERIMENTS, over)
+    snakemake(ref, *CONFIG, "--cores", "2")
+    bundled = (*MINI_TARGETS, "--config", f"preset={PRESET}", "bundle_seconds=1000",
+               "--workflow-profile", "workflow/profiles/default")
+    wd = copy_workflow(tmp_path / "wd", MINI_EXPERIMENTS, over)
+    proc = start_snakemake(wd, *bundled, "--cores", "1")
+    try:
+        def bundle_midway():
+            pids = running_jobs(proc, "run-bundle")
+            return pids if pids and any((wd / "results" / PRESET / "jobs" / "counter_error").rglob("*.csv")) else None
+
+        pids = wait_for(bundle_midway, 120, "a bundle that has written some of its results", interval=0.02)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        rc = wait_exit(proc)
+    finally:
+        kill_group(proc)
+    assert rc != 0
+    assert "Error in rule simulate_counter_error_b000" in bg_log(wd), bg_log(wd)[-3000:]
+    run = snakemake(wd, *bundled, "--cores", "2", check=False)
+    assert run.returncode == 0, run.tail(80)
+    assert_identical_results(wd, ref, PRESET)
+    assert "simulate_counter_error_b000" in run.output  # the bundle was redone
+
+
 # ------------------------------------------------------ truncated / corrupt results
 
 

@@ -66,8 +66,9 @@ wildcard_constraints:
 
 
 # Measured per-job resources (written by `dprl runtimes --resources-out` from a default
-# run): {experiment: {mem_mb, runtime}}. Experiments not measured yet use their kind's
-# declared values.
+# run): {experiment: {mem_mb, runtime, seconds}} per simulation. Experiments not measured
+# yet use their kind's declared values.
+import math as _math
 import yaml as _yaml
 from pathlib import Path as _Path
 
@@ -75,7 +76,55 @@ _RES_FILE = _Path(workflow.basedir) / "workflow" / "resources.yaml"
 MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
 
 
+def experiment_resources(experiment):
+    """mem_mb, runtime (min) and mean seconds of one simulation of ``experiment``."""
+    kind = EXPERIMENTS[experiment].kind
+    got = MEASURED.get(experiment, {})
+    return {
+        "mem_mb": int(got.get("mem_mb", kind.mem_mb)),
+        "runtime": int(got.get("runtime", kind.runtime_min)),
+        # unmeasured: the declared runtime is a generous bound, take a third of it
+        "seconds": float(got.get("seconds", 20.0 * kind.runtime_min)),
+    }
+
+
 def job_resources(wildcards):
-    kind = EXPERIMENTS[wildcards.experiment].kind
-    got = MEASURED.get(wildcards.experiment, {})
-    return {"mem_mb": int(got.get("mem_mb", kind.mem_mb)), "runtime": int(got.get("runtime", kind.runtime_min))}
+    return experiment_resources(wildcards.experiment)
+
+
+# Bundles (config `bundle_seconds` > 0, set by the SLURM profile): several simulations per
+# Snakemake job, each still writing its own result file (dprl.runner.bundle).
+from dprl.runner.bundle import make_bundles
+
+BUNDLES = (
+    make_bundles(
+        {e: [j.path for j in x.jobs] for e, x in EXPERIMENTS.items()},
+        {e: experiment_resources(e)["seconds"] for e in EXPERIMENTS},
+        CFG.bundle_seconds,
+    )
+    if CFG.bundle_seconds > 0
+    else []
+)
+
+
+def bundle_payload(bundle):
+    return json.dumps(
+        [
+            {"spec": JOBS[p].spec.to_dict(), "labels": JOBS[p].labels, "out": f"{RES}/{p}"}
+            for p in bundle.paths
+        ],
+        sort_keys=True,
+        default=float,
+    )
+
+
+def bundle_benchmark(bundle):
+    return f"{RES}/benchmarks/{bundle.experiment}/bundles/{bundle.tag}.tsv"
+
+
+# the benchmark file of every Snakemake job that runs simulations (for `dprl runtimes`)
+BENCHMARK_FILES = (
+    [bundle_benchmark(b) for b in BUNDLES]
+    if BUNDLES
+    else [f"{RES}/benchmarks/{p[len('jobs/'):-len('.csv')]}.tsv" for p in JOBS]
+)

@@ -12,7 +12,7 @@ for _fid, _fig in FIGURES.items():
             pdf=f"{FIG}/{_fid}.pdf",
             png=report(
                 f"{FIG}/{_fid}.png",
-                caption=f"../report/{_fig.caption or _fid + '.rst'}",
+                caption=f"../report/{_fig.caption}",
                 category=_fig.paper,
             ),
         log:

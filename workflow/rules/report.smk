@@ -23,7 +23,8 @@ rule claims:
 
 rule runtimes:
     input:
-        # the jobs' result files; their benchmark files sit at the matching paths
+        # the jobs' result files; BENCHMARK_FILES are the benchmark files of the
+        # Snakemake jobs that wrote them (one per simulation, or one per bundle)
         [f"{RES}/{j}" for j in JOBS],
     output:
         table=f"{RES}/tables/job_runtimes.csv",
@@ -32,10 +33,8 @@ rule runtimes:
     log:
         f"{RES}/logs/runtimes.log",
     params:
-        benchmarks=lambda wc, input: [
-            p.replace(f"{RES}/jobs/", f"{RES}/benchmarks/", 1)[: -len(".csv")] + ".tsv" for p in input
-        ],
-        n=lambda wc, input: len(input),
+        benchmarks=BENCHMARK_FILES,
+        n=len(BENCHMARK_FILES),
         stem=f"{FIG}/job_runtimes",
         resources_out=lambda wc: f"{RES}/tables/measured_resources.yaml",
     resources:

@@ -1,28 +1,56 @@
-"""One simulation job per (experiment, algorithm, environment, privacy, seed)."""
+"""Simulations: one Snakemake job per (experiment, algorithm, environment, privacy,
+seed), or, with `bundle_seconds` > 0 (the SLURM profile), one per bundle of them."""
 
 
-def _kind(wildcards):
-    return job_of(wildcards).spec.kind
+if not BUNDLES:
+
+    rule simulate:
+        output:
+            f"{RES}/jobs/{{experiment}}/{{job}}.csv",
+        log:
+            f"{RES}/logs/jobs/{{experiment}}/{{job}}.log",
+        benchmark:
+            f"{RES}/benchmarks/{{experiment}}/{{job}}.tsv"
+        params:
+            payload=job_payload,
+        resources:
+            # per experiment, measured from the default run's benchmark files
+            # (workflow/resources.yaml, written by `dprl runtimes`); the kind's declared
+            # values are the fallback
+            mem_mb=lambda wc: job_resources(wc)["mem_mb"],
+            runtime=lambda wc: job_resources(wc)["runtime"],
+        wildcard_constraints:
+            job=".+",
+        message:
+            "simulate {wildcards.experiment}: {wildcards.job}"
+        shell:
+            "dprl run-job --spec {params.payload:q} --out {output} 2> {log}"
 
 
-rule simulate:
-    output:
-        f"{RES}/jobs/{{experiment}}/{{job}}.csv",
-    log:
-        f"{RES}/logs/jobs/{{experiment}}/{{job}}.log",
-    benchmark:
-        f"{RES}/benchmarks/{{experiment}}/{{job}}.tsv"
-    params:
-        payload=job_payload,
-    resources:
-        # per experiment kind, measured from the default run's benchmark files
-        # (workflow/resources.yaml, written by `dprl runtimes`); the kind's declared
-        # values are the fallback
-        mem_mb=lambda wc: job_resources(wc)["mem_mb"],
-        runtime=lambda wc: job_resources(wc)["runtime"],
-    wildcard_constraints:
-        job=".+",
-    message:
-        "simulate {wildcards.experiment}: {wildcards.job}"
-    shell:
-        "dprl run-job --spec {params.payload:q} --out {output} 2> {log}"
+# A bundle's outputs are the per-simulation result files of its members, so downstream
+# rules are the same either way. Rules are generated (one per bundle) because a rule's
+# output count is fixed; their names are simulate_<experiment>_b<k>.
+for _b in BUNDLES:
+
+    rule:
+        name:
+            _b.rule_name
+        output:
+            [f"{RES}/{p}" for p in _b.paths],
+        log:
+            f"{RES}/logs/jobs/{_b.experiment}/bundles/{_b.tag}.log",
+        benchmark:
+            bundle_benchmark(_b)
+        params:
+            payload=bundle_payload(_b),
+        resources:
+            # one simulation at a time: its memory; the sum of its members' runtimes
+            mem_mb=experiment_resources(_b.experiment)["mem_mb"],
+            runtime=experiment_resources(_b.experiment)["runtime"] * len(_b.paths),
+        # longest bundles first (LPT order), so that the last ones to finish are short
+        # and few cores idle at the end of a run
+        priority: int(_b.seconds)
+        message:
+            f"simulate {_b.experiment}: bundle {_b.index} of {len(_b.paths)} simulations (~{_b.seconds:.0f} s)"
+        shell:
+            "dprl run-bundle --specs {params.payload:q} 2> {log}"

@@ -1,4 +1,4 @@
-"""Declarations of claims and figures, collected per paper.
+"""Declarations of claims, collected per paper (figures: :mod:`dprl.analysis.figures.catalog`).
 
 ``Tables`` maps an experiment name (its key in ``config.yaml``) to its aggregated tidy
 table (``results/<preset>/tables/<experiment>.csv``). Aggregated tables carry identity
@@ -11,8 +11,7 @@ Non-private jobs have ``epsilon = inf``, ``delta`` empty and ``calibration = "no
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
@@ -50,17 +49,3 @@ class Claim:
     expected: str
     evaluate: Callable[[Tables], list[ClaimResult]]
     figure: str | None = None  # figure id that shows it
-
-
-@dataclass(frozen=True)
-class Figure:
-    """``make(tables, stem)`` writes ``stem.pdf`` and ``stem.png``. ``caption`` is the
-    report caption file name under ``workflow/report/``."""
-
-    id: str
-    paper: str
-    experiments: tuple[str, ...]
-    make: Callable[[Tables, Path], None]
-    caption: str = ""
-    optional: tuple[str, ...] = ()  # tables used when their experiments are in the config
-    extra: dict = field(default_factory=dict)

@@ -1,9 +1,13 @@
 """Per-job resource use from Snakemake ``benchmark:`` files (wall time, peak memory, CPU),
-summarised per experiment. The rules' ``resources:`` are set from these measurements."""
+summarised per experiment. The rules' ``resources:`` are set from these measurements.
+
+A job is one Snakemake job: one simulation, or a bundle of ``n`` simulations whose
+benchmark file is named ``.../bundles/b<k>-<n>sims.tsv`` (see dprl.runner.bundle)."""
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,33 +18,38 @@ from dprl.runner.io import atomic_write_text, frame_to_csv
 
 
 def runtime_table(paths: list[str]) -> pd.DataFrame:
-    """One row per job: experiment (from ``.../benchmarks/<experiment>/...``), job, s, max_rss (MB), cpu_time."""
+    """One row per job: experiment (from ``.../benchmarks/<experiment>/...``), job, sims
+    (simulations it ran), wall_s, max_rss_mb, cpu_s."""
     rows = []
     for p in map(Path, paths):
         bench = pd.read_csv(p, sep="\t")
         parts = p.parts
         exp = parts[parts.index("benchmarks") + 1] if "benchmarks" in parts else p.parent.name
         last = bench.iloc[-1]
+        m = re.search(r"-(\d+)sims$", p.stem)
         rows.append({
             "experiment": exp,
             "job": str(p),
+            "sims": int(m.group(1)) if m else 1,
             "wall_s": float(last["s"]),
             "max_rss_mb": float(last["max_rss"]) if pd.notna(last.get("max_rss")) else float("nan"),
             "cpu_s": float(last["cpu_time"]) if "cpu_time" in bench and pd.notna(last.get("cpu_time")) else float("nan"),
         })
-    return pd.DataFrame(rows, columns=["experiment", "job", "wall_s", "max_rss_mb", "cpu_s"])
+    return pd.DataFrame(rows, columns=["experiment", "job", "sims", "wall_s", "max_rss_mb", "cpu_s"])
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     g = df.groupby("experiment")
     out = pd.DataFrame({
         "jobs": g.size(),
+        "sims": g["sims"].sum(),
         "wall_s_median": g["wall_s"].median(),
         "wall_s_p95": g["wall_s"].quantile(0.95),
         "wall_s_max": g["wall_s"].max(),
         "wall_s_total": g["wall_s"].sum(),
         "cpu_s_total": g["cpu_s"].sum(),
         "max_rss_mb_max": g["max_rss_mb"].max(),
+        "wall_s_per_sim": g["wall_s"].sum() / g["sims"].sum(),
     }).reset_index()
     return out
 
@@ -59,7 +68,7 @@ def write_runtime_outputs(df: pd.DataFrame, out_csv: str, fig_stem: str) -> None
     order = sorted(df["experiment"].unique())
     sns.boxplot(data=df, y="experiment", x="wall_s", order=order, ax=axes[0], color="C0", fliersize=2)
     axes[0].set_xscale("log")
-    axes[0].set_xlabel("wall time per job [s]")
+    axes[0].set_xlabel("wall time per Snakemake job [s]")
     sns.boxplot(data=df, y="experiment", x="max_rss_mb", order=order, ax=axes[1], color="C1", fliersize=2)
     axes[1].set_xlabel("peak memory per job [MB]")
     axes[1].set_ylabel("")
@@ -70,15 +79,18 @@ def write_runtime_outputs(df: pd.DataFrame, out_csv: str, fig_stem: str) -> None
 
 
 def measured_resources(df: pd.DataFrame, mem_margin: float = 1.5, time_margin: float = 3.0) -> dict:
-    """Per-experiment ``resources`` for the simulate rule from measured jobs: peak RSS ×
-    ``mem_margin`` (at least 300 MB) and the slowest job × ``time_margin`` in minutes (at
-    least 2). Margins cover machines slower than the one measured."""
+    """Per-experiment ``resources`` of one simulation from measured jobs: peak RSS ×
+    ``mem_margin`` (at least 300 MB), the slowest simulation × ``time_margin`` in minutes
+    (at least 2), and ``seconds``, the mean wall time of a simulation (what bundles are
+    packed by). Margins cover machines slower than the one measured. For bundles the
+    per-simulation time is the bundle's mean."""
     out = {}
     for exp, g in df.groupby("experiment"):
         mem = float(np.nanmax(g["max_rss_mb"])) if g["max_rss_mb"].notna().any() else 500.0
-        wall = float(g["wall_s"].max())
+        wall = float((g["wall_s"] / g["sims"]).max())
         out[str(exp)] = {
             "mem_mb": int(max(300, math.ceil(mem * mem_margin / 100.0) * 100)),
             "runtime": int(max(2, math.ceil(wall * time_margin / 60.0))),
+            "seconds": round(float(g["wall_s"].sum() / g["sims"].sum()), 2),
         }
     return out

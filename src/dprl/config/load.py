@@ -221,6 +221,7 @@ class Config:
     results_dir: str
     figures_dir: str
     experiments: dict[str, Experiment]
+    bundle_seconds: float = 0.0
 
     @property
     def jobs(self) -> dict[str, Job]:
@@ -322,7 +323,7 @@ def load_config(raw: dict[str, Any], preset: str | None = None) -> Config:
         if not over.get("enabled", enabled):
             continue
         experiments[name] = resolve_experiment(name, body, preset)
-    return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments)
+    return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]))
 
 
 def load_config_file(path: str, preset: str | None = None) -> Config:

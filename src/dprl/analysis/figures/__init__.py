@@ -1,22 +1,18 @@
-"""The figures registry: each paper's module defines ``FIGURES``."""
+"""The figures registry (declared in :mod:`dprl.analysis.figures.catalog`); each paper's
+module (``mechanisms``, ``tabular``, ``lq``, ``linmix``, ``pe``) holds the plot functions."""
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
-from dprl.analysis.base import Figure
-
-MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
+from dprl.analysis.figures.catalog import FIGURES, Figure
 
 
 @cache
 def all_figures() -> dict[str, Figure]:
     out: dict[str, Figure] = {}
-    for name in MODULES:
-        mod = importlib.import_module(f"dprl.analysis.figures.{name}")
-        for fig in mod.FIGURES:
-            if fig.id in out:
-                raise RuntimeError(f"figure id {fig.id!r} declared twice")
-            out[fig.id] = fig
+    for fig in FIGURES:
+        if fig.id in out:
+            raise RuntimeError(f"figure id {fig.id!r} declared twice")
+        out[fig.id] = fig
     return out

@@ -12,11 +12,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.claims.linmix import final_rows, privacy_cost  # noqa: E402
 
-PAPER = "linmix"
 _CI = ("ci", 95)
 
 
@@ -101,13 +100,3 @@ def audit_fig(tables: Tables, stem: Path) -> None:
     ax.set(ylabel="ε")
     ax.legend(fontsize=7)
     _save(fig, stem)
-
-
-FIGURES = [
-    Figure("linmix_regret_loglog", PAPER, ("linmix_regret",), regret_loglog, "linmix_regret_loglog.rst"),
-    Figure("linmix_privacy_cost", PAPER, ("linmix_regret",), privacy_cost_fig, "linmix_privacy_cost.rst"),
-    Figure("linmix_states", PAPER, ("linmix_states",), states_fig, "linmix_states.rst"),
-    Figure("linmix_actions", PAPER, ("linmix_actions",), actions_fig, "linmix_actions.rst"),
-    Figure("linmix_ldp", PAPER, ("linmix_ldp",), ldp_fig, "linmix_ldp.rst"),
-    Figure("linmix_audit", PAPER, ("linmix_audit",), audit_fig, "linmix_audit.rst"),
-]

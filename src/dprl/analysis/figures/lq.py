@@ -13,12 +13,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS, privacy_cost_table, final_rows  # noqa: E402
 from dprl.analysis.stats import BOOT_SEED, bootstrap_ci, loglog_slope  # noqa: E402
 
-PAPER = "lq"
 BAND = dict(errorbar=("ci", 95), n_boot=500, seed=BOOT_SEED)
 
 
@@ -145,11 +144,3 @@ def audit(tables: Tables, stem: Path) -> None:
     ax.set_title("Private-OFU-RL counters: privacy audit", fontsize=10)
     fig.tight_layout()
     save(fig, stem)
-
-
-FIGURES = [
-    Figure("lq_regret_loglog", PAPER, ("lq_regret",), regret_loglog, "lq_regret_loglog.rst"),
-    Figure("lq_privacy_cost", PAPER, ("lq_regret",), privacy_cost, "lq_privacy_cost.rst"),
-    Figure("lq_oracle_size", PAPER, ("lq_oracle",), oracle_size, "lq_oracle_size.rst"),
-    Figure("lq_audit", PAPER, ("lq_audit",), audit, "lq_audit.rst"),
-]

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
 
 
@@ -77,9 +77,3 @@ def audit(tables: Tables, stem: Path) -> None:
     fig.suptitle("Privacy audits: correct mechanisms stay below the diagonal, broken ones do not")
     fig.tight_layout()
     save(fig, stem)
-
-
-FIGURES = [
-    Figure("mechanisms_counter_error", "mechanisms", ("counter_error",), counter_error, "mechanisms_counter_error.rst"),
-    Figure("mechanisms_audit", "mechanisms", ("audit",), audit, "mechanisms_audit.rst", optional=("audit_broken",)),
-]

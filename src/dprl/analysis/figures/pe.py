@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.stats import BOOT_SEED, loglog_slope  # noqa: E402
 
@@ -141,11 +141,3 @@ def audit(tables: Tables, stem: Path) -> None:
     ax.set_title(f"Audits of DP-LSW / DP-LSL on adversarial neighbouring batches ({int(df['seed'].nunique())} seed(s))", fontsize=9)
     fig.tight_layout()
     save(fig, stem)
-
-
-FIGURES = [
-    Figure("pe_rmse_loglog", "pe", ("pe_batch",), rmse_loglog, caption="pe_rmse_loglog.rst"),
-    Figure("pe_noise_scale", "pe", ("pe_batch",), noise_scale, caption="pe_noise_scale.rst"),
-    Figure("pe_lambda_heatmap", "pe", ("pe_lambda",), lambda_heatmap, caption="pe_lambda_heatmap.rst"),
-    Figure("pe_audit", "pe", ("pe_audit",), audit, caption="pe_audit.rst"),
-]

@@ -12,11 +12,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from dprl.analysis.base import Figure, Tables  # noqa: E402
+from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
 from dprl.analysis.claims.tabular import _final, privacy_cost  # noqa: E402
 
-PAPER = "tabular"
 
 
 def _band(ax: plt.Axes, g: pd.DataFrame, x: str, y: str, label: str, color, **kw) -> None:
@@ -137,12 +136,3 @@ def mab_pulls(tables: Tables, stem: Path) -> None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     save(fig, stem)
-
-
-FIGURES: list[Figure] = [
-    Figure("tabular_regret_loglog", PAPER, ("tabular_regret",), regret_loglog, "tabular_regret_loglog.rst"),
-    Figure("tabular_privacy_cost_eps", PAPER, ("tabular_regret",), privacy_cost_eps, "tabular_privacy_cost_eps.rst"),
-    Figure("tabular_pac_counts", PAPER, ("tabular_pac",), pac_counts, "tabular_pac_counts.rst"),
-    Figure("tabular_scaling_S", PAPER, ("tabular_scaling",), scaling_S, "tabular_scaling_S.rst"),
-    Figure("tabular_mab_pulls", PAPER, ("private_mab",), mab_pulls, "tabular_mab_pulls.rst"),
-]
