@@ -54,12 +54,13 @@ def test_smoke_on_slurm_is_bit_identical_to_local(slurm_cluster, smoke_local, tm
     )
     print(f"[slurm] smoke preset through SLURM in {run.seconds:.1f} s")
 
-    # the simulation jobs really went through sbatch, one cluster job per job
-    # (or per group of jobs when the profile groups them)
+    # the simulations really went through sbatch, in bundles (the profile's
+    # bundle_seconds): fewer cluster jobs than simulations, each a simulate_* bundle rule
     submitted = re.findall(r"submitted with SLURM jobid (\d+)", run.output)
     assert submitted, f"no job was submitted to SLURM:\n{run.tail()}"
     jobs = list((wd / "results/smoke/jobs").rglob("*.csv"))
-    assert jobs
+    assert jobs and len(submitted) < len(jobs), (len(submitted), len(jobs))
+    assert re.search(r"slurm_logs/rule_simulate_\w+_b\d{3}/", run.output), run.tail()
     accounted = slurm_cluster.run("squeue", "-h", "--states=all", "-o", "%i %T").stdout.split("\n")
     states = dict(line.split() for line in accounted if line.strip())
     assert all(states.get(j) == "COMPLETED" for j in submitted), {j: states.get(j) for j in submitted}
