@@ -65,20 +65,37 @@ def benchmark_seconds(wd: Path, preset: str) -> dict[str, float]:
     return out
 
 
-def run(cmd: list[str], cwd: Path, env: dict) -> float:
+def run(cmd: list[str], cwd: Path, env: dict, cluster: SlurmCluster | None = None) -> tuple[float, dict[str, tuple[str, str]]]:
+    """Run Snakemake; with a cluster, poll squeue meanwhile (finished jobs leave it after
+    MinJobAge) and return every completed job's (start, end)."""
+    seen: dict[str, tuple[str, str]] = {}
+
+    def poll() -> None:
+        r = cluster.run("squeue", "-h", "--states=all", "-o", "%i|%S|%e|%T", check=False)
+        for line in r.stdout.splitlines():
+            jid, start, end, state = line.split("|")
+            if state == "COMPLETED":
+                seen[jid] = (start, end)
+
     t0 = time.monotonic()
     with open(cwd / "snakemake.log", "w") as log:
-        r = subprocess.run(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            time.sleep(5)
+            if cluster is not None:
+                poll()
     wall = time.monotonic() - t0
-    if r.returncode != 0:
+    if cluster is not None:
+        poll()
+    if proc.returncode != 0:
         raise SystemExit(f"snakemake failed in {cwd}; see {cwd}/snakemake.log")
-    return wall
+    return wall, seen
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--preset", default="default")
-    ap.add_argument("--jobs", type=int, default=30, help="size of the random sample of the preset's jobs")
+    ap.add_argument("--jobs", type=int, default=0, help="0: every job of the preset; n: a seeded random sample of n jobs")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--local", action="store_true", help="also run the sample locally for comparison")
     ap.add_argument("--cpu-factor", type=int, default=1)
@@ -107,16 +124,11 @@ def main() -> int:
             pf.write_text(yaml.safe_dump(merged, sort_keys=False))
         report["profile"] = (Path(prof) / "config.yaml").read_text()
         cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", prof, *targets, "--config", f"preset={a.preset}"]
-        wall = run(cmd, wd, cluster.env)
+        wall, seen = run(cmd, wd, cluster.env, cluster)
         bench = benchmark_seconds(wd, a.preset)
-        sq = cluster.run("squeue", "-h", "--states=all", "-o", "%i|%S|%e").stdout.splitlines()
-    elapsed = []
-    for line in sq:
-        _, s, e = line.split("|")
-        if s not in ("N/A", "Unknown") and e not in ("N/A", "Unknown"):
-            from datetime import datetime
+    from datetime import datetime
 
-            elapsed.append((datetime.fromisoformat(e) - datetime.fromisoformat(s)).total_seconds())
+    elapsed = [(datetime.fromisoformat(e) - datetime.fromisoformat(st)).total_seconds() for st, e in seen.values()]
     compute = sum(bench.values())
     n_cluster = len(elapsed)
     report["slurm"] = {
@@ -138,7 +150,7 @@ def main() -> int:
         wd = copy_workflow(root / "local")
         cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "workflow/profiles/default", "--cores", str(cores),
                *targets, "--config", f"preset={a.preset}"]
-        wall = run(cmd, wd, dict(os.environ))
+        wall, _ = run(cmd, wd, dict(os.environ))
         bench = benchmark_seconds(wd, a.preset)
         compute = sum(bench.values())
         report["local"] = {
