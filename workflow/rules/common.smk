@@ -68,7 +68,7 @@ wildcard_constraints:
 # Measured per-job resources (written by `dprl runtimes --resources-out` from a default
 # run): {experiment: {mem_mb, runtime, seconds}} per simulation. Experiments not measured
 # yet use their kind's declared values.
-import math as _math
+import math
 import yaml as _yaml
 from pathlib import Path as _Path
 
