@@ -65,6 +65,20 @@ def benchmark_seconds(wd: Path, preset: str) -> dict[str, float]:
     return out
 
 
+def capacity_summary(wall: float, bench: dict[str, float], cores: int) -> dict:
+    """Compute, capacity used and overhead = 1 - compute / (wall x cores) of one run."""
+    compute = sum(bench.values())
+    return {
+        "cores": cores,
+        "wall_s": round(wall, 1),
+        "compute_s": round(compute, 1),
+        "overhead_fraction": round(1 - compute / (wall * cores), 3),
+        "snakemake_jobs": len(bench),
+        "snakemake_job_s_mean": round(statistics.mean(bench.values()), 2),
+        "snakemake_job_s_median": round(statistics.median(bench.values()), 2),
+    }
+
+
 def run(cmd: list[str], cwd: Path, env: dict, cluster: SlurmCluster | None = None) -> tuple[float, dict[str, tuple[str, str]]]:
     """Run Snakemake; with a cluster, poll squeue meanwhile (finished jobs leave it after
     MinJobAge) and return every completed job's (start, end)."""
@@ -132,14 +146,8 @@ def main() -> int:
     compute = sum(bench.values())
     n_cluster = len(elapsed)
     report["slurm"] = {
-        "cores": cores,
-        "wall_s": round(wall, 1),
-        "compute_s": round(compute, 1),
-        "overhead_fraction": round(1 - compute / (wall * cores), 3),
+        **capacity_summary(wall, bench, cores),
         "simulations": len(targets),
-        "snakemake_jobs": len(bench),
-        "snakemake_job_s_mean": round(statistics.mean(bench.values()), 2),
-        "snakemake_job_s_median": round(statistics.median(bench.values()), 2),
         "cluster_jobs": n_cluster,
         "cluster_elapsed_s_sum": round(sum(elapsed), 1),
         # what each cluster job adds to the compute of the simulations it runs
@@ -151,16 +159,7 @@ def main() -> int:
         cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "workflow/profiles/default", "--cores", str(cores),
                *targets, "--config", f"preset={a.preset}"]
         wall, _ = run(cmd, wd, dict(os.environ))
-        bench = benchmark_seconds(wd, a.preset)
-        compute = sum(bench.values())
-        report["local"] = {
-            "cores": cores,
-            "wall_s": round(wall, 1),
-            "compute_s": round(compute, 1),
-            "overhead_fraction": round(1 - compute / (wall * cores), 3),
-            "snakemake_jobs": len(bench),
-            "snakemake_job_s_mean": round(statistics.mean(bench.values()), 2),
-        }
+        report["local"] = capacity_summary(wall, benchmark_seconds(wd, a.preset), cores)
     text = json.dumps(report, indent=2)
     print(text)
     if a.out:

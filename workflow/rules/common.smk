@@ -33,9 +33,13 @@ def job_of(wildcards):
     return JOBS[f"jobs/{wildcards.experiment}/{wildcards.job}.csv"]
 
 
+def job_member(job, **extra):
+    """What `dprl run-job` / `run-bundle` needs of a job: its spec and labels."""
+    return {"spec": job.spec.to_dict(), "labels": job.labels, **extra}
+
+
 def job_payload(wildcards):
-    job = job_of(wildcards)
-    return json.dumps({"spec": job.spec.to_dict(), "labels": job.labels}, sort_keys=True, default=float)
+    return json.dumps(job_member(job_of(wildcards)), sort_keys=True, default=float)
 
 
 def job_files(experiment):
@@ -108,14 +112,7 @@ BUNDLES = (
 
 
 def bundle_payload(bundle):
-    return json.dumps(
-        [
-            {"spec": JOBS[p].spec.to_dict(), "labels": JOBS[p].labels, "out": f"{RES}/{p}"}
-            for p in bundle.paths
-        ],
-        sort_keys=True,
-        default=float,
-    )
+    return json.dumps([job_member(JOBS[p], out=f"{RES}/{p}") for p in bundle.paths], sort_keys=True, default=float)
 
 
 def bundle_benchmark(bundle):
