@@ -31,16 +31,47 @@ def laplace_tree_scale(epsilon: float, levels: int, l1_sensitivity: float = 1.0)
     return levels * l1_sensitivity / epsilon
 
 
-def laplace_sum_sf(z: float, n_terms: int) -> float:
-    """Exact ``P(Σ_{i<=k} Lap(1) > z)``: the sum is ``G1 - G2`` with ``G1, G2 ~ Gamma(k, 1)``
-    independent, so ``P = ∫ Γ_sf(z + g; k) γ(g; k) dg`` (one smooth quadrature)."""
-    from scipy import integrate, stats
+# Largest number of Laplace terms whose tail we compute: the exact formula below costs
+# O(k) per evaluation; beyond this the quantile search would take seconds per call.
+LAPLACE_SUM_MAX_TERMS = 1_000_000
 
-    k = max(int(n_terms), 1)
-    if z <= 0:
-        return 1.0 - laplace_sum_sf(-z, k) if z < 0 else 0.5
-    val, _ = integrate.quad(lambda g: stats.gamma.sf(z + g, k) * stats.gamma.pdf(g, k), 0, np.inf, limit=200, epsabs=1e-300, epsrel=1e-10)
-    return float(val)
+
+def laplace_sum_logsf(z: float, n_terms: int) -> float:
+    """Exact ``ln P(Σ_{i<=k} Lap(1) > z)`` for every ``z`` and ``k`` (no quadrature).
+
+    The sum is ``G1 - G2`` with ``G1, G2 ~ Gamma(k, 1)`` independent. Conditioning on ``G2``
+    and expanding ``P(G1 > x) = e^{-x} Σ_{i<k} x^i/i!`` gives, for ``z >= 0``, the finite sum
+    of positive terms
+
+        ``P(G1 - G2 > z) = Σ_{m=0}^{k-1} Pois(m; z) · P(NB(k, 1/2) <= k-1-m)``
+
+    (``Pois`` the Poisson pmf with mean ``z``, ``NB(k, 1/2)`` the failures before the k-th
+    success). With no cancellation, evaluating it in log space (``logsumexp``, the
+    negative-binomial CDF accumulated with ``logaddexp``) keeps ~1e-12 relative accuracy
+    however deep the tail and however many terms (the earlier Gamma-difference quadrature
+    missed the integrand's peak and silently returned 0 from about 200 terms on).
+    """
+    from scipy import special
+
+    k = _laplace_terms(n_terms)
+    if z < 0:
+        return float(np.log1p(-math.exp(laplace_sum_logsf(-z, k))))
+    m = np.arange(k)
+    j = k - 1 - m  # P(NB <= j) = Σ_{i<=j} C(i+k-1, i) 2^{-(i+k)}
+    i = np.arange(k)
+    log_pmf_nb = special.gammaln(i + k) - special.gammaln(i + 1) - special.gammaln(k) - (i + k) * math.log(2.0)
+    log_cdf_nb = np.logaddexp.accumulate(log_pmf_nb)[j]
+    if z == 0:
+        log_pois = np.where(m == 0, 0.0, -np.inf)
+    else:
+        log_pois = m * math.log(z) - z - special.gammaln(m + 1)
+    return float(special.logsumexp(log_pois + log_cdf_nb))
+
+
+def laplace_sum_sf(z: float, n_terms: int) -> float:
+    """Exact ``P(Σ_{i<=k} Lap(1) > z)`` (:func:`laplace_sum_logsf`; underflows to 0 only
+    where the probability is below the smallest float)."""
+    return math.exp(laplace_sum_logsf(z, n_terms))
 
 
 def laplace_sum_tail(scale: float, n_terms: int, beta: float) -> float:
@@ -49,24 +80,43 @@ def laplace_sum_tail(scale: float, n_terms: int, beta: float) -> float:
     This is the ``tight`` replacement of PUCB's ``E_ε`` per counter and release (before a
     union bound over counters and episodes): the noise in a release is exactly a sum of
     ``k = popcount(t) <= L`` i.i.d. Laplace node noises, whose tail we compute exactly
-    (:func:`laplace_sum_sf`) instead of bounding it.
+    (:func:`laplace_sum_logsf`) instead of bounding it.
+
+    Raises ``ValueError`` where the value cannot be computed accurately: more than
+    ``LAPLACE_SUM_MAX_TERMS`` terms, or a root whose tail probability misses ``β/2`` by more
+    than 1e-9 relative (checked on every call, never returned silently).
     """
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie in (0, 1), got {beta}")
-    return scale * _laplace_sum_quantile(max(int(n_terms), 1), float(beta))
+    if not (scale > 0 and math.isfinite(scale)):
+        raise ValueError(f"Laplace scale must be positive and finite, got {scale}")
+    return scale * _laplace_sum_quantile(_laplace_terms(n_terms), float(beta))
+
+
+def _laplace_terms(n_terms: int) -> int:
+    k = max(int(n_terms), 1)
+    if k > LAPLACE_SUM_MAX_TERMS:
+        raise ValueError(
+            f"laplace sum tail: {k} terms exceed the {LAPLACE_SUM_MAX_TERMS} for which the exact formula is evaluated"
+        )
+    return k
 
 
 @functools.lru_cache(maxsize=4096)
 def _laplace_sum_quantile(k: int, beta: float) -> float:
     from scipy import optimize
 
-    target = beta / 2.0  # two tails, symmetric
+    log_target = math.log(beta / 2.0)  # two tails, symmetric
     if k == 1:
         return math.log(1.0 / beta)  # P(|Lap(1)| > z) = e^{-z}
     hi = max(1.0, math.log(1.0 / beta) * 2)
-    while laplace_sum_sf(hi, k) > target:
+    while laplace_sum_logsf(hi, k) > log_target:
         hi *= 2.0
-    return optimize.brentq(lambda z: math.log(laplace_sum_sf(z, k)) - math.log(target), 0.0 if target < 0.5 else 1e-12, hi, xtol=1e-10)
+    z = optimize.brentq(lambda x: laplace_sum_logsf(x, k) - log_target, 0.0, hi, xtol=1e-12, rtol=1e-13)
+    err = laplace_sum_logsf(z, k) - log_target
+    if not (math.isfinite(z) and abs(err) <= 1e-9):
+        raise ValueError(f"laplace sum tail: no accurate quantile for k={k}, beta={beta} (log-tail error {err:.3g})")
+    return z
 
 
 # --------------------------------------------------------------------------- Gaussian
