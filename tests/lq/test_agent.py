@@ -187,8 +187,9 @@ def test_paper_calibration_formulas_and_tight_guarantee():
     L = 10  # floor(log2 1000) + 1
     assert paper.levels == L
     d1, d2 = H * (1 + gamma) ** 2, H * (1 + gamma)
-    assert paper.regularizer.sigma_gram ** 2 == pytest.approx(8 * L * d1**2 * math.log(2 / delta) / eps**2)
-    assert paper.regularizer.sigma_target ** 2 == pytest.approx(8 * L * d2**2 * math.log(2 / delta) / eps**2)
+    # printed σ² times 4.5/2: the pair's replacement sensitivity (calibration.py docstring)
+    assert paper.regularizer.sigma_gram ** 2 == pytest.approx(2.25 * 8 * L * d1**2 * math.log(2 / delta) / eps**2)
+    assert paper.regularizer.sigma_target ** 2 == pytest.approx(2.25 * 8 * L * d2**2 * math.log(2 / delta) / eps**2)
     lam = paper.regularizer.sigma_gram * math.sqrt(L) * (4 * math.sqrt(n + d) + math.sqrt(8 * math.log(4 * K / alpha)))
     assert paper.regularizer.lam_min == pytest.approx(lam)
     assert paper.regularizer.shift == pytest.approx(2 * lam) and paper.regularizer.lam_max == pytest.approx(3 * lam)
@@ -198,11 +199,12 @@ def test_paper_calibration_formulas_and_tight_guarantee():
     assert tight.exact_epsilon("joint", delta) == pytest.approx(eps, rel=1e-6)
     assert paper.exact_epsilon("joint", delta) <= eps
     assert paper.exact_epsilon("gram", delta / 2) <= eps / 2
+    assert paper.exact_epsilon("target", delta / 2) <= eps
     assert tight.regularizer.sigma_gram < paper.regularizer.sigma_gram
     assert tight.regularizer.lam_min < paper.regularizer.lam_min and tight.regularizer.nu < paper.regularizer.nu
     # a power-of-two K: the paper's ceil(log2 K) would undercount the nodes an episode is in
     assert private_ofu_calibration(eps, delta, "paper", 1024, H, gamma, n, d, alpha).levels == 11
-    assert composed_epsilon(tight.mu_gram, delta / 2) == pytest.approx(tight.claimed("gram")[0])
+    assert composed_epsilon(tight.mu("gram"), delta / 2) == pytest.approx(tight.claimed("gram")[0])
 
 
 def test_run_episodes_records_counts_and_regret():

@@ -1,43 +1,56 @@
-"""Privacy audit of Private-OFU-RL's counters: the right mechanism passes, a broken one fails."""
+"""Privacy audit of Private-OFU-RL's counters on *replacement* pairs (Definition 2), driven
+through the agent's own noise path: the right mechanism passes, broken ones fail."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dprl.agents.lq.audit import audit_counters, counter_releases, maximal_user
+from dprl.agents.lq.audit import regularizer_releases, replacement_pair
 from dprl.agents.lq.calibration import private_ofu_calibration, sensitivities
+from dprl.agents.lq.audit import audit_counters
+from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT
 
 ARGS = dict(n=2, d=1, horizon=10, gamma=1.0, episodes=4, samples=10_000)
 
 
-def _audit(calibration, eps, sigma_scale=1.0):
-    cal = private_ofu_calibration(eps, 1e-3, calibration, ARGS["episodes"], ARGS["horizon"], ARGS["gamma"], ARGS["n"], ARGS["d"], 0.1)
+def _cal(calibration, eps, relation="replacement"):
+    return private_ofu_calibration(eps, 1e-3, calibration, ARGS["episodes"], ARGS["horizon"], ARGS["gamma"],
+                                   ARGS["n"], ARGS["d"], 0.1, relation=relation)
+
+
+def _audit(cal, sigma_scale=1.0, seed=11):
     return audit_counters(cal, ARGS["n"], ARGS["d"], ARGS["horizon"], ARGS["gamma"], ARGS["episodes"], ARGS["samples"],
-                          np.random.default_rng(11), sigma_scale=sigma_scale)
+                          np.random.default_rng(seed), sigma_scale=sigma_scale)
 
 
-def test_maximal_user_has_exactly_the_claimed_sensitivity():
-    gram, target = maximal_user(2, 1, 10, 1.0)
+@pytest.mark.parametrize("which, expected", [("B1", GRAM_ALONE), ("B2", CROSS_ALONE), ("joint", JOINT)])
+def test_replacement_pairs_attain_the_worst_case(which, expected):
+    (g0, c0), (g1, c1) = replacement_pair(which, 2, 1, 10, 1.0)
     d1, d2 = sensitivities(10, 1.0)
-    assert np.linalg.norm(gram) == pytest.approx(d1) and np.linalg.norm(target) == pytest.approx(d2)
+    got = (np.linalg.norm(g0 - g1) / d1) ** 2 * (which != "B2") + (np.linalg.norm(c0 - c1) / d2) ** 2 * (which != "B1")
+    assert got == pytest.approx(expected)
+    for z_norm in (np.sqrt(np.trace(g0) / 10), np.sqrt(np.trace(g1) / 10)):  # both are real users of norm 1+γ
+        assert z_norm == pytest.approx(2.0)
 
 
-def test_counter_releases_are_the_prefix_sums_plus_symmetric_noise():
-    gram, _ = maximal_user(2, 1, 10, 1.0)
-    out = counter_releases(gram, 4, 1e-9, 3, np.random.default_rng(0), symmetric=True)
+def test_releases_are_the_regularizer_prefix_sums():
+    cal = _cal("tight", 4.0)
+    first, _ = replacement_pair("joint", 2, 1, 10, 1.0)
+    out = regularizer_releases(cal, first, 4, 50_000, np.random.default_rng(0), "joint")
     iu = np.triu_indices(3)
-    np.testing.assert_allclose(out, np.tile(gram[iu], (3, 4)), atol=1e-6)
+    expected_gram = first[0][iu] + cal.regularizer.shift * np.eye(3)[iu]
+    expected = np.tile(np.concatenate([expected_gram, first[1].ravel()]), 4)
+    np.testing.assert_allclose(out.mean(0), expected, atol=0.05 * cal.regularizer.sigma_gram * 2)
 
 
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_correct_counters_pass(calibration):
-    res = _audit(calibration, 4.0)
+    res = _audit(_cal(calibration, 4.0))
     assert all(r.passed for r in res.values()), {k: r.eps_lb for k, r in res.items()}
 
 
-def test_counters_with_half_the_noise_fail():
-    res = _audit("tight", 4.0, sigma_scale=0.5)
-    # B1 (six coordinates shifted) and the pair are caught at this sample size; B2's shift
-    # sits in one coordinate of a single release and needs more runs or a larger error
-    assert not res["B1"].passed and not res["joint"].passed, {k: (r.epsilon, r.eps_lb) for k, r in res.items()}
+@pytest.mark.parametrize("seed", range(3))
+def test_counters_with_half_the_noise_fail(seed):
+    res = _audit(_cal("tight", 4.0), sigma_scale=0.5, seed=seed)
+    assert not any(r.passed for r in res.values()), {k: (r.epsilon, r.eps_lb) for k, r in res.items()}

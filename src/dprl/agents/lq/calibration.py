@@ -2,15 +2,22 @@
 ``paper`` and ``tight``, returned as a :class:`~dprl.privacy.regularizer.RegularizerCalibration`
 for the shared :class:`~dprl.privacy.regularizer.CentralRegularizer`.
 
-Neighbouring relation. The paper's sensitivities ``Δ1 = H(1+γ)²`` (counter B1, stream
-``Σ_h z zᵀ``) and ``Δ2 = H(1+γ)`` (B2, stream ``Σ_h z x_{h+1}ᵀ``) are the largest Frobenius
-norms of one user's contribution (Lemma 2: ``||z|| <= 1+γ``, ``||x|| <= 1``). They bound the
-change of a P-sum when one user's statistics are replaced by those of a null user (zero
-statistics), which is the relation our audits use. (Replacing one real user by another
-may change ``Σ zzᵀ`` by up to ``√2 Δ1`` and ``Σ z xᵀ`` by up to ``2Δ2``; we keep the paper's
-constants in both calibrations so that they compare like with like, and say so in the
-report.) The agent clips ``z`` and ``x_{h+1}`` to these norms before sending its
-statistics, so the sensitivity bound holds for every trajectory, not only under Lemma 2.
+Neighbouring relation. Definition 2 of the paper replaces one user by another. The
+paper's sensitivities ``Δ1 = H(1+γ)²`` (counter B1, stream ``Σ_h z zᵀ``) and
+``Δ2 = H(1+γ)`` (B2, stream ``Σ_h z x_{h+1}ᵀ``) are the largest Frobenius norms of one
+user's contribution (Lemma 2: ``||z|| <= 1+γ``, ``||x|| <= 1``): they bound the change when
+a user is replaced by a *null* user. Both counters are fed by the same ``z``, so under
+replacement the pair moves together: the worst case of ``(||ΔG||/Δ1)² + (||ΔC||/Δ2)²`` is
+``4.5`` (``z′`` at 60° to ``z``, ``x′ = −x``; :mod:`dprl.privacy.replacement`), not the
+``2`` the printed σ's assume (each counter (ε/2, δ/2) with its own Δ). Both calibrations
+are therefore calibrated for ``4.5``: ``paper`` multiplies the printed σ's by
+``sqrt(4.5/2) = 1.5`` (which restores the printed zCDP budget ``ρ`` for the pair), and
+``tight`` solves the analytic Gaussian mechanism for ``μ² = 4.5 L Δ_i²/σ_i²``. The
+null-user calibrations (``relation="null_user"``, the previous behaviour) remain available
+only as audited variants for the tests, where exact accounting under replacement must
+reject them (``tight``: 1.5–1.8× the nominal ε; ``paper``: above it from ε ≈ 5). The agent clips ``z``
+and ``x_{h+1}`` to these norms before sending its statistics, so the sensitivity bound
+holds for every trajectory, not only under Lemma 2.
 
 Tree depth. The paper's ``m = ceil(log2 K)`` undercounts the nodes containing an episode by
 one when ``K`` is a power of two (and is 0 for ``K = 1``); we use the exact number of tree
@@ -28,10 +35,13 @@ from dprl.privacy.calibration import (
     gaussian_sigma_tight,
     symmetric_gaussian_norm_bound_paper,
     symmetric_gaussian_norm_bound_tight,
-    tree_counter_mu,
 )
 from dprl.privacy.regularizer import RegularizerCalibration
+from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT, NULL_USER_JOINT, gram_cross_replacement_weight
 from dprl.privacy.tree_counter import tree_levels
+
+
+RELATIONS = ("replacement", "null_user")
 
 
 @dataclass(frozen=True)
@@ -45,31 +55,41 @@ class LQPrivacyCalibration:
     levels: int  # L: nodes per episode in the tree (composition count per counter)
     sens_gram: float  # Δ1
     sens_target: float  # Δ2
+    relation: str = "replacement"  # the relation the σ's were calibrated for
 
     @property
-    def mu_gram(self) -> float:
-        return tree_counter_mu(self.regularizer.sigma_gram, self.sens_gram, self.levels)
+    def weights(self) -> tuple[float, float]:
+        """``(L Δ1²/σ1², L Δ2²/σ2²)``: each counter's μ² per unit of squared change."""
+        r = self.regularizer
+        return self.levels * (self.sens_gram / r.sigma_gram) ** 2, self.levels * (self.sens_target / r.sigma_target) ** 2
 
-    @property
-    def mu_target(self) -> float:
-        return tree_counter_mu(self.regularizer.sigma_target, self.sens_target, self.levels)
+    def mu(self, which: str) -> float:
+        """μ-GDP of counter ``gram`` or ``target`` alone, or of the pair (``joint``), under
+        *replacement* (Definition 2; :mod:`dprl.privacy.replacement`)."""
+        w1, w2 = self.weights
+        return math.sqrt({
+            "gram": GRAM_ALONE * w1,
+            "target": CROSS_ALONE * w2,
+            "joint": gram_cross_replacement_weight(w1, w2),
+        }[which])
 
     def exact_epsilon(self, which: str, delta: float) -> float:
-        """Exact ε at ``delta`` of counter ``gram``/``target`` or of both (``joint``),
-        from the Gaussian-DP profile (μ² adds up under composition)."""
-        mu = {"gram": self.mu_gram, "target": self.mu_target, "joint": math.hypot(self.mu_gram, self.mu_target)}[which]
-        return composed_epsilon(mu, delta)
+        """Exact ε at ``delta`` of ``gram``/``target``/``joint`` under replacement, from
+        the Gaussian-DP profile (μ² adds up under composition)."""
+        return composed_epsilon(self.mu(which), delta)
+
+    @property
+    def accounted_epsilon(self) -> float:
+        """The job's accounted ε: exact ε of both counters at the nominal δ under
+        replacement. At most the nominal ε for both calibrations (tested)."""
+        return self.exact_epsilon("joint", self.delta)
 
     def claimed(self, which: str) -> tuple[float, float]:
-        """The (ε, δ) guarantee this calibration claims for ``gram``/``target``/``joint``.
-
-        ``paper``: each counter (ε/2, δ/2), jointly (ε, δ) (Theorem 2's proof).
-        ``tight``: jointly (ε, δ) exactly; each counter alone is then μ/√2-GDP, whose
-        exact ε at δ/2 is what it claims (smaller than ε but not necessarily ε/2)."""
+        """The (ε, δ) this calibration claims for ``gram``/``target``/``joint``: the pair is
+        (ε, δ) (Theorem 2); a single counter claims its exact ε at δ/2 under replacement
+        (with the 4.5 calibration the pair, not each counter, gets the budget)."""
         if which == "joint":
             return self.epsilon, self.delta
-        if self.calibration == "paper":
-            return self.epsilon / 2.0, self.delta / 2.0
         return self.exact_epsilon(which, self.delta / 2.0), self.delta / 2.0
 
 
@@ -79,41 +99,51 @@ def sensitivities(horizon: int, gamma: float) -> tuple[float, float]:
 
 
 def private_ofu_calibration(
-    epsilon: float, delta: float, calibration: str, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float
+    epsilon: float, delta: float, calibration: str, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float,
+    relation: str = "replacement",
 ) -> LQPrivacyCalibration:
     """Noise scales ``σ1, σ2`` and good-event constants ``(η, λ_min, λ_max, ν)``.
 
-    ``paper`` (Sec. IV-A and proof of Theorem 3): ``σ_i² = 8 L Δ_i² ln(2/δ)/ε²``,
+    ``paper`` (Sec. IV-A and proof of Theorem 3): ``σ_i² = 8 L Δ_i² ln(2/δ)/ε²`` as printed,
+    times ``JOINT/2 = 2.25`` under replacement (module docstring),
     ``Λ = σ1 √L (4√(n+d) + √(8 ln(4K/α)))``, ``η = 2Λ``, ``λ_min = Λ``, ``λ_max = 3Λ``,
     ``ν = σ2 √(L/Λ) (√(2n(n+d)) + √(4 ln(2K/α)))``.
 
     ``tight``: σ by the exact (analytic) Gaussian mechanism over both counters jointly:
-    the two counters are ``2L`` Gaussian mechanisms on the same user, μ² adds up, and
-    giving each counter half of ``μ(ε,δ)²`` (``σ_i = √(2L) Δ_i / μ(ε, δ)``) makes the pair
-    exactly (ε, δ)-DP; the billboard lemma then gives (ε, δ)-JDP as in Theorem 2.
+    the two counters are ``2L`` Gaussian mechanisms on the same user and μ² adds up; with
+    ``σ_i = Δ_i √(JOINT·L) / μ(ε, δ)`` the worst replacement pair has exactly ``μ(ε, δ)``,
+    so the pair is (ε, δ)-DP; the billboard lemma then gives (ε, δ)-JDP as in Theorem 2.
     ``Λ`` and the noise-norm bound in ``ν`` are replaced by valid bounds at the *same*
     failure probabilities (``α/(2K)`` each, so the union bound of Theorem 3 is unchanged):
     ``Λ`` by :func:`symmetric_gaussian_norm_bound_tight` (min of the Frobenius/χ² bound and
     the paper's) and ``||L_k||_F`` by the exact χ² quantile with ``n(n+d)`` degrees of
     freedom instead of Laurent–Massart. The release after ``k-1`` episodes sums at most
-    ``L`` nodes, so per-entry noise variance is at most ``L σ²`` in both routes.
+    ``L`` nodes, so per-entry noise variance is at most ``L σ²`` in both routes: the
+    bounds take the summed scale ``√L·σ``, never the per-node σ (tested by coverage).
+
+    ``relation="null_user"`` reproduces the calibration for a null-user relation (factor
+    ``2`` instead of ``4.5``); it is not private under Definition 2 and exists only as a
+    variant that the accounting tests and audits must reject.
     """
     if calibration not in ("paper", "tight"):
         raise ValueError(f"calibration must be 'paper' or 'tight', got {calibration!r}")
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
     if not 0 < alpha <= 1:
         raise ValueError(f"confidence level alpha must lie in (0, 1], got {alpha}")
     levels = tree_levels(episodes)
     p = n + d
     d1, d2 = sensitivities(horizon, gamma)
+    joint = JOINT if relation == "replacement" else NULL_USER_JOINT
     if calibration == "paper":
-        scale = math.sqrt(8.0 * levels * math.log(2.0 / delta)) / epsilon
+        scale = math.sqrt(8.0 * levels * math.log(2.0 / delta)) / epsilon * math.sqrt(joint / NULL_USER_JOINT)
         sigma1, sigma2 = scale * d1, scale * d2
         # Lemma 4 with t = σ√(2 ln(4K/α)) fails w.p. 2·α/(4K) = α/(2K).
         lam = symmetric_gaussian_norm_bound_paper(sigma1 * math.sqrt(levels), p, alpha / (4.0 * episodes))
         frob = sigma2 * math.sqrt(levels) * (math.sqrt(2.0 * n * p) + math.sqrt(4.0 * math.log(2.0 * episodes / alpha)))
     else:
-        sigma1 = gaussian_sigma_tight(epsilon, delta, d1, compositions=2 * levels)
-        sigma2 = gaussian_sigma_tight(epsilon, delta, d2, compositions=2 * levels)
+        sigma1 = gaussian_sigma_tight(epsilon, delta, d1, compositions=joint * levels)
+        sigma2 = gaussian_sigma_tight(epsilon, delta, d2, compositions=joint * levels)
         # the paper bound fails w.p. <= 2β, the χ² bound w.p. <= β: β = α/(4K) keeps α/(2K).
         lam = symmetric_gaussian_norm_bound_tight(sigma1 * math.sqrt(levels), p, alpha / (4.0 * episodes))
         frob = chi2_norm_bound(sigma2 * math.sqrt(levels), n * p, alpha / (2.0 * episodes))
@@ -121,5 +151,4 @@ def private_ofu_calibration(
     reg = RegularizerCalibration(
         sigma_gram=sigma1, sigma_target=sigma2, shift=2.0 * lam, lam_min=lam, lam_max=3.0 * lam, nu=frob / math.sqrt(lam)
     )
-    return LQPrivacyCalibration(reg, calibration, float(epsilon), float(delta), levels, d1, d2)
-
+    return LQPrivacyCalibration(reg, calibration, float(epsilon), float(delta), levels, d1, d2, relation)

@@ -29,6 +29,16 @@ class BuiltAgent:
     lam: float | None  # ridge λ of non-private OFU-RL
 
 
+def private_regularizer(
+    cal: LQPrivacyCalibration, p: int, q: int, episodes: int, rng: np.random.Generator | None,
+    batch_shape: tuple[int, ...] = (),
+) -> CentralRegularizer:
+    """Private-OFU-RL's noise path (Algorithm 1: counters B1, B2 and the shift ``η = 2Λ``).
+    The agent uses ``batch_shape=()``; audits and privacy tests build the same object with a
+    batch of independent runs."""
+    return CentralRegularizer(batch_shape, p, q, episodes, cal.regularizer, rng)
+
+
 def build_agent(
     system: LQSystem, name: str, params: dict, privacy: dict | None, episodes: int,
     agent_rng: np.random.Generator, noise_rng: np.random.Generator,
@@ -47,7 +57,7 @@ def build_agent(
             raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
         cal = private_ofu_calibration(float(privacy["epsilon"]), float(privacy["delta"]), privacy["calibration"],
                                       episodes, system.horizon, system.gamma, n, d, alpha)
-        reg = CentralRegularizer((), p, n, episodes, cal.regularizer, noise_rng)
+        reg = private_regularizer(cal, p, n, episodes, noise_rng)
         return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal, None)
     raise ValueError(f"unknown LQ algorithm {name!r}")
 
@@ -129,6 +139,7 @@ def run_episodes(
         out["nu"] = c.regularizer.nu
         out["tree_levels"] = c.levels
         out["eps_exact"] = c.exact_epsilon("joint", c.delta)
+        out["accounted_epsilon"] = c.accounted_epsilon  # exact, under replacement (Definition 2)
     else:
         out["lam_min"] = built.lam
     if agent.regularizer.n_repaired:

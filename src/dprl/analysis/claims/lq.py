@@ -30,6 +30,7 @@ def _c1(tables: Tables) -> list[ClaimResult]:
         verdict = "reproduced" if n_fail == 0 and over == 0 else "not reproduced"
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
+            f"relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
             f"mean of max(ε_lb, 0)/ε over {len(g)} audits (B1, B2 at their claimed guarantee, the pair at (ε, δ); "
             f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['samples'].iloc[0])} runs per input and phase); "
             f"{n_fail} audits with ε_lb > ε; largest ε_lb/ε = {float((g['eps_lb'] / g['claimed_epsilon']).max()):.3f}; "
