@@ -2,6 +2,13 @@
 # Usage: `snakemake --cores 8` (default preset), `--config preset=smoke`,
 # `--workflow-profile workflow/profiles/slurm` on a SLURM cluster. See README.md.
 
+# Snakemake's own YAML loading keeps the last of two duplicated keys and reports syntax
+# errors without a line; read the config files strictly first (file:line:column, exit 2).
+from dprl.config.yaml_io import check_config_files_or_exit
+
+check_config_files_or_exit(["config.yaml", *workflow.overwrite_configfiles])
+
+
 configfile: "config.yaml"
 
 

@@ -69,6 +69,25 @@ def test_malformed_config_fails_before_any_job(tmp_path):
     assert not (wd / "results").exists()
 
 
+def test_yaml_errors_and_other_presets_refused_by_snakemake(tmp_path):
+    """A duplicated key: file, line and column, exit status 2, no traceback. A typo in
+    presets.full is refused during a smoke run, its key path inside presets.full."""
+    wd = workflow_copy(tmp_path)
+    text = (wd / "config.yaml").read_text()
+    (wd / "config.yaml").write_text(text + "preset: smoke\n")
+    res = snakemake(wd, check=False)
+    line = len(text.splitlines()) + 1
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert f"config.yaml:{line}:1: duplicate key 'preset'" in res.stderr and "Traceback" not in res.stderr
+    cfg = yaml.safe_load(text)
+    cfg["experiments"]["audit"]["presets"]["full"]["settings"] = {"rns": 10}
+    (wd / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = snakemake(wd, check=False)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "experiments.audit.presets.full.settings.rns: unknown parameter" in res.stderr, res.stderr[-2000:]
+    assert not (wd / "results").exists()
+
+
 def test_dry_run_of_default_preset_lists_every_job(tmp_path):
     from dprl.config.load import load_config_file
 

@@ -6,6 +6,7 @@ import sys
 from snakemake.utils import min_version, validate
 
 from dprl.config.load import ConfigError, load_config
+from dprl.config.yaml_io import fail
 from dprl.analysis.figures import all_figures
 
 min_version("9.0")
@@ -16,7 +17,7 @@ min_version("9.0")
 try:
     CFG = load_config(config)
 except ConfigError as err:
-    sys.exit(f"\nconfig.yaml is invalid:\n  {err}\n")
+    fail(f"config.yaml is invalid:\n  {err}")
 validate(config, schema="../schemas/config.schema.yaml", set_default=False)
 
 from dprl.runner.job import short_hash

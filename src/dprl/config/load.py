@@ -1,9 +1,14 @@
 """Validate ``config.yaml`` and expand it into jobs.
 
-Two stages, both before any job runs: the JSON schema (structure, ranges of ε, δ, seeds,
-safe names, no unknown keys), then the registry (experiment kinds, algorithm and
-environment names and their parameters, with "did you mean" suggestions). Errors name the
-offending key path.
+One validation pass, before any job runs, covers every preset at once: no NaN or
+infinity anywhere; the JSON schema (structure, ranges of ε, δ, seeds, safe names, no
+unknown keys); then, for each preset of each experiment, the registry (experiment kinds,
+algorithm and environment names and their parameters, items of list settings, with "did
+you mean" suggestions), the constraints between parameters (:mod:`dprl.config.rules`),
+and each job's estimated memory and time against the ``limits`` (:mod:`dprl.config.estimate`).
+Every problem found is reported, each with the key path the user wrote (inside
+``presets.<preset>`` when the value comes from there). Files are read strictly
+(:mod:`dprl.config.yaml_io`: duplicate keys and tags refused, errors with line and column).
 
 Expansion: experiment × algorithm × environment × privacy × seed, one :class:`JobSpec`
 each. Non-private algorithms get one privacy setting (``nonprivate``); pure-DP ones expand
@@ -15,6 +20,7 @@ from its own parameters, so adding a value to a sweep leaves every other path un
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import itertools
 import math
@@ -27,6 +33,9 @@ from typing import Any
 import jsonschema
 import yaml
 
+from dprl.config import rules
+from dprl.config.estimate import estimate
+from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import kinds
 from dprl.runner.job import JobSpec, short_hash
@@ -35,8 +44,27 @@ PRESETS = ("smoke", "default", "full")
 SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=-]*$")
 
 
+Where = tuple  # a key path: ("experiments", "audit", "algorithms", 0, "name")
+
+
 class ConfigError(ValueError):
-    """``config.yaml`` is invalid; the message names the key path and what is allowed."""
+    """``config.yaml`` is invalid; the message names the key path and what is allowed.
+
+    ``problems`` lists every problem found (one line each); ``where`` is the key path of
+    a single problem raised during resolution (re-pointed into ``presets.<preset>``)."""
+
+    def __init__(self, problems: str | list[str], where: Where | None = None, what: str = "") -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.where, self.what = where, what
+        if len(self.problems) == 1:
+            super().__init__(self.problems[0])
+        else:
+            super().__init__(f"{len(self.problems)} problems:\n  " + "\n  ".join(self.problems))
+
+
+def _fail(where: Where, what: str) -> ConfigError:
+    """A single problem at key path ``where``."""
+    return ConfigError(f"{_path(where)}: {what}", where, what)
 
 
 @cache
@@ -94,15 +122,32 @@ def _fill_defaults(instance: Any, sch: dict[str, Any], root: dict[str, Any]) -> 
                     _fill_defaults(val, extra, root)
 
 
+def nonfinite_numbers(raw: Any, where: Where = ()) -> list[str]:
+    """Every NaN or infinity in ``raw`` (YAML's ``.nan``/``.inf``), as messages. JSON
+    schema bounds do not catch them (``nan > 0`` is false, so is ``nan <= 0``)."""
+    if isinstance(raw, float) and not math.isfinite(raw):
+        return [f"{_path(where)}: must be a finite number, got {raw!r}"]
+    if isinstance(raw, dict):
+        return [m for k, v in raw.items() for m in nonfinite_numbers(v, where + (k,))]
+    if isinstance(raw, list):
+        return [m for i, v in enumerate(raw) for m in nonfinite_numbers(v, where + (i,))]
+    return []
+
+
 def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
-    """Stage 1: JSON schema. Returns a copy with defaults filled."""
+    """Stage 1: finite numbers and the JSON schema (every violation reported). Returns a
+    copy with defaults filled."""
     if not isinstance(raw, dict):
         raise ConfigError(f"<top level>: the configuration must be a mapping, got {type(raw).__name__}")
+    problems = nonfinite_numbers(raw)
+    if problems:
+        raise ConfigError(problems)
     sch = schema()
     validator = jsonschema.Draft202012Validator(sch)
     errors = sorted(validator.iter_errors(raw), key=lambda e: (len(list(e.absolute_path)), str(list(e.absolute_path))), reverse=True)
     if errors:
-        raise ConfigError("invalid config: " + _schema_message(errors[0]))
+        messages = list(dict.fromkeys(_schema_message(e) for e in errors))
+        raise ConfigError(["invalid config: " + m for m in messages])
     cfg = copy.deepcopy(raw)
     _fill_defaults(cfg, sch, sch)
     return cfg
@@ -121,7 +166,9 @@ def _merge(base: Any, over: Any) -> Any:
 # ----------------------------------------------------------------------- parameter checks
 
 
-def _check_value(where: str, value: Any, spec: Param) -> None:
+def _check_value(where: Where, value: Any, spec: Param, items: Param | None = None) -> None:
+    """``value`` against its declaration; ``items`` declares the items of a list value
+    (default: the type of the declared default's items, no range)."""
     kind = spec.kind
     ok = {
         bool: isinstance(value, bool),
@@ -132,36 +179,54 @@ def _check_value(where: str, value: Any, spec: Param) -> None:
     }.get(kind, True)
     if not ok:
         name = {int: "an integer", float: "a number", bool: "true or false", str: "a string", list: "a list"}[kind]
-        raise ConfigError(f"{where}: must be {name}, got {value!r}")
+        raise _fail(where, f"must be {name}, got {value!r}")
     if kind in (int, float):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{where}: must be finite, got {value!r}")
+            raise _fail(where, f"must be finite, got {value!r}")
         if spec.minimum is not None and value < spec.minimum:
-            raise ConfigError(f"{where}: must be >= {spec.minimum}, got {value!r}")
+            raise _fail(where, f"must be >= {spec.minimum}, got {value!r}")
         if spec.exclusive_minimum is not None and value <= spec.exclusive_minimum:
-            raise ConfigError(f"{where}: must be > {spec.exclusive_minimum}, got {value!r}")
+            raise _fail(where, f"must be > {spec.exclusive_minimum}, got {value!r}")
         if spec.maximum is not None and value > spec.maximum:
-            raise ConfigError(f"{where}: must be <= {spec.maximum}, got {value!r}")
+            raise _fail(where, f"must be <= {spec.maximum}, got {value!r}")
     if kind is str and not SAFE.match(value):
-        raise ConfigError(f"{where}: {value!r} is not a safe path component")
+        raise _fail(where, f"{value!r} is not a safe path component")
+    if kind is list:
+        _check_items(where, value, spec, items)
     if spec.choices is not None and value not in spec.choices:
-        raise ConfigError(f"{where}: {value!r} is not allowed{_suggest(value, [str(c) for c in spec.choices])}")
+        raise _fail(where, f"{value!r} is not allowed{_suggest(value, [str(c) for c in spec.choices])}")
 
 
-def _resolve_params(where: str, given: dict[str, Any], declared: dict[str, Param], what: str) -> list[dict[str, Any]]:
+def _check_items(where: Where, value: list[Any], spec: Param, items: Param | None) -> None:
+    """A list setting item by item: non-empty when its default is, items of the default's
+    type (and ``items``' range), no repeats (a repeat would duplicate rows)."""
+    if items is None and spec.default:
+        items = Param(spec.default[0])
+    if spec.default and not value:
+        raise _fail(where, f"must be a non-empty list (default {spec.default!r})")
+    seen = []
+    for i, item in enumerate(value):
+        if items is not None:
+            _check_value(where + (i,), item, items)
+        if item in seen:
+            raise _fail(where + (i,), f"{item!r} is repeated")
+        seen.append(item)
+
+
+def _resolve_params(where: Where, given: dict[str, Any], declared: dict[str, Param], what: str, item_params: dict[str, Param] | None = None) -> list[dict[str, Any]]:
     """Check ``given`` against ``declared``; return the list of parameter dicts (sweeps expanded)."""
     axes: list[list[tuple[str, Any]]] = []
     for key, value in given.items():
         if key in ("name", "label"):
             continue
         if key not in declared:
-            raise ConfigError(f"{where}.{key}: unknown parameter of {what}{_suggest(key, declared)}")
+            raise _fail(where + (key,), f"unknown parameter of {what}{_suggest(key, declared)}")
         spec = declared[key]
         values = value if isinstance(value, list) and spec.kind is not list else [value]
         if not values:
-            raise ConfigError(f"{where}.{key}: an empty sweep")
+            raise _fail(where + (key,), "an empty sweep")
         for i, v in enumerate(values):
-            _check_value(f"{where}.{key}" + (f"[{i}]" if values is value else ""), v, spec)
+            _check_value(where + (key,) + ((i,) if values is value else ()), v, spec, (item_params or {}).get(key))
         axes.append([(key, v) for v in values])
     out = []
     for combo in itertools.product(*axes):
@@ -169,6 +234,17 @@ def _resolve_params(where: str, given: dict[str, Any], declared: dict[str, Param
         params.update(dict(combo))
         out.append(params)
     return out
+
+
+def _apply_rule(where: Where, given: dict[str, Any], rule: rules.Rule | None, params: dict[str, Any]) -> None:
+    """A cross-parameter rule on resolved ``params``; the key path names the parameter
+    (and the sweep value) the user gave."""
+    if rule is None:
+        return
+    for key, what in rule(params):
+        value = given.get(key)
+        index = (value.index(params[key]),) if isinstance(value, list) and params[key] in value else ()
+        raise _fail(where + (key,) + index, what)
 
 
 def _fmt(v: Any) -> str:
@@ -232,18 +308,18 @@ class Config:
         return f"{self.results_dir}/{self.preset}"
 
 
-def _privacy_settings(where: str, block: Any, alg: Algorithm) -> list[dict[str, Any] | None]:
+def _privacy_settings(where: Where, block: Any, alg: Algorithm) -> list[dict[str, Any] | None]:
     if alg.privacy == "none":
         return [None]
     if block is None:
-        raise ConfigError(f"{where}: algorithm {alg.name!r} is private; the experiment needs a 'privacy' block with epsilon (and delta)")
+        raise _fail(where, f"algorithm {alg.name!r} is private; the experiment needs a 'privacy' block with epsilon (and delta)")
     blocks = block if isinstance(block, list) else [block]
     out: list[dict[str, Any] | None] = []
     for i, b in enumerate(blocks):
         calibrations = b.get("calibration", ["paper", "tight"])
         if alg.privacy == "approx":
             if "delta" not in b:
-                raise ConfigError(f"{where}" + (f"[{i}]" if isinstance(block, list) else "") + f": algorithm {alg.name!r} is (epsilon, delta)-DP; give 'delta' (values in (0, 1))")
+                raise _fail(where + ((i,) if isinstance(block, list) else ()), f"algorithm {alg.name!r} is (epsilon, delta)-DP; give 'delta' (values in (0, 1))")
             grid = itertools.product(b["epsilon"], b["delta"], calibrations)
             settings = [{"epsilon": float(e), "delta": float(d), "calibration": c} for e, d, c in grid]
         else:
@@ -254,79 +330,196 @@ def _privacy_settings(where: str, block: Any, alg: Algorithm) -> list[dict[str, 
     return out
 
 
-def _seeds(spec: Any) -> list[int]:
+def _seeds(spec: Any) -> range | list[int]:
+    """The seeds (a lazy ``range`` for ``{start, count}``: counted before expanding)."""
     if isinstance(spec, list):
         return [int(s) for s in spec]
-    return list(range(int(spec.get("start", 0)), int(spec.get("start", 0)) + int(spec["count"])))
+    start = int(spec.get("start", 0))
+    return range(start, start + int(spec["count"]))
 
 
-def _components(where: str, entries: list[dict[str, Any]], declared: dict[str, Any], what: str, kind_name: str) -> list[tuple[dict[str, Any], str]]:
-    out: list[tuple[dict[str, Any], str]] = []
+@dataclass(frozen=True)
+class Component:
+    """An algorithm or environment of an experiment, one sweep value of a config entry."""
+
+    params: dict[str, Any]  # {"name": ..., **params (defaults filled)}
+    label: str
+    index: int  # of its entry in the config list
+
+
+def _components(where: Where, entries: list[dict[str, Any]], declared: dict[str, Any], what: str, kind_name: str) -> list[Component]:
+    out: list[Component] = []
     seen: dict[str, dict[str, Any]] = {}
     for i, entry in enumerate(entries):
-        w = f"{where}[{i}]"
+        w = where + (i,)
         name = entry["name"]
         if name not in declared:
-            raise ConfigError(f"{w}.name: unknown {what} {name!r} for experiment kind {kind_name!r}{_suggest(name, declared)}")
+            raise _fail(w + ("name",), f"unknown {what} {name!r} for experiment kind {kind_name!r}{_suggest(name, declared)}")
         comp = declared[name]
-        for params in _resolve_params(w, entry, comp.params, f"{what} {name!r}"):
-            label = entry.get("label") if "label" in entry and len(_resolve_params(w, entry, comp.params, what)) == 1 else None
+        swept = _resolve_params(w, entry, comp.params, f"{what} {name!r}")
+        for params in swept:
+            _apply_rule(w, entry, rules.ENVIRONMENT_RULES.get(name) if what == "environment" else None, params)
+            label = entry.get("label") if "label" in entry and len(swept) == 1 else None
             label = label or component_label(name, params, comp.params)
             full = {"name": name, **params}
             if label in seen and seen[label] != full:
-                raise ConfigError(f"{w}: two {what}s share the label {label!r} with different parameters; give one a distinct 'label'")
+                raise _fail(w, f"two {what}s share the label {label!r} with different parameters; give one a distinct 'label'")
             if label not in seen:
                 seen[label] = full
-                out.append((full, label))
+                out.append(Component(full, label, i))
     return out
 
 
-def resolve_experiment(name: str, body: dict[str, Any], preset: str) -> Experiment:
-    where = f"experiments.{name}"
+def _override_path(body: dict[str, Any], preset: str, rel: Where) -> Where | None:
+    """``presets.<preset>`` + ``rel`` if the value at ``rel`` (relative to the experiment)
+    comes from the preset's overrides (dicts merge, lists replace), else ``None``."""
+    node: Any = (body.get("presets") or {}).get(preset)
+    if not node or not rel:
+        return None
+    for part in rel:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            if isinstance(node, list):  # a list replaces the base's whole list
+                return ("presets", preset) + rel
+        else:
+            return None
+    return ("presets", preset) + rel
+
+
+@dataclass
+class Limits:
+    """Ceilings of one job's estimated memory and time, and of an experiment's job count
+    (config ``limits``)."""
+
+    job_memory_gb: float
+    job_hours: float
+    max_jobs: int
+
+
+def _check_size(where: Where, name: str, kind: ExperimentKind, algs: list[Component], envs: list[Component], settings: dict[str, Any], n_privacy: dict[str, int], seeds: range | list[int], limits: Limits) -> None:
+    """Refuse an experiment that expands to too many jobs, or a job whose estimated memory
+    or time exceeds the limits, before creating any job."""
+    n_jobs = sum(n_privacy[a.params["name"]] for a in algs) * len(envs) * len(seeds)
+    if n_jobs > limits.max_jobs:
+        raise _fail(where + ("seeds",), f"the experiment expands to {n_jobs:.4g} jobs ({n_jobs // (len(envs) * len(seeds))} algorithm and privacy settings × {len(envs)} environments × {len(seeds):.4g} seeds), above limits.max_jobs = {limits.max_jobs}")
+    for alg, env in itertools.product(algs, envs):
+        spec = JobSpec(name, kind.name, alg.params, env.params, None, settings, 0)
+        est = estimate(spec)
+        if est is None:
+            continue
+        over = []
+        if est.mem_gib > limits.job_memory_gb:
+            over.append(f"memory {est.mem_gib:.4g} GiB > limits.job_memory_gb = {limits.job_memory_gb:g}")
+        if est.hours > limits.job_hours:
+            over.append(f"time {est.hours:.4g} h > limits.job_hours = {limits.job_hours:g}")
+        if not over:
+            continue
+        # blame the part that, at its declared defaults, would bring the job within limits
+        blame: Where = where
+        for rel, trial in (
+            (("environments", env.index), dataclasses.replace(spec, environment={"name": env.params["name"], **{k: p.default for k, p in kind.environments[env.params["name"]].params.items()}})),
+            (("settings",), dataclasses.replace(spec, settings={k: p.default for k, p in kind.settings.items()})),
+            (("algorithms", alg.index), dataclasses.replace(spec, algorithm={"name": alg.params["name"], **{k: p.default for k, p in kind.algorithms[alg.params["name"]].params.items()}})),
+        ):
+            t = estimate(trial)
+            if t is not None and t.mem_gib <= limits.job_memory_gb and t.hours <= limits.job_hours:
+                blame = where + rel
+                break
+        raise _fail(blame, f"job {alg.label}/{env.label} is estimated to need {' and '.join(over)} ({est.model}); reduce it or raise the limit")
+
+
+def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits | None = None) -> Experiment:
+    """One experiment in one preset: registry, rules, size estimates, then its jobs. A
+    problem's key path points into ``presets.<preset>`` when the value comes from there."""
+    try:
+        return _resolve_experiment(name, body, preset, limits or Limits(**schema()["properties"]["limits"]["default"]))
+    except ConfigError as err:
+        if err.where is None or err.where[:2] != ("experiments", name):
+            raise
+        moved = _override_path(body, preset, err.where[2:])
+        if moved is None:
+            raise
+        raise _fail(err.where[:2] + moved, err.what) from None
+
+
+def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits) -> Experiment:
+    where: Where = ("experiments", name)
     over = (body.get("presets") or {}).get(preset)
     merged = _merge({k: v for k, v in body.items() if k != "presets"}, over) if over else dict(body)
     kind_name = merged.get("kind", name)
     registry = kinds()
     if kind_name not in registry:
-        key = f"{where}.kind" if "kind" in merged else where
-        raise ConfigError(f"{key}: unknown experiment kind {kind_name!r}{_suggest(kind_name, registry)}")
+        raise _fail(where + ("kind",) if "kind" in merged else where, f"unknown experiment kind {kind_name!r}{_suggest(kind_name, registry)}")
     kind = registry[kind_name]
-    settings_list = _resolve_params(f"{where}.settings", merged.get("settings") or {}, kind.settings, f"experiment kind {kind_name!r} settings")
+    item_params = {key: p for (k, key), p in rules.ITEM_PARAMS.items() if k == kind_name}
+    given_settings = merged.get("settings") or {}
+    settings_list = _resolve_params(where + ("settings",), given_settings, kind.settings, f"experiment kind {kind_name!r} settings", item_params)
     if len(settings_list) != 1:
-        raise ConfigError(f"{where}.settings: settings cannot be swept; declare a second experiment instead")
+        raise _fail(where + ("settings",), "settings cannot be swept; declare a second experiment instead")
     settings = settings_list[0]
-    algs = _components(f"{where}.algorithms", merged["algorithms"], kind.algorithms, "algorithm", kind_name)
-    envs = _components(f"{where}.environments", merged["environments"], kind.environments, "environment", kind_name)
+    _apply_rule(where + ("settings",), given_settings, rules.SETTINGS_RULES.get(kind_name), settings)
+    algs = _components(where + ("algorithms",), merged["algorithms"], kind.algorithms, "algorithm", kind_name)
+    envs = _components(where + ("environments",), merged["environments"], kind.environments, "environment", kind_name)
+    privacy = {a.params["name"]: _privacy_settings(where + ("privacy",), merged.get("privacy"), kind.algorithms[a.params["name"]]) for a in algs}
+    for env, priv in itertools.product(envs, [p for ps in privacy.values() for p in ps]):
+        for rel, what in rules.job_problems(kind_name, kind.paper, env.params, settings, priv):
+            raise _fail(where + rel, what)
     seeds = _seeds(merged["seeds"])
+    _check_size(where, name, kind, algs, envs, settings, {a: len(p) for a, p in privacy.items()}, seeds, limits)
     exp = Experiment(name, kind)
-    for (alg, alg_label), (env, env_label) in itertools.product(algs, envs):
-        for priv in _privacy_settings(f"{where}.privacy", merged.get("privacy"), kind.algorithms[alg["name"]]):
+    for alg, env in itertools.product(algs, envs):
+        for priv in privacy[alg.params["name"]]:
             priv_label = privacy_label(priv)
             for seed in seeds:
-                spec = JobSpec(name, kind_name, alg, env, priv, settings, seed)
-                path = f"jobs/{name}/{alg_label}/{env_label}/{priv_label}/seed{seed}.csv"
-                labels = {"alg_label": alg_label, "env_label": env_label, "privacy_label": priv_label}
+                spec = JobSpec(name, kind_name, alg.params, env.params, priv, settings, seed)
+                path = f"jobs/{name}/{alg.label}/{env.label}/{priv_label}/seed{seed}.csv"
+                labels = {"alg_label": alg.label, "env_label": env.label, "privacy_label": priv_label}
                 exp.jobs.append(Job(path, spec, labels))
     return exp
 
 
+def resolve_all_presets(cfg: dict[str, Any]) -> dict[str, dict[str, Experiment]]:
+    """Every experiment in every preset where it is enabled, from a schema-valid ``cfg``.
+    Raises one :class:`ConfigError` listing every problem of every preset."""
+    limits = Limits(**cfg["limits"])
+    out: dict[str, dict[str, Experiment]] = {}
+    found: dict[str, list[str]] = {}  # problem -> presets where it occurs
+    for preset in PRESETS:
+        out[preset] = {}
+        for name, body in cfg["experiments"].items():
+            over = (body.get("presets") or {}).get(preset) or {}
+            if not over.get("enabled", body.get("enabled", True)):
+                continue
+            try:
+                out[preset][name] = resolve_experiment(name, body, preset, limits)
+            except ConfigError as err:
+                for p in err.problems:
+                    found.setdefault(p, []).append(preset)
+    if found:
+        # a problem of some presets only (e.g. a size set in presets.full) says which
+        raise ConfigError([p if len(ps) == len(PRESETS) else f"{p} [preset {', '.join(ps)}]" for p, ps in found.items()])
+    return out
+
+
 def load_config(raw: dict[str, Any], preset: str | None = None) -> Config:
-    """Validate ``raw`` (the parsed ``config.yaml`` plus ``--config`` overrides) and expand it."""
+    """Validate ``raw`` (the parsed ``config.yaml`` plus ``--config`` overrides) in every
+    preset, and expand the selected one."""
     cfg = validate_schema(raw)
     preset = preset or cfg["preset"]
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}{_suggest(preset, PRESETS)}")
-    experiments = {}
-    for name, body in cfg["experiments"].items():
-        enabled = body.get("enabled", True)
-        over = (body.get("presets") or {}).get(preset) or {}
-        if not over.get("enabled", enabled):
-            continue
-        experiments[name] = resolve_experiment(name, body, preset)
+    experiments = resolve_all_presets(cfg)[preset]
     return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]))
 
 
+def read_config(path: str) -> dict[str, Any]:
+    """Parse a config file strictly (duplicate keys, tags and syntax errors refused with
+    file, line and column)."""
+    try:
+        return read_config_yaml(path)
+    except ConfigFileError as err:
+        raise ConfigError(str(err)) from None
+
+
 def load_config_file(path: str, preset: str | None = None) -> Config:
-    with open(path) as fh:
-        raw = yaml.safe_load(fh)
-    return load_config(raw, preset)
+    return load_config(read_config(path), preset)

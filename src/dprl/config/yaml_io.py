@@ -1,0 +1,99 @@
+"""Strict reading of ``config.yaml``: errors name the file, line and column.
+
+PyYAML's ``safe_load`` silently keeps the last of two equal keys (a duplicated experiment
+name replaces the whole first experiment), turns unquoted dates into ``datetime`` objects
+and reports syntax errors as tracebacks. :func:`read_config_yaml` refuses duplicate keys
+and every tag other than the plain JSON-like ones (mapping, sequence, string, number,
+boolean, null), and turns every YAML problem into a :class:`ConfigFileError` whose message
+is ``file:line:column: what``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import yaml
+
+# Tags a configuration may use (implicit or explicit); anything else (``!!python/...``,
+# ``!!binary``, ``!!set``, timestamps, custom ``!tags``) is refused.
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+
+
+class ConfigFileError(ValueError):
+    """The YAML file itself is unreadable: syntax, duplicate key, or disallowed tag."""
+
+
+def _where(path: str, mark: yaml.Mark | None) -> str:
+    # marks are 0-based; editors count from 1
+    return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else path
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without duplicate keys or non-plain tags."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node.tag not in _PLAIN_TAGS:
+            hint = " (a date or time? quote it)" if node.tag.endswith(":timestamp") else ""
+            raise yaml.constructor.ConstructorError(None, None, f"tag {node.tag!r} is not allowed in a configuration{hint}", node.start_mark)
+        return super().construct_object(node, deep)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise yaml.constructor.ConstructorError(None, None, f"a mapping key must be a scalar, got {type(key).__name__}", key_node.start_mark)
+            if key in seen:
+                first = seen[key].start_mark
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first given at line {first.line + 1}); each key may appear once", key_node.start_mark
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep)
+
+
+def parse_config_yaml(text: str, name: str = "<config>") -> Any:
+    """Parse ``text`` strictly; ``name`` is used in error messages."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        what = err.problem or err.context or "invalid YAML"
+        if err.context and err.problem:
+            what = f"{err.problem} ({err.context})"
+        raise ConfigFileError(f"{_where(name, mark)}: {what}") from None
+    except yaml.YAMLError as err:  # e.g. a reader error on a non-UTF-8 byte
+        raise ConfigFileError(f"{name}: {err}") from None
+
+
+def read_config_yaml(path: str | Path) -> Any:
+    """Read and parse a configuration file strictly (see the module docstring)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigFileError(f"{path}: no such file") from None
+    except UnicodeDecodeError as err:
+        raise ConfigFileError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    return parse_config_yaml(text, str(path))
+
+
+def check_config_files_or_exit(paths: list[str | Path]) -> None:
+    """For the Snakefile, before Snakemake's own (lenient) loading of the same files:
+    print the first problem and exit with status 2, without a traceback."""
+    for path in paths:
+        try:
+            read_config_yaml(path)
+        except ConfigFileError as err:
+            fail(f"config file is invalid:\n  {err}")
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``message`` on stderr and exit with status 2 (a usage error)."""
+    print(f"\n{message}\n", file=sys.stderr)
+    raise SystemExit(2)
