@@ -116,6 +116,16 @@ def _constants(
     return RegularizerCalibration(sigma_gram, sigma_target, 2.0 * big, big, 3.0 * big, z / math.sqrt(big))
 
 
+VARIANTS = ("corrected", "printed")
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest ρ with ``ρ + 2 sqrt(ρ ln(1/δ)) <= ε`` (the zCDP-to-DP conversion solved
+    exactly for ρ, Bun & Steinke 2016 Prop. 1.3)."""
+    log_inv = math.log(1.0 / delta)
+    return (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+
+
 def privatizer_calibration(
     scheme: str,
     route: str,
@@ -124,33 +134,53 @@ def privatizer_calibration(
     K: int,
     feat: KnownFeatures,
     alpha: float,
+    variant: str = "corrected",
 ) -> PrivatizerCalibration:
     """Central (``scheme="central"``, Section 6.1) or local (``"local"``, Remark 6.9).
 
-    ``paper``: ``σ = (H Δ/ε) sqrt(32 m ln(4H/δ))`` with the printed ``Δ`` (central; each of
-    the ``4H`` counters gets ``(ε/(4H)·…)`` by zCDP and basic composition, Theorem 6.4). The
-    local version is the same formula with ``m = 1`` (each user's statistic is one node,
-    released once), and the noise bounds use ``K-1`` summed terms instead of ``m``.
+    ``paper``: the route of Theorem 6.4: each of the ``4H`` counters is ``ρ_c``-zCDP with
+    ``ρ_c = m Δ_c²/(2σ_c²)`` and must be ``(ε/(4H), δ/(4H))``-DP by
+    ``ε/(4H) = ρ_c + 2 sqrt(ρ_c ln(4H/δ))``; basic composition over the ``4H`` counters.
+    The printed closed form ``σ = (H Δ/ε) sqrt(32 m ln(4H/δ))`` solves that equation with
+    the ``ρ_c`` term dropped, which is only valid for small ε: at H = 2, δ = 1e-5 it is
+    private up to ε ≈ 189 and at "ε = 1000" its exact ε under replacement is about 3,800.
+    We therefore solve the same equation exactly (:func:`zcdp_rho`; more noise than
+    printed at every ε, 0.2% at ε = 1, H = 2), and use ``Δ_c = max(printed, replacement)``
+    because the printed ``Δ_{r,1} = Δ_{r,2} = 1`` are add/remove sensitivities (one-hot
+    reward features change by ``sqrt 2`` under replacement, the paper's relation). The
+    printed constants remain as ``variant="printed"``, an audited variant that exact
+    accounting must reject (tests; the config validation refuses it for jobs). The local
+    version is the same with ``m = 1`` (each user's statistic is one node, released once),
+    and the noise bounds use ``K-1`` summed terms instead of ``m``.
 
     ``tight``: one user affects ``4H`` Gaussian streams, each through at most ``m``
     (central) or 1 (local) node releases. Under μ-GDP the composition of all of them is a
     Gaussian mechanism with ``μ² = m Σ_c H Δ_c²/σ_c²``; choosing ``σ_c = Δ_c sqrt(4Hm)/μ(ε,δ)``
     makes it exactly ``(ε, δ)``-DP (Balle & Wang 2018) with replacement sensitivities
-    :func:`replacement_sensitivities`. For JDP the actions given to other users are a
-    post-processing of these releases (billboard lemma), so the agent is (ε,δ)-JDP.
+    :func:`replacement_sensitivities`. (Gram and target streams share ``ϕ``; taking each
+    stream's own worst case bounds their joint worst case, so this is valid, if not
+    exact.) For JDP the actions given to other users are a post-processing of these
+    releases (billboard lemma), so the agent is (ε,δ)-JDP.
     """
     if scheme not in ("central", "local"):
         raise ValueError(f"scheme must be 'central' or 'local', got {scheme!r}")
     if route not in ("paper", "tight"):
         raise ValueError(f"calibration must be 'paper' or 'tight', got {route!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if K < 1:
         raise ValueError(f"K must be >= 1, got {K}")
     H, d1, d2 = feat.horizon, feat.d1, feat.d2
     m = tree_depth(K) if scheme == "central" else 1
     terms = m if scheme == "central" else max(K - 1, 1)
-    if route == "paper":
+    if route == "paper" and variant == "printed":
         sens = paper_sensitivities(d1, H)
         sigmas = H * sens.as_array() / epsilon * math.sqrt(32.0 * m * math.log(4.0 * H / delta))
+    elif route == "paper":
+        printed, repl = paper_sensitivities(d1, H).as_array(), replacement_sensitivities(feat).as_array()
+        sens = Sensitivities(*np.maximum(printed, repl))
+        rho = zcdp_rho(epsilon / (4.0 * H), delta / (4.0 * H))
+        sigmas = sens.as_array() * math.sqrt(m / (2.0 * rho))
     else:
         sens = replacement_sensitivities(feat)
         sigmas = sens.as_array() * math.sqrt(4.0 * H * m) / gaussian_mu(epsilon, delta)
@@ -161,9 +191,10 @@ def privatizer_calibration(
 
 
 def accounted_epsilon(cal: PrivatizerCalibration, feat: KnownFeatures, delta: float) -> float:
-    """Exact ε (at δ) of all ``4H`` streams under *replacement* sensitivities, by μ-GDP
-    composition: ``μ² = m H Σ_c Δ_c²/σ_c²``. Lets us check that the ``paper`` route's slack
-    covers the replacement sensitivities its printed Δ's miss (tested)."""
+    """The job's accounted ε: exact ε (at δ) of all ``4H`` streams under *replacement*
+    sensitivities (the paper's relation), by μ-GDP composition: ``μ² = m H Σ_c Δ_c²/σ_c²``.
+    At most the nominal ε for both routes (tested); above it for ``variant="printed"`` at
+    large ε."""
     sens = replacement_sensitivities(feat).as_array()
     mu = math.sqrt(cal.m * feat.horizon * float(np.sum((sens / cal.sigmas) ** 2)))
     return composed_epsilon(mu, delta)

@@ -16,6 +16,7 @@ from dprl.privacy.regularizer import (
     CentralRegularizer,
     LocalRegularizer,
     NonPrivateRegularizer,
+    Regularizer,
     RegularizerCalibration,
 )
 
@@ -34,6 +35,25 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
 class AgentSetup:
     agent: LinOptAgent
     calibration: PrivatizerCalibration | None
+
+
+def privatizers(
+    scheme: str, cal_p: RegularizerCalibration, cal_r: RegularizerCalibration, feat: KnownFeatures, K: int,
+    rng: np.random.Generator | None, noise: bool = True, batch_shape: tuple[int, ...] = (),
+) -> tuple[Regularizer, Regularizer]:
+    """The Privatizer's noise path (Sec. 6.1 central, Remark 6.9 local): one Regularizer for
+    the transition regression (``p = d1``) and one for the reward (``p = d2``), each with a
+    regression per step ``h``. The agent uses ``batch_shape=()``; audits and privacy tests
+    build the same objects with a leading batch of independent runs."""
+    H = feat.horizon
+    shape = (*batch_shape, H)
+    if scheme == "central":
+        return (CentralRegularizer(shape, feat.d1, 1, K, cal_p, rng, noise=noise),
+                CentralRegularizer(shape, feat.d2, 1, K, cal_r, rng, noise=noise))
+    if scheme == "local":
+        return (LocalRegularizer(shape, feat.d1, 1, cal_p, rng, noise=noise),
+                LocalRegularizer(shape, feat.d2, 1, cal_r, rng, noise=noise))
+    raise ValueError(f"unknown privatizer scheme {scheme!r}")
 
 
 def build_agent(
@@ -68,12 +88,7 @@ def build_agent(
                 raise ValueError(f"{name} is private and needs epsilon, delta and calibration")
             cal = privatizer_calibration(scheme, privacy["calibration"], float(privacy["epsilon"]), float(privacy["delta"]), K, feat, alpha)
             cal_p, cal_r = cal.p, cal.r
-        if scheme == "central":
-            reg_p = CentralRegularizer((H,), d1, 1, K, cal_p, noise_rng, noise=noise)
-            reg_r = CentralRegularizer((H,), d2, 1, K, cal_r, noise_rng, noise=noise)
-        else:
-            reg_p = LocalRegularizer((H,), d1, 1, cal_p, noise_rng, noise=noise)
-            reg_r = LocalRegularizer((H,), d2, 1, cal_r, noise_rng, noise=noise)
+        reg_p, reg_r = privatizers(scheme, cal_p, cal_r, feat, K, noise_rng, noise=noise)
     agent = LinOptAgent(feat, K, reg_p, reg_r, mode, alpha, agent_rng, eta)
     return AgentSetup(agent, cal)
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
 from dprl.agents.linmix.calibration import PrivatizerCalibration, accounted_epsilon, privatizer_calibration
-from dprl.agents.linmix.simulate import build_agent, run_episodes
+from dprl.agents.linmix.simulate import build_agent, privatizers, run_episodes
 from dprl.envs.linear_mixture import KnownFeatures, make_env, make_mixture
 from dprl.privacy.audit import audit
-from dprl.privacy.noise import GaussianNoise
-from dprl.privacy.tree_counter import TreeCounter
+from dprl.privacy.regularizer import RegularizedStats, RegularizerCalibration
 from dprl.runner.job import JobContext
 
 
@@ -26,6 +27,8 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     df = run_episodes(env, setup, K, ctx.env_rng, ctx.agent_rng, int(ctx.settings.get("checkpoints", 30)), ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     if setup.calibration is not None:
+        # exact ε under replacement (the paper's relation) of the noise actually added
+        df["accounted_epsilon"] = accounted_epsilon(setup.calibration, env.features(), float(spec.privacy["delta"]))
         df["sigma_gram_p"] = setup.calibration.sigmas[0]
         df["lam_min_p"] = setup.calibration.p.lam_min
     return df
@@ -64,45 +67,56 @@ def neighbouring_statistics(feat: KnownFeatures, first: bool) -> tuple[np.ndarra
     return gp, tp, gr, tr
 
 
+def _scaled(cal: PrivatizerCalibration, sigma_scale: float) -> tuple[RegularizerCalibration, RegularizerCalibration]:
+    """The (p, r) calibrations with every σ scaled (``sigma_scale < 1``: a deliberately
+    broken variant for tests)."""
+    return tuple(dataclasses.replace(c, sigma_gram=c.sigma_gram * sigma_scale, sigma_target=c.sigma_target * sigma_scale)
+                 for c in (cal.p, cal.r))
+
+
+def _flatten(stats: RegularizedStats, p: int) -> np.ndarray:
+    """One release per run: the upper triangle of every ``V_{k,h}`` and every ``U_{k,h}``."""
+    iu = np.triu_indices(p)
+    n = stats.gram.shape[0]
+    return np.concatenate([stats.gram[..., iu[0], iu[1]].reshape(n, -1), stats.target.reshape(n, -1)], axis=1)
+
+
 def central_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, K: int, sigma_scale: float = 1.0):
-    """``sample(first, n, rng)``: ``n`` runs of the central Privatizer's ``4H`` tree counters
-    on users ``1..K-1`` (user 1 from :func:`neighbouring_statistics`, the others zero),
+    """``sample(first, n, rng)``: ``n`` runs of the central Privatizer exactly as the agent
+    builds it (:func:`~dprl.agents.linmix.simulate.privatizers`, ``4H`` tree counters) on
+    users ``1..K-1`` (user 1 from :func:`neighbouring_statistics`, the others zero),
     returning every release the other users' policies are computed from (after 1..K-1
-    users). ``sigma_scale < 1`` is a deliberately broken variant (tests)."""
+    users)."""
+    cal_p, cal_r = _scaled(cal, sigma_scale)
+
     def sample(first: bool, n: int, rng: np.random.Generator) -> np.ndarray:
-        stats = neighbouring_statistics(feat, first)
+        gp, tp, gr, tr = neighbouring_statistics(feat, first)
+        reg_p, reg_r = privatizers("central", cal_p, cal_r, feat, K, rng, batch_shape=(n,))
         outs = []
-        for j, (x, sigma) in enumerate(zip(stats, cal.sigmas)):
-            shape = (n, *x.shape)
-            sym = j in (0, 2)
-            counter = TreeCounter(shape, K, GaussianNoise(sigma * sigma_scale), rng, symmetric=sym)
-            zero = np.zeros(shape)
-            for t in range(1, K):
-                counter.update(np.broadcast_to(x, shape) if t == 1 else zero)
-                rel = counter.release()
-                if sym:
-                    iu = np.triu_indices(x.shape[-1])
-                    outs.append(rel[..., iu[0], iu[1]].reshape(n, -1))
+        for t in range(1, K):
+            for reg, g, c in ((reg_p, gp, tp), (reg_r, gr, tr)):
+                if t == 1:
+                    reg.observe(np.broadcast_to(g, (n, *g.shape)), np.broadcast_to(c, (n, *c.shape)))
                 else:
-                    outs.append(rel.reshape(n, -1).copy())  # the counter reuses its buffers
+                    reg.observe(np.zeros((n, *g.shape)), np.zeros((n, *c.shape)))
+                outs.append(_flatten(reg.release(), g.shape[-1]))
         return np.concatenate(outs, axis=1)
 
     return sample
 
 
 def local_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, sigma_scale: float = 1.0):
-    """``sample(first, n, rng)``: ``n`` runs of one user's local randomiser (Remark 6.9)."""
+    """``sample(first, n, rng)``: ``n`` runs of one user's local randomiser (Remark 6.9),
+    through the agent's :class:`LocalRegularizer` (what the server holds after her)."""
+    cal_p, cal_r = _scaled(cal, sigma_scale)
 
     def sample(first: bool, n: int, rng: np.random.Generator) -> np.ndarray:
+        gp, tp, gr, tr = neighbouring_statistics(feat, first)
+        reg_p, reg_r = privatizers("local", cal_p, cal_r, feat, 2, rng, batch_shape=(n,))
         outs = []
-        for j, (x, sigma) in enumerate(zip(neighbouring_statistics(feat, first), cal.sigmas)):
-            shape = (n, *x.shape)
-            noisy = x + GaussianNoise(sigma * sigma_scale).sample(rng, shape, symmetric=j in (0, 2))
-            if j in (0, 2):
-                iu = np.triu_indices(x.shape[-1])
-                outs.append(noisy[..., iu[0], iu[1]].reshape(n, -1))
-            else:
-                outs.append(noisy.reshape(n, -1))
+        for reg, g, c in ((reg_p, gp, tp), (reg_r, gr, tr)):
+            reg.observe(np.broadcast_to(g, (n, *g.shape)), np.broadcast_to(c, (n, *c.shape)))
+            outs.append(_flatten(reg.release(), g.shape[-1]))
         return np.concatenate(outs, axis=1)
 
     return sample
@@ -129,6 +143,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         "eps_lb": res.eps_lb,
         "passed": bool(res.passed),
         "statistic": res.statistic,
-        "eps_accounted": accounted_epsilon(cal, feat, delta),
+        "eps_accounted": accounted_epsilon(cal, feat, delta),  # exact, under replacement
+        "relation": "replacement",
         "runs": res.n,
     }])
