@@ -67,3 +67,40 @@ def test_local_noise_scales_with_users():
         finals.append(reg._target[:, 0, 0].copy())
     var = np.concatenate(finals).var()
     assert var == pytest.approx(k * CAL.sigma_target**2, rel=0.1)  # grows like K, not log K
+
+
+UNEQUAL = RegularizerCalibration(sigma_gram=3.0, sigma_target=0.5, shift=0.0, lam_min=1e-9, lam_max=1.0, nu=1.0)
+
+
+def _measured_sigmas(reg, runs, p, q):
+    """Per-entry std of the Gram (upper triangle) and target noise in one release after one
+    null user: a single node (central) or a single perturbation (local)."""
+    reg.observe(np.zeros((runs, p, p)), np.zeros((runs, p, q)))
+    st = reg.release()
+    iu = np.triu_indices(p)
+    # the eigenvalue floor at lam_min ~ 0 must not touch these (shift 0: floor only below 1e-9)
+    raw_gram = reg.gram_counter.release() if isinstance(reg, CentralRegularizer) else reg._gram
+    return float(raw_gram[:, iu[0], iu[1]].std()), float(st.target.std())
+
+
+@pytest.mark.parametrize("kind", ["central", "local"])
+def test_gram_and_target_noise_have_their_own_sigma(kind):
+    """σ_gram != σ_target: a Gram counter (or local Gram perturbation) drawing with the
+    target's σ, or the reverse, is off by 6x here."""
+    runs, p, q = 50_000, 3, 2
+    rng = np.random.default_rng(3)
+    reg = (CentralRegularizer((runs,), p, q, horizon=8, calibration=UNEQUAL, rng=rng) if kind == "central"
+           else LocalRegularizer((runs,), p, q, calibration=UNEQUAL, rng=rng))
+    s_gram, s_target = _measured_sigmas(reg, runs, p, q)
+    assert s_gram == pytest.approx(UNEQUAL.sigma_gram, rel=0.02)
+    assert s_target == pytest.approx(UNEQUAL.sigma_target, rel=0.02)
+
+
+def test_central_release_noise_sums_the_set_bits_nodes():
+    """After t users the release sums popcount(t) independent nodes, each with its own σ."""
+    runs, p, q = 20_000, 2, 1
+    reg = CentralRegularizer((runs,), p, q, horizon=16, calibration=UNEQUAL, rng=np.random.default_rng(4))
+    for _ in range(7):  # 7 = 0b111: three nodes
+        reg.observe(np.zeros((runs, p, p)), np.zeros((runs, p, q)))
+    assert reg.gram_counter.release()[:, 0, 1].var() == pytest.approx(3 * UNEQUAL.sigma_gram**2, rel=0.05)
+    assert reg.target_counter.release().var() == pytest.approx(3 * UNEQUAL.sigma_target**2, rel=0.05)
