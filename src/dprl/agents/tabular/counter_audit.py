@@ -17,19 +17,9 @@ import numpy as np
 
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.statistics import episode_indicators
-from dprl.privacy.audit import AuditResult, audit
+from dprl.privacy.audit import AuditResult, audit, laplace_llr, nodes_from_releases
 from dprl.privacy.noise import LaplaceNoise
 from dprl.privacy.tree_counter import TreeCounter
-
-
-def _nodes_from_releases(rel: np.ndarray) -> np.ndarray:
-    """``rel[:, t-1, ...]`` releases after ``t`` elements -> node values, same layout."""
-    T = rel.shape[1]
-    out = np.empty_like(rel)
-    for t in range(1, T + 1):
-        prev = t - (t & -t)
-        out[:, t - 1] = rel[:, t - 1] - (rel[:, prev - 1] if prev else 0.0)
-    return out
 
 
 def _tree_sampler(stream: np.ndarray, scale: float):
@@ -43,23 +33,18 @@ def _tree_sampler(stream: np.ndarray, scale: float):
         for t in range(T):
             tc.update(np.broadcast_to(data[t], (n, K)))
             rel[:, t] = tc.release()
-        return _nodes_from_releases(rel).reshape(n, T * K)
+        return nodes_from_releases(rel).reshape(n, T * K)
 
     return sample
 
 
 def _exact_nodes(data: np.ndarray) -> np.ndarray:
     rel = np.cumsum(data, axis=0)[None]
-    return _nodes_from_releases(rel).reshape(-1)
+    return nodes_from_releases(rel).reshape(-1)
 
 
 def _llr_statistic(d0: np.ndarray, d1: np.ndarray, scale: float):
-    mu0, mu1 = _exact_nodes(d0), _exact_nodes(d1)
-    keep = mu0 != mu1
-    mu0, mu1 = mu0[keep], mu1[keep]
-    # The Laplace LLR has atoms (it is constant on half-lines); the audit itself rounds
-    # every statistic so that floating-point jitter cannot split an atom between D and D'.
-    return {"laplace-llr": lambda y: ((np.abs(y[:, keep] - mu1) - np.abs(y[:, keep] - mu0)) / scale).sum(axis=1)}
+    return {"laplace-llr": laplace_llr(_exact_nodes(d0), _exact_nodes(d1), scale)}
 
 
 def audit_counter(
