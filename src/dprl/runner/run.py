@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dprl.experiments.accounting import TOLERANCE as ACCOUNTING_TOLERANCE
+from dprl.experiments.accounting import accounted_epsilon
 from dprl.experiments.registry import get_kind, job_function
 from dprl.runner.io import write_result
 from dprl.runner.job import JobContext, JobSpec, canonical_json
@@ -37,10 +39,19 @@ def execute(spec: JobSpec, progress_interval_s: float = 5.0) -> pd.DataFrame:
     """Run the job function of ``spec`` and return its table (no file I/O)."""
     kind = get_kind(spec.kind)
     func = job_function(kind)
+    # a private job runs only if its noise is private at the nominal ε under the paper's
+    # relation (validation refuses such configs already; this guards direct `run-job`)
+    acc = accounted_epsilon(spec)
+    if acc is not None and acc > spec.epsilon * (1.0 + ACCOUNTING_TOLERANCE):
+        raise ValueError(f"accounted epsilon under replacement {acc:.6g} exceeds the nominal epsilon {spec.epsilon:g}: "
+                         f"not private at the nominal epsilon ({spec.algorithm}, {spec.privacy})")
     ctx = JobContext(spec, log=log, progress_interval_s=progress_interval_s)
     df = func(ctx)
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"job function {kind.run} returned {type(df).__name__}, expected a DataFrame")
+    if acc is not None:
+        df["accounted_epsilon"] = acc
+        log.info("accounted epsilon under replacement: %.6g (nominal %g)", acc, spec.epsilon)
     return df
 
 

@@ -139,7 +139,6 @@ def run_episodes(
         out["nu"] = c.regularizer.nu
         out["tree_levels"] = c.levels
         out["eps_exact"] = c.exact_epsilon("joint", c.delta)
-        out["accounted_epsilon"] = c.accounted_epsilon  # exact, under replacement (Definition 2)
     else:
         out["lam_min"] = built.lam
     if agent.regularizer.n_repaired:

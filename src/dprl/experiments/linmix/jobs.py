@@ -27,8 +27,6 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     df = run_episodes(env, setup, K, ctx.env_rng, ctx.agent_rng, int(ctx.settings.get("checkpoints", 30)), ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     if setup.calibration is not None:
-        # exact ε under replacement (the paper's relation) of the noise actually added
-        df["accounted_epsilon"] = accounted_epsilon(setup.calibration, env.features(), float(spec.privacy["delta"]))
         df["sigma_gram_p"] = setup.calibration.sigmas[0]
         df["lam_min_p"] = setup.calibration.p.lam_min
     return df
