@@ -54,14 +54,13 @@ def test_lsl_psi_matches_brute_force(seed):
     rho = rng.dirichlet(np.ones(n))
     c_lam = float(rng.uniform(0.05, 2.0))
     for b in (0.001, 0.05, 0.3, 2.0):
-        # datasets of m trajectories: m'_s in [0, m]; the spec's bound takes k < m
+        # datasets of m trajectories: m'_s in [0, m]; the spec's bound takes 0 <= k <= m
         brute = max(
-            math.exp(-b * k) * _lsl_local(np.minimum(counts + k, m), rho, m, c_lam) for k in range(m)
+            math.exp(-b * k) * _lsl_local(np.minimum(counts + k, m), rho, m, c_lam) for k in range(m + 1)
         )
-        exhaustive = max(
+        exhaustive = max(  # every count vector of m trajectories, at its distance from counts
             math.exp(-b * max(abs(a - o) for a, o in zip(counts, other))) * _lsl_local(other, rho, m, c_lam)
             for other in itertools.product(range(m + 1), repeat=n)
-            if max(abs(a - o) for a, o in zip(counts, other)) < m
         )
         got = float(lsl_psi(counts[None, :], np.array([m]), rho, np.array([c_lam]), b)[0])
         assert got == pytest.approx(brute, rel=1e-12)
@@ -77,7 +76,7 @@ def test_lsl_psi_vectorised_over_batches_and_large_m():
     b = 0.004
     got = lsl_psi(counts, m, rho, c_lam, b)
     for j in range(3):  # scan every k (the reference the bisection replaces)
-        k = np.arange(m[j])
+        k = np.arange(m[j] + 1)
         a_k = np.minimum(counts[j][None, :] + k[:, None], m[j]) @ rho
         ref = np.max(np.exp(-b * k) * (c_lam[j] * np.sqrt(a_k) + np.linalg.norm(rho)) ** 2)
         assert got[j] == pytest.approx(ref, rel=1e-12)
@@ -94,21 +93,62 @@ def test_lsw_psi_large_counts_no_underflow():
     assert psi[0] == pytest.approx(ref, rel=1e-10)
 
 
-@pytest.mark.parametrize("which", ["lsw", "lsl"])
-def test_smooth_bounds_are_b_smooth_on_neighbours(which):
-    """Ψ_X <= e^b Ψ_X' whenever every count differs by at most one (neighbouring batches)."""
-    rng = np.random.default_rng(11)
-    n, m, b = 6, 50, 0.05
-    rho = rng.dirichlet(np.ones(n))
-    for _ in range(300):
-        c0 = rng.integers(0, m + 1, size=n)
-        c1 = np.clip(c0 + rng.integers(-1, 2, size=n), 0, m)
-        if which == "lsw":
-            p0, p1 = lsw_psi(c0[None], rho, b)[0], lsw_psi(c1[None], rho, b)[0]
-        else:
-            p0 = lsl_psi(c0[None], np.array([m]), rho, np.array([0.2]), b)[0]
-            p1 = lsl_psi(c1[None], np.array([m]), rho, np.array([0.2]), b)[0]
-        assert abs(math.log(p0 / p1)) <= b + 1e-12
+def _replacement_pairs(rng: np.random.Generator, n_pairs: int, m: int, n_states: int) -> tuple[np.ndarray, np.ndarray]:
+    """First-visit counts ``(n_pairs, N)`` of random batches of ``m`` trajectories and of their
+    neighbours under the paper's relation: one trajectory replaced by another (so every
+    state's count moves by at most one, in either direction). Visit probabilities are drawn
+    per batch and state from {0, U(0,1), 1} so that empty and saturated states are common."""
+    prob = rng.uniform(size=(n_pairs, 1, n_states))
+    prob = np.where(rng.uniform(size=prob.shape) < 0.25, 1.0, np.where(rng.uniform(size=prob.shape) < 0.2, 0.0, prob))
+    visits = rng.uniform(size=(n_pairs, m, n_states)) < prob
+    other = visits.copy()
+    other[:, 0] = rng.uniform(size=(n_pairs, n_states)) < rng.uniform(size=(n_pairs, 1))  # trajectory 0 replaced
+    return visits.sum(axis=1).astype(float), other.sum(axis=1).astype(float)
+
+
+def _worst_smoothness(psi: np.ndarray, psi_nb: np.ndarray, b: float) -> float:
+    """The checker: ``max |ln Ψ_X - ln Ψ_X'| / b`` over the pairs (b-smooth iff <= 1)."""
+    return float(np.max(np.abs(np.log(psi) - np.log(psi_nb))) / b)
+
+
+def test_lsl_regression_counterexample_of_the_old_k_cap():
+    """Issue 11: ρ = (.5, .5), m = 2, c_λ = 1, b = 1e-3, counts (1, 2) vs (0, 2) gave
+    |ln Ψ - ln Ψ'| = 187·b with k < m; k <= m gives exactly b."""
+    rho, b, m, c_lam = np.array([0.5, 0.5]), 1e-3, np.array([2.0, 2.0]), np.array([1.0, 1.0])
+    counts = np.array([[1.0, 2.0], [0.0, 2.0]])
+    psi = lsl_psi(counts, m, rho, c_lam, b)
+    assert _worst_smoothness(psi[:1], psi[1:], b) == pytest.approx(1.0, rel=1e-9)
+    old = lsl_psi(counts, m, rho, c_lam, b, k_max=m - 1)
+    assert _worst_smoothness(old[:1], old[1:], b) == pytest.approx(187.1, rel=1e-3)
+
+
+@pytest.mark.parametrize("which, k_cap", [("lsw", None), ("lsl", "m"), ("lsl", "m-1 (old, broken)")])
+def test_smooth_bounds_are_b_smooth_on_random_replacement_neighbours(which, k_cap):
+    """|ln Ψ_X - ln Ψ_X'| <= b for random neighbouring batches (one trajectory replaced) with
+    m·b < 1, for both bounds; the same checker flags the old LSL cap k < m. (LSW has no cap:
+    its maximum is over all k >= 0, through the breakpoints.)"""
+    rng = np.random.default_rng(2016)
+    worst = 0.0
+    for m in (1, 2, 3, 5, 8, 13):
+        for n_states in (1, 2, 4):
+            rho = rng.dirichlet(np.ones(n_states)) * rng.uniform(0.2, 1.0)
+            for mb in (0.02, 0.3, 0.95):  # m·b < 1: the regime the old test (m·b = 2.5) missed
+                b = mb / m
+                c0, c1 = _replacement_pairs(rng, 400, m, n_states)
+                assert np.all(np.abs(c0 - c1) <= 1)
+                if which == "lsw":
+                    p0, p1 = lsw_psi(c0, rho, b), lsw_psi(c1, rho, b)
+                else:
+                    ms = np.full(len(c0), float(m))
+                    c_lam = rng.uniform(0.01, 3.0, size=len(c0))
+                    k_max = None if k_cap == "m" else ms - 1  # None: the default range, k <= m
+                    p0 = lsl_psi(c0, ms, rho, c_lam, b, k_max=k_max)
+                    p1 = lsl_psi(c1, ms, rho, c_lam, b, k_max=k_max)
+                worst = max(worst, _worst_smoothness(p0, p1, b))
+    if k_cap == "m-1 (old, broken)":
+        assert worst > 2.0  # the checker flags the old cap (measured: 2.1e2·b at m = 1)
+    else:
+        assert worst <= 1.0 + 1e-9
 
 
 def test_smooth_helper_constants_and_infinite_epsilon():

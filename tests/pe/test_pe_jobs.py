@@ -42,11 +42,33 @@ def test_batch_job_is_deterministic(alg, priv):
 def test_lambda_and_audit_jobs_are_deterministic():
     s = spec("pe_lambda", "dp_lsl", "chain", P1, settings={"m_max": 1000, "c_points": 2, "p_points": 3})
     pd.testing.assert_frame_equal(jobs.run_lambda(JobContext(s)), jobs.run_lambda(JobContext(s)))
-    s = spec("pe_audit", "dp_lsw", "adversarial", {"epsilon": 10.0, "delta": 1e-3, "calibration": "paper"},
+    s = spec("pe_audit", "dp_lsl", "adversarial", {"epsilon": 10.0, "delta": 1e-3, "calibration": "paper"},
              settings={"runs": 2000})
     a = jobs.run_audit(JobContext(s))
     pd.testing.assert_frame_equal(a, jobs.run_audit(JobContext(s)))
-    assert {"mechanism", "eps_lb", "passed", "target"} <= set(a.columns)
+    assert {"mechanism", "variant", "pair", "eps_lb", "eps_exact", "passed", "accounted_epsilon"} <= set(a.columns)
+    assert set(a["variant"]) == {"correct", "local_sensitivity", "inverted_beta", "old_k_cap"}
+    assert set(a["pair"]) == set(jobs.AUDIT_PAIRS) and set(a["d"]) == {2}
+    assert (a.loc[a["variant"] == "correct", "accounted_epsilon"] == 10.0).all()
+
+
+@pytest.mark.parametrize("alg", ["lsw", "dp_lsw", "dp_lsl", "gs_dp_lsl"])
+def test_batch_rows_record_the_accounted_epsilon(alg):
+    """Smooth-sensitivity estimators: the nominal ε (NRS07). GS-DP-LSL: the analytic Gaussian ε
+    at μ = Δ/σ, which is ε_G(a, δ) for its σ = Δ/a. Non-private rows: NaN."""
+    from dprl.privacy.calibration import composed_epsilon
+    from dprl.privacy.smooth_sensitivity import smooth_gaussian_constants
+
+    df = jobs.run_batch(JobContext(spec("pe_batch", alg, "chain", None if alg == "lsw" else P1, settings=SMALL)))
+    acc = df["accounted_epsilon"].to_numpy()
+    if alg == "lsw":
+        assert np.isnan(acc).all()
+    elif alg == "gs_dp_lsl":
+        for d, e in zip(df["d"], acc):
+            a = smooth_gaussian_constants(1.0, 0.1, int(d)).a
+            assert e == pytest.approx(composed_epsilon(a, 0.1), rel=1e-9) and e < 1.0
+    else:
+        assert np.all(acc == 1.0)
 
 
 def test_common_random_numbers_across_algorithms_and_privacy():
@@ -111,15 +133,17 @@ def test_config_expands_private_and_nonprivate_jobs():
 
 def _audit_table(fail_correct: bool, detect: bool) -> pd.DataFrame:
     rows = []
-    for mech, factor in (("dp_lsw", 1.0), ("dp_lsw_halved", 0.5)):
-        for target, eps_t in (("claimed", 10.0), ("sensitivity", 1.4)):
-            lb = 1.1 if factor == 1.0 else 2.5
-            if fail_correct and factor == 1.0:
-                lb = 11.0
-            if not detect and factor < 1.0:
-                lb = 1.0
-            rows.append({"epsilon": 10.0, "delta": 1e-3, "mechanism": mech, "noise_factor": factor, "target": target,
-                         "eps_target": eps_t, "eps_lb": lb, "passed": lb <= eps_t})
+    for alg, variants in (("dp_lsw", ("correct", "local_sensitivity")), ("dp_lsl", ("correct", "old_k_cap"))):
+        for variant in variants:
+            for pair, m, cx, cy in (("return_change", 1, 1, 1), ("count_2_to_1", 2, 2, 1)):
+                broken_pair = variant != "correct" and pair == "count_2_to_1"
+                lb = 0.2 if variant == "correct" else (2.4 if broken_pair and detect else 0.3)
+                if fail_correct and variant == "correct" and alg == "dp_lsl":
+                    lb = 1.3
+                rows.append({"epsilon": 1.0, "delta": 0.1, "algorithm": alg, "variant": variant, "pair": pair,
+                             "mechanism": alg if variant == "correct" else f"{alg}:{variant}", "m": m, "d": 2,
+                             "count_x": cx, "count_x_prime": cy, "eps_lb": lb, "passed": lb <= 1.0,
+                             "eps_exact": 4.0 if broken_pair else 1.5, "runs": 1000})
     return pd.DataFrame(rows)
 
 
@@ -130,6 +154,8 @@ def test_b1_verdicts(fail_correct, detect, verdict):
     claim = next(c for c in CLAIMS if c.id == "B1")
     (row,) = evaluate(claim, {"pe_audit": _audit_table(fail_correct, detect)})
     assert row["verdict"] == verdict
+    assert "count_2_to_1 (m=2, counts 2->1, d=2)" in row["note"]  # the row names the pairs audited
+    assert "replacement" in row["note"]
 
 
 def _batch_table(lsl_better: bool) -> pd.DataFrame:

@@ -140,8 +140,9 @@ def _pe_lambda(s: JobSpec) -> tuple[float, float, str]:
 
 
 def _pe_audit(s: JobSpec) -> tuple[float, float, str]:
-    n, m = s.settings["runs"], s.environment["m"]
-    return F64 * 4 * n, n * 2 * (m + 4), f"{n} runs × m = {m}"
+    n, d = s.settings["runs"], s.environment["d"]
+    audits = 3 * 4  # replacement pairs × (correct + up to 3 negative controls); measured ~0.24 s each at n = 2e5, d = 2
+    return F64 * 4 * n * (d + 4), n * audits * (d + 4), f"{audits} audits × {n} runs × (d = {d}) + 4 statistics"
 
 
 # kind -> (bytes, work, model) of one job

@@ -10,8 +10,14 @@ computed exactly without scanning ``k = 0..m``:
   is constant and ``e^{-kb}`` decreasing): at most ``N + 1`` candidates.
 - LSL: ``U_k = (c_λ sqrt(A(k)) + ||ρ||_2)²`` with ``A(k) = Σ_s ρ(s) min(m_s + k, m)``. ``A`` is
   concave and non-decreasing, so ``sqrt``, the affine map and ``ln`` keep
-  ``-kb + ln U_k`` concave in ``k``: its maximiser over ``0 <= k < m`` is found by a
+  ``-kb + ln U_k`` concave in ``k``: its maximiser over ``0 <= k <= m`` is found by a
   vectorised bisection on the sign of the forward difference (``⌈log2 m⌉`` steps).
+  ``k`` must reach ``m`` (spec, "DP-LSL"): a neighbour ``X'`` has ``U_k(X') <= U_{k+1}(X)``, so
+  ``Ψ_X' <= e^b Ψ_X`` needs the term ``k + 1 = m`` in ``Ψ_X`` whenever ``k = m - 1`` is in
+  ``Ψ_X'``. Stopping at ``m - 1`` (the code before this fix) gave ``|ln Ψ_X - ln Ψ_X'| = 187·b``
+  on ``ρ = (.5, .5)``, ``m = 2``, ``c_λ = 1``, ``b = 1e-3``, counts ``(1, 2)`` vs ``(0, 2)``
+  (regression test). Beyond ``m`` every term is saturated, so ``k <= m`` is the max over all
+  ``k >= 0``.
 
 The generic ``max_k e^{-kb} U_k`` is :func:`dprl.privacy.smooth_sensitivity.log_smooth_bound`.
 """
@@ -42,10 +48,13 @@ def lsl_log_u(counts: np.ndarray, m: np.ndarray, rho: np.ndarray, c_lam: np.ndar
     return 2.0 * np.log(c_lam[:, None] * np.sqrt(a_k) + np.linalg.norm(rho))
 
 
-def lsl_psi(counts: np.ndarray, m: np.ndarray, rho: np.ndarray, c_lam: np.ndarray, b: float) -> np.ndarray:
-    """``Ψ_X = max_{0 <= k < m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²`` per batch.
+def lsl_psi(counts: np.ndarray, m: np.ndarray, rho: np.ndarray, c_lam: np.ndarray, b: float,
+            k_max: np.ndarray | None = None) -> np.ndarray:
+    """``Ψ_X = max_{0 <= k <= m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²`` per batch.
 
     ``counts`` ``(B, N)``, ``m`` ``(B,)`` batch sizes, ``c_λ`` ``(B,)`` (``λ`` depends on ``m``).
+    ``k_max`` (default ``m``, the b-smooth bound) caps the range at ``0 <= k <= k_max``; only
+    the negative control of the old cap ``k_max = m - 1`` (not b-smooth) passes it.
     """
     counts = np.atleast_2d(np.asarray(counts, dtype=float))
     m = np.asarray(m, dtype=float).reshape(-1)
@@ -56,9 +65,12 @@ def lsl_psi(counts: np.ndarray, m: np.ndarray, rho: np.ndarray, c_lam: np.ndarra
     def f(k: np.ndarray) -> np.ndarray:
         return lsl_log_u(counts, m, rho, c_lam, k[:, None])[:, 0] - b * k
 
-    lo, hi = np.zeros_like(m), m - 1.0
+    hi = m.copy() if k_max is None else np.broadcast_to(np.asarray(k_max, dtype=float), m.shape).copy()
+    if np.any(hi < 0):
+        raise ValueError("k_max must be >= 0")
+    lo = np.zeros_like(m)
     # invariant: the maximiser lies in [lo, hi]; f concave, so f(mid+1) > f(mid) puts it above mid
-    for _ in range(int(np.ceil(np.log2(max(m.max(), 2.0)))) + 1):
+    for _ in range(int(np.ceil(np.log2(max(hi.max() + 1.0, 2.0)))) + 1):
         mid = np.floor((lo + hi) / 2.0)
         up = (mid < hi) & (f(np.minimum(mid + 1.0, hi)) > f(mid))
         lo = np.where(up, mid + 1.0, lo)

@@ -10,6 +10,12 @@ Privacy is output perturbation: a DP estimator's :meth:`release` returns a
 downstream (values, errors) is computed from a ``Release``. The data-dependent ``σ_X`` and
 ``Ψ_X`` are returned separately in a :class:`NoiseReport` for the experimenter's analysis
 (figures of the noise scale); they are not part of the published output.
+
+Neighbouring relation: the paper's, one trajectory *replaced* by another (spec, "Setting";
+``mechanisms.md``). Every first-visit count ``m_s`` then moves by at most one in either
+direction, which is what the ``U_k`` of both bounds cover. Each DP estimator reports its
+accounted ε (:meth:`DPLSW.accounted_epsilon`): the nominal ε for the smooth-sensitivity
+mechanisms (NRS07), the exact Gaussian ε at the global sensitivity for GS-DP-LSL.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 
 from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_psi, lsw_psi
 from dprl.envs.mrp import BatchStats
+from dprl.privacy.calibration import composed_epsilon
 from dprl.privacy.smooth_sensitivity import gaussian_release, smooth_gaussian_constants, smooth_sigma
 
 
@@ -89,9 +96,21 @@ class DPLSW(LSW):
         self.f_max = float(f_max)
         self.const = smooth_gaussian_constants(epsilon, delta, self.dim)
 
+    def psi(self, stats: BatchStats) -> np.ndarray:
+        """The b-smooth bound ``Ψ_X`` ``(B,)`` (the negative controls of the audit override this)."""
+        return lsw_psi(stats.counts, self.rho, self.const.b)
+
     def noise(self, stats: BatchStats) -> NoiseReport:
-        psi = lsw_psi(stats.counts, self.rho, self.const.b)
+        psi = self.psi(stats)
         return NoiseReport(np.asarray(smooth_sigma(psi, self.f_max * self.pinv_frob, self.const.a)), psi)
+
+    def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
+        """Accounted ε per batch ``(B,)``: the nominal ε. By NRS07 (Nissim, Raskhodnikova, Smith
+        2007, Lemma 2.6 with Gaussian noise) ``θ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP under the
+        replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and ``|ln σ_X²/σ_X'²| <= b`` with
+        the ``(a, b)`` of ``mechanisms.md``; ``Ψ_X`` is b-smooth and bounds the squared local
+        sensitivity (tests), so the theorem's ε is the accounted one."""
+        return np.full(len(stats), self.const.epsilon)
 
     def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
         report = self.noise(stats)
@@ -132,7 +151,7 @@ class LSL:
 class DPLSL(LSL):
     """DP-LSL: ``θ_X + N(0, σ_X² I_d)`` with
     ``σ_X = 2 F_max ||Φ||_F sqrt(Ψ_X) / (a (λ - ||ρ||_∞||Φ||_F²))``,
-    ``Ψ_X = max_{0<=k<m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²``,
+    ``Ψ_X = max_{0<=k<=m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²``,
     ``c_λ = ||Φ||_F ||ρ||_∞ / sqrt(2λ)`` (spec, "DP-LSL"). With ``smooth=False`` it is the
     global-sensitivity baseline GS-DP-LSL: ``sqrt(Ψ_X)`` replaced by ``c_λ sqrt(m) + ||ρ||_2``
     (``U_k`` with every ``m_s`` replaced by ``m``, an upper bound for every dataset when
@@ -152,15 +171,41 @@ class DPLSL(LSL):
     def c_lam(self, m: np.ndarray) -> np.ndarray:
         return self.phi_frob * float(self.rho.max()) / np.sqrt(2.0 * self.lam(m))
 
-    def noise(self, stats: BatchStats) -> NoiseReport:
+    def psi(self, stats: BatchStats) -> np.ndarray:
+        """``Ψ_X`` ``(B,)``: the b-smooth bound (``k`` up to ``m``), or the squared global
+        replacement for GS-DP-LSL (the negative controls of the audit override this)."""
         m = stats.m.astype(float)
         c_lam = self.c_lam(m)
         if self.smooth:
-            psi = lsl_psi(stats.counts, m, self.rho, c_lam, self.const.b)
-        else:
-            psi = gs_lsl_sqrt_psi(m, self.rho, c_lam) ** 2
-        scale = 2.0 * self.f_max * self.phi_frob / (self.lam(m) - self.lam0)
+            return lsl_psi(stats.counts, m, self.rho, c_lam, self.const.b)
+        return gs_lsl_sqrt_psi(m, self.rho, c_lam) ** 2
+
+    def sensitivity_scale(self, m: np.ndarray) -> np.ndarray:
+        """``2 F_max ||Φ||_F / (λ - ||ρ||_∞||Φ||_F²)``: the ℓ2 sensitivity of ``θ_X`` is at most
+        this times ``sqrt(U_0(X))`` (spec, "DP-LSL")."""
+        return 2.0 * self.f_max * self.phi_frob / (self.lam(m) - self.lam0)
+
+    def noise(self, stats: BatchStats) -> NoiseReport:
+        psi = self.psi(stats)
+        scale = self.sensitivity_scale(stats.m.astype(float))
         return NoiseReport(np.asarray(smooth_sigma(psi, 1.0, self.const.a)) * scale, psi)
+
+    def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
+        """Accounted ε per batch ``(B,)`` under the replacement relation.
+
+        DP-LSL: the nominal ε, by NRS07's theorem (see :meth:`DPLSW.accounted_epsilon`).
+        GS-DP-LSL: a Gaussian mechanism with a data-independent σ, so its exact ε is that of
+        the analytic Gaussian mechanism (Balle & Wang 2018) with ``μ = Δ/σ``, ``Δ`` the global
+        ℓ2 sensitivity ``sensitivity_scale · (c_λ sqrt(m) + ||ρ||_2)`` (``Σρ <= 1``). With the
+        smooth mechanism's ``σ = Δ/a`` this is ``ε_G(a, δ)``, far below the nominal ε: the
+        baseline keeps the paper's noise, so it is over-private, not under-private.
+        """
+        if self.smooth:
+            return np.full(len(stats), self.const.epsilon)
+        m = stats.m.astype(float)
+        delta_gs = self.sensitivity_scale(m) * gs_lsl_sqrt_psi(m, self.rho, self.c_lam(m))
+        sigma = self.noise(stats).sigma
+        return np.array([composed_epsilon(float(d / s), self.const.delta) for d, s in zip(delta_gs, sigma)])
 
     def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
         report = self.noise(stats)

@@ -114,30 +114,35 @@ def lambda_heatmap(tables: Tables, stem: Path) -> None:
 
 
 def audit(tables: Tables, stem: Path) -> None:
+    """Largest ε_lb over the replacement pairs, per mechanism variant and (ε, δ), one panel per
+    audited DP-LSL λ and for DP-LSW; the claimed ε as a bar."""
     df = tables["pe_audit"].copy()
     df["setting"] = df.apply(lambda r: f"ε={r['epsilon']:g}, δ={r['delta']:g}", axis=1)
-    settings = sorted(df["setting"].unique(), key=lambda s: float(s.split(",")[0][2:]))
-    mechs = sorted(df["mechanism"].unique())
-    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(settings), 3.6))
-    width = 0.8 / len(mechs)
-    colors = dict(zip(mechs, sns.color_palette("Paired", len(mechs))))
-    for i, s in enumerate(settings):
-        g = df[df["setting"] == s]
-        claimed = g.loc[g["target"] == "claimed", "eps_target"].iloc[0]
-        sens = g.loc[g["target"] == "sensitivity", "eps_target"].iloc[0]
-        ax.hlines(claimed, i - 0.45, i + 0.45, color="k", lw=1.5, label="claimed ε" if i == 0 else None)
-        ax.hlines(sens, i - 0.45, i + 0.45, color="k", ls=":", lw=1.5, label="sensitivity target ε_G(a, δ)" if i == 0 else None)
-        for j, mech in enumerate(mechs):
-            lb = g.loc[(g["mechanism"] == mech) & (g["target"] == "claimed"), "eps_lb"]
-            x = i - 0.4 + width * (j + 0.5)
-            vals = np.clip(lb.to_numpy(), 0, None)
-            ax.scatter(np.full(vals.size, x), vals, color=colors[mech], s=22, zorder=3,
-                       label=mech if i == 0 else None, marker="o" if "halved" not in mech else "X")
-    ax.set_xticks(range(len(settings)), settings, fontsize=8)
-    ax.set_yscale("symlog", linthresh=0.1)
-    ax.set_ylim(bottom=0.0)
-    ax.set_ylabel("audited ε_lb (clipped at 0)")
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title(f"Audits of DP-LSW / DP-LSL on adversarial neighbouring batches ({int(df['seed'].nunique())} seed(s))", fontsize=9)
-    fig.tight_layout()
+    df["panel"] = df.apply(lambda r: LABELS[r["algorithm"]] + (f", c={r['alg.c']:g}" if r["algorithm"] == "dp_lsl" else ""), axis=1)
+    settings = sorted(df["setting"].unique(), key=lambda s: (float(s.split(",")[0][2:]), s))
+    variants = ["correct"] + sorted(set(df["variant"]) - {"correct"})
+    colors = dict(zip(variants, sns.color_palette("colorblind", len(variants))))
+    panels = sorted(df["panel"].unique())
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.2 + 0.8 * len(settings) * len(panels), 3.6), sharey=True, squeeze=False)
+    width = 0.8 / len(variants)
+    for ax, panel in zip(axes[0], panels):
+        g = df[df["panel"] == panel]
+        best = g.groupby(["setting", "variant"])["eps_lb"].max()
+        for i, s in enumerate(settings):
+            claimed = df.loc[df["setting"] == s, "epsilon"].iloc[0]
+            ax.hlines(claimed, i - 0.45, i + 0.45, color="k", lw=1.5, label="claimed ε" if i == 0 else None)
+            for j, v in enumerate(variants):
+                if (s, v) in best.index:
+                    ax.scatter(i - 0.4 + width * (j + 0.5), max(best[s, v], 0.0), color=colors[v], s=26, zorder=3,
+                               marker="o" if v == "correct" else "X", label=v if i == 0 else None)
+        ax.set_xticks(range(len(settings)), settings, fontsize=7, rotation=30)
+        ax.set_yscale("symlog", linthresh=0.1)
+        ax.set_ylim(bottom=0.0)
+        ax.set_title(panel, fontsize=9)
+    axes[0, 0].set_ylabel("max audited ε_lb over pairs (clipped at 0)")
+    handles = {lab: h for ax in axes[0] for h, lab in zip(*ax.get_legend_handles_labels())}  # union over panels
+    fig.legend(handles.values(), handles.keys(), fontsize=7, loc="center right")
+    fig.suptitle("Audits on replacement pairs (return change, visit counts 2→1 and 1→0): correct mechanisms "
+                 "and negative controls", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 0.86, 1))
     save(fig, stem)

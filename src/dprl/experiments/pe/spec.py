@@ -76,21 +76,22 @@ KINDS = [
         run="dprl.experiments.pe.jobs:run_audit",
         algorithms=algorithms(
             Algorithm("dp_lsw", "approx", doc="DP-LSW on adversarial neighbouring batches"),
-            Algorithm("dp_lsl", "approx", {"c": Param(10000.0, exclusive_minimum=0.0, doc="c in λ (large c makes the LSL bound nearly tight)"),
+            Algorithm("dp_lsl", "approx", {"c": Param(10000.0, exclusive_minimum=0.0, doc="c in λ (large c: the return-change pair is nearly tight; small c: the local sensitivity varies most with the counts)"),
                                            "p": Param(0.0, minimum=0.0, maximum=2.0)},
                       doc="DP-LSL on adversarial neighbouring batches"),
         ),
         environments=environments(
             Environment("adversarial", {
-                "m": Param(1, minimum=1, maximum=100000, doc="trajectories in each batch (all visit the one non-absorbing state); m = 1 makes both bounds tight"),
-                "f_max": Param(1.0, exclusive_minimum=0.0, doc="return bound F_max; the changed trajectory's return goes 0 -> F_max"),
-            }, doc="one non-absorbing state; D: all first-visit returns 0; D': one return F_max"),
+                "d": Param(2, minimum=1, maximum=16, doc="feature dimension: d non-absorbing states with identity features, ρ = 1/d each"),
+                "f_max": Param(1.0, exclusive_minimum=0.0, doc="return bound F_max (changed returns go 0 -> F_max)"),
+            }, doc="replacement pairs: a return changed 0 -> F_max (m = 1), every visit count 2 -> 1 (m = 2) and 1 -> 0 (m = 1)"),
         ),
         settings={
             "runs": Param(200000, minimum=1000, doc="mechanism runs per input and per phase (calibration, evaluation)"),
             "alpha": Param(1e-3, exclusive_minimum=0.0, maximum=0.1, doc="Clopper-Pearson level"),
         },
-        doc="statistical lower bound on ε of DP-LSW / DP-LSL output perturbation, correct and with halved noise",
+        doc="statistical lower bound on ε of DP-LSW / DP-LSL output perturbation on replacement pairs, correct "
+            "and negative controls (local-sensitivity noise, inverted β, the old k cap)",
         mem_mb=800,
         runtime_min=5,
     ),
