@@ -10,6 +10,7 @@ Non-private jobs have ``epsilon = inf``, ``delta`` empty and ``calibration = "no
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -21,6 +22,8 @@ from dprl.analysis.stats import Estimate
 Tables = Mapping[str, pd.DataFrame]
 Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+Regime = Literal["reached", "not reached", "n/a"]
+REGIMES = ("reached", "not reached", "n/a")
 
 
 @dataclass
@@ -33,10 +36,25 @@ class ClaimResult:
     verdict: Verdict
     calibration: str = "n/a"  # "paper", "tight", "both", "n/a"
     note: str = ""  # what was measured, in words (units, grid, fit)
+    # contract, "Regimes": whether the measurement lies where the theory applies
+    regime: Regime = "n/a"
+    horizon_needed: float = float("nan")  # episodes (or ε·m) the regime needs, if not reached
 
     @classmethod
-    def from_estimate(cls, est: "Estimate", verdict: Verdict, calibration: str, note: str) -> "ClaimResult":
-        return cls(est.value, est.low, est.high, verdict, calibration, note)
+    def from_estimate(
+        cls, est: "Estimate", verdict: Verdict, calibration: str, note: str, regime: "Regime" = "n/a",
+        horizon_needed: float = float("nan"),
+    ) -> "ClaimResult":
+        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed)
+
+    def outside_regime_is_inconclusive(self) -> "ClaimResult":
+        """A rate measured outside its regime cannot refute the claim: ``not reproduced``
+        becomes ``inconclusive`` with the horizon it needs (contract, "Regimes")."""
+        if self.regime == "not reached" and self.verdict == "not reproduced":
+            need = f"; needs about {self.horizon_needed:.3g}" if self.horizon_needed == self.horizon_needed else ""
+            return dataclasses.replace(self, verdict="inconclusive",
+                                       note=f"{self.note} [measured outside its regime{need}]")
+        return self
 
 
 @dataclass(frozen=True)

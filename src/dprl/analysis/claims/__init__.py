@@ -14,14 +14,14 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import VERDICTS, Claim, Tables
+from dprl.analysis.base import REGIMES, VERDICTS, Claim, Tables
 
 log = logging.getLogger(__name__)
 
 MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
 COLUMNS = [
     "claim", "paper", "statement", "experiment", "metric", "expected", "calibration",
-    "measured", "ci_low", "ci_high", "verdict", "note", "figure",
+    "measured", "ci_low", "ci_high", "verdict", "regime", "horizon_needed", "note", "figure",
 ]
 
 
@@ -46,19 +46,25 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
     missing = [e for e in claim.experiments if e not in tables or tables[e].empty]
     if missing:
         return [{**base, "calibration": "n/a", "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                 "verdict": "inconclusive", "note": f"experiment(s) not run in this preset: {', '.join(missing)}"}]
+                 "verdict": "inconclusive", "regime": "n/a", "horizon_needed": np.nan,
+                 "note": f"experiment(s) not run in this preset: {', '.join(missing)}"}]
     try:
         results = claim.evaluate(tables)
     except Exception as err:  # recorded, and a test asserts no claim fails this way
         log.error("claim %s failed to evaluate:\n%s", claim.id, traceback.format_exc())
         return [{**base, "calibration": "n/a", "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                 "verdict": "inconclusive", "note": f"evaluation failed: {type(err).__name__}: {err}"}]
+                 "verdict": "inconclusive", "regime": "n/a", "horizon_needed": np.nan,
+                 "note": f"evaluation failed: {type(err).__name__}: {err}"}]
     rows = []
     for r in results:
         if r.verdict not in VERDICTS:
             raise ValueError(f"claim {claim.id} returned verdict {r.verdict!r}")
+        if r.regime not in REGIMES:
+            raise ValueError(f"claim {claim.id} returned regime {r.regime!r}")
+        r = r.outside_regime_is_inconclusive()
         rows.append({**base, "calibration": r.calibration, "measured": r.measured, "ci_low": r.ci_low,
-                     "ci_high": r.ci_high, "verdict": r.verdict, "note": r.note})
+                     "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
+                     "note": r.note})
     return rows
 
 
@@ -75,13 +81,13 @@ def _fmt(x: float) -> str:
 
 def to_markdown(df: pd.DataFrame) -> str:
     lines = [
-        "| claim | paper | statement | experiment | metric | expected | calibration | measured [95% CI] | verdict | note |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| claim | paper | statement | experiment | metric | expected | calibration | measured [95% CI] | verdict | regime | horizon needed | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in df.itertuples(index=False):
         ci = f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
         cells = [r.claim, r.paper, r.statement, r.experiment, r.metric, r.expected, r.calibration,
-                 _fmt(r.measured) + ci, f"**{r.verdict}**", r.note]
+                 _fmt(r.measured) + ci, f"**{r.verdict}**", r.regime, _fmt(r.horizon_needed), r.note]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     counts = df["verdict"].value_counts()
     lines.append("")
