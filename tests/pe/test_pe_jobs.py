@@ -69,6 +69,9 @@ def test_batch_rows_record_the_accounted_epsilon(alg):
             assert e == pytest.approx(composed_epsilon(a, 0.1), rel=1e-9) and e < 1.0
     else:
         assert np.all(acc == 1.0)
+    s = spec("pe_batch", alg, "chain", None if alg == "lsw" else P1, settings=SMALL)
+    before = jobs.job_accounted_epsilon(s)  # for validation, without running the job
+    assert (before is None) if alg == "lsw" else before == pytest.approx(float(np.max(acc)), rel=1e-12)
 
 
 def test_common_random_numbers_across_algorithms_and_privacy():

@@ -79,6 +79,30 @@ def _evaluate(alg: dict, spec: JobSpec, phi: np.ndarray, rho: np.ndarray, f_max:
     }
 
 
+def job_accounted_epsilon(spec: JobSpec) -> float | None:
+    """Accounted ε of a ``pe_batch``/``pe_lambda`` job under replacement, before it runs (for
+    validation): the largest ``accounted_epsilon`` its rows will record, over its feature maps
+    (the GS-DP-LSL value depends on ``d`` through ``a``, not on the data or ``m``). ``None`` for
+    non-private jobs."""
+    if spec.privacy is None:
+        return None
+    eps, delta = _privacy(spec)
+    alg, env, st = spec.algorithm, spec.environment, spec.settings
+    n = int(env["n_states"])
+    rho = uniform_weights(n, n - 1)
+    feats = FEATURES if st.get("features", "both") == "both" else (st["features"],)
+    empty = BatchStats(np.array([int(st["m_min"])]), np.zeros((1, n), dtype=np.int64), np.zeros((1, n)))
+    out = []
+    for feat in feats:
+        phi = feature_matrix(feat, n)
+        if alg["name"] == "dp_lsw":
+            est = DPLSW(phi, rho, 1.0, eps, delta)
+        else:
+            est = DPLSL(phi, rho, alg.get("c", 1.0), alg.get("p", 0.5), 1.0, eps, delta, smooth=alg["name"] == "dp_lsl")
+        out.append(float(est.accounted_epsilon(empty)[0]))
+    return max(out)
+
+
 def run_batch(ctx: JobContext) -> pd.DataFrame:
     """``pe_batch``: RMSE ``||V - Φθ̃||_ρ`` and ``σ_X`` vs ``m`` (spec, "Experiments")."""
     spec, st = ctx.spec, ctx.settings
