@@ -18,4 +18,7 @@ def test_environment_yml_matches_pyproject():
     wanted = {_name(r) for r in py["dependencies"] + py["optional-dependencies"]["test"]}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = {_name(d) for d in env["dependencies"] if isinstance(d, str)} - {"python", "pip"}
-    assert conda == wanted
+    # packages installed by pip (the project itself, "-e .", excepted)
+    pip = {_name(d) for e in env["dependencies"] if isinstance(e, dict) for d in e.get("pip", []) if not d.startswith("-e")}
+    assert conda | pip == wanted
+    assert not conda & pip, "listed both for conda and for pip"
