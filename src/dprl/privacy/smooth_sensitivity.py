@@ -20,10 +20,11 @@ This module is paper-agnostic: callers supply ``U_k`` as an array over ``k`` (ve
 the bounds ``U_k`` of a specific estimator live with that estimator. ``ε = ∞`` is accepted
 and gives ``a = ∞``, i.e. ``σ = 0`` (the non-private estimator), which tests use.
 
-Accounting: the mechanism's accounted ε is its nominal ε, by NRS07's theorem (Lemma 2.6
-with the Gaussian "admissible" noise), which needs exactly the two conditions above for
-every pair of neighbours; there is no tighter closed-form accounting of a data-dependent
-noise scale. The conditions are checked by tests (b-smoothness of ``Ψ``) and audits. For
+Accounting: the mechanism's accounted ε is its nominal ε, by NRS07's theorem (smooth
+sensitivity with Gaussian noise, the constants ``a``, ``b`` above), which needs exactly the
+two conditions above for every pair of neighbours (the relation is the caller's: for the
+2016 paper one trajectory replaced by another); there is no tighter closed-form accounting
+of a data-dependent noise scale. The conditions are checked by tests (b-smoothness of ``Ψ``) and audits. For
 one *given* pair of releases, :func:`gaussian_pair_epsilon` computes the exact ε of two
 isotropic Gaussians with different means and scales, which audits compare with ``ε_lb``.
 """

@@ -106,8 +106,8 @@ class DPLSW(LSW):
 
     def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
         """Accounted ε per batch ``(B,)``: the nominal ε. By NRS07 (Nissim, Raskhodnikova, Smith
-        2007, Lemma 2.6 with Gaussian noise) ``θ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP under the
-        replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and ``|ln σ_X²/σ_X'²| <= b`` with
+        2007, smooth sensitivity with Gaussian noise) ``θ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP
+        under the replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and ``|ln σ_X²/σ_X'²| <= b`` with
         the ``(a, b)`` of ``mechanisms.md``; ``Ψ_X`` is b-smooth and bounds the squared local
         sensitivity (tests), so the theorem's ε is the accounted one."""
         return np.full(len(stats), self.const.epsilon)
