@@ -6,11 +6,17 @@ import pytest
 
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.agent import OptimisticAgent, make_agent, run_episodes
-from dprl.agents.tabular.planner import greedy_policy, priv_q
+from dprl.agents.tabular.planner import greedy_policy, priv_q, priv_q_into
 from dprl.agents.tabular.statistics import PrivateStats, ReleasedStats
 from dprl.envs.tabular import garnet, riverswim
 from dprl.experiments.tabular import jobs
 from dprl.runner.job import JobContext, JobSpec
+from dprl.runner.online import EpisodeRecord
+
+
+def _released(r: np.ndarray, n: np.ndarray, m: np.ndarray, e: float) -> ReleasedStats:
+    H, S, A = n.shape
+    return ReleasedStats(np.concatenate([r.ravel(), n.ravel(), m.ravel()]), e, S, A, H)
 
 
 def test_ubev_finds_optimal_policy_on_riverswim():
@@ -19,7 +25,7 @@ def test_ubev_finds_optimal_policy_on_riverswim():
     far more visits); the swim-right decision from the start state is learned."""
     env = riverswim(S=2, H=3)
     agent = make_agent("ubev", env, 20000, None, 0.05, 1.0, np.random.default_rng(0), None)
-    log = run_episodes(env, agent, 20000, np.random.default_rng(1))
+    log = run_episodes(env, agent, 20000, np.random.default_rng(1), EpisodeRecord())
     rho = env.optimal_value
     assert log.gap[:100].mean() > 0.5 * rho
     assert log.gap[-1000:].mean() < 0.02 * rho
@@ -32,9 +38,9 @@ def test_pucb_without_noise_reproduces_ubev_exactly():
     ub = make_agent("ubev", env, T, None, 0.05, 1.0, np.random.default_rng(5), None)
     src = PrivateStats(env.S, env.A, env.H, T, 1.0, "tight", 0.05, None, noise_multiplier=0.0)
     pu = OptimisticAgent(src, 0.05, 1.0, np.random.default_rng(5))
-    a = run_episodes(env, ub, T, np.random.default_rng(9))
-    b = run_episodes(env, pu, T, np.random.default_rng(9))
-    assert np.array_equal(a.gap, b.gap) and np.array_equal(a.sampled_return, b.sampled_return)
+    a = run_episodes(env, ub, T, np.random.default_rng(9), EpisodeRecord())
+    b = run_episodes(env, pu, T, np.random.default_rng(9), EpisodeRecord())
+    assert np.array_equal(a.gap, b.gap) and np.array_equal(a.ret, b.ret)
     ra, rb = ub.source.release(), pu.source.release()
     assert np.array_equal(ra.n, rb.n) and np.array_equal(ra.m, rb.m) and np.array_equal(ra.r, rb.r) and rb.e == 0.0
 
@@ -44,6 +50,9 @@ def test_planner_reads_only_released_statistics():
     params = list(inspect.signature(priv_q).parameters)
     assert params == ["stats", "beta", "bonus_scale"]
     assert inspect.signature(priv_q).parameters["stats"].annotation in (ReleasedStats, "ReleasedStats")
+    # the compiled kernel's only array inputs are the release (rel) and its scratch/output
+    kernel = list(inspect.signature(priv_q_into.py_func).parameters)
+    assert kernel == ["rel", "E", "S", "A", "H", "log_sah_beta", "bonus_scale", "Q", "V"]
     # ... whose arrays are read-only views
     src = PrivateStats(3, 2, 2, 16, 1.0, "tight", 0.05, np.random.default_rng(0))
     rel = src.release()
@@ -60,7 +69,7 @@ def test_planner_reads_only_released_statistics():
 
         def release(self):
             self.calls.append("release")
-            return ReleasedStats(np.ones((2, 3, 2)), np.full((2, 3, 2), 5.0), np.ones((2, 3, 2, 3)), 0.0)
+            return _released(np.ones((2, 3, 2)), np.full((2, 3, 2), 5.0), np.ones((2, 3, 2, 3)), 0.0)
 
         def __getattr__(self, name):
             raise AssertionError(f"agent read {name!r} from its statistics source")
@@ -72,9 +81,9 @@ def test_planner_reads_only_released_statistics():
 
 def test_policy_is_a_function_of_the_release():
     """Two sources with different hidden data but the same release give the same policy."""
-    rel = ReleasedStats(np.ones((2, 3, 2)), np.full((2, 3, 2), 9.0), np.full((2, 3, 2, 3), 3.0), 1.0)
+    rel = _released(np.ones((2, 3, 2)), np.full((2, 3, 2), 9.0), np.full((2, 3, 2, 3), 3.0), 1.0)
     Q1 = priv_q(rel, 0.05)
-    Q2 = priv_q(ReleasedStats(rel.r.copy(), rel.n.copy(), rel.m.copy(), 1.0), 0.05)
+    Q2 = priv_q(_released(rel.r.copy(), rel.n.copy(), rel.m.copy(), 1.0), 0.05)
     assert np.array_equal(Q1, Q2)
     keys = np.random.default_rng(0).random(Q1.shape)
     assert np.array_equal(greedy_policy(Q1, keys), greedy_policy(Q2, keys))
@@ -84,7 +93,7 @@ def test_privq_unknown_pairs_are_optimistic():
     # noisy counts below 2E (even negative) give Q+ = H, never a negative value
     H, S, A = 3, 2, 2
     n = np.full((H, S, A), -4.0)
-    rel = ReleasedStats(np.full((H, S, A), 50.0), n, np.zeros((H, S, A, S)), 10.0)
+    rel = _released(np.full((H, S, A), 50.0), n, np.zeros((H, S, A, S)), 10.0)
     assert np.all(priv_q(rel, 0.05) == H)
 
 

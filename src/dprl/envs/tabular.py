@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 
 @dataclass
@@ -112,19 +113,50 @@ class TabularMDP:
         """One episode under ``policy[h, s]`` with uniforms ``u`` (one row of
         :meth:`draw_uniforms`). Returns states ``(H+1,)``, actions ``(H,)``, rewards ``(H,)``."""
         H = self.H
-        states = np.empty(H + 1, dtype=np.intp)
-        actions = np.empty(H, dtype=np.intp)
+        states = np.empty(H + 1, dtype=np.int64)
+        actions = np.empty(H, dtype=np.int64)
         rewards = np.empty(H)
-        s = int(np.searchsorted(self._cdf_p0, u[0], side="right"))
-        cdf, R, nr = self._cdf, self.R, self.next_reward
-        for h in range(H):
-            a = int(policy[h, s])
-            states[h], actions[h] = s, a
-            s_next = int(np.searchsorted(cdf[h, s, a], u[1 + 2 * h], side="right"))
-            rewards[h] = nr[s_next] if nr is not None else float(u[2 + 2 * h] < R[h, s, a])
-            s = s_next
-        states[H] = s
+        rollout_into(*self.kernel_model(), np.asarray(policy, dtype=np.int64), np.asarray(u, dtype=float), states, actions, rewards)
         return states, actions, rewards
+
+    def kernel_model(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+        """The model as :func:`rollout_into` takes it: ``cdf, cdf_p0, R, next_reward,
+        has_next_reward`` (``next_reward`` empty when rewards are Bernoulli)."""
+        nr = self.next_reward
+        return self._cdf, self._cdf_p0, self.R, (np.zeros(0) if nr is None else nr), nr is not None
+
+
+@njit(cache=True)
+def _inverse_cdf(cdf: np.ndarray, u: float) -> int:
+    """``searchsorted(cdf, u, side="right")``: the first index with ``cdf > u`` (the last
+    entry is 1 > u, so the search stops inside)."""
+    k = 0
+    while cdf[k] <= u:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def rollout_into(
+    cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
+    policy: np.ndarray, u: np.ndarray, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+) -> None:
+    """One episode (compiled; :meth:`TabularMDP.rollout`): ``s_1 ~ p0`` by inverse CDF of
+    ``u[0]``, then per step ``a = policy[h, s]``, ``s' ~ P(.|s,a,h)`` from ``u[1+2h]`` and
+    the reward ``next_reward[s']`` or Bernoulli(``R[h,s,a]``) from ``u[2+2h]``."""
+    H = policy.shape[0]
+    s = _inverse_cdf(cdf_p0, u[0])
+    for h in range(H):
+        a = policy[h, s]
+        states[h] = s
+        actions[h] = a
+        s_next = _inverse_cdf(cdf[h, s, a], u[1 + 2 * h])
+        if has_next_reward:
+            rewards[h] = next_reward[s_next]
+        else:
+            rewards[h] = 1.0 if u[2 + 2 * h] < R[h, s, a] else 0.0
+        s = s_next
+    states[H] = s
 
 
 # ---------------------------------------------------------------------- instances

@@ -1,19 +1,33 @@
 """UBEV / PUCB (Algorithm 2): plan on released statistics, act greedily, feed the counters.
 
 One implementation; the statistics source (:class:`ExactStats` or :class:`PrivateStats`)
-is the only difference between the two algorithms.
+is the only difference between the two algorithms. The episode loop is compiled
+(:func:`_run_block`, Numba); :class:`OptimisticAgent`'s ``policy``/``observe`` run the same
+kernels one step at a time (audits drive the agent with hand-made users that way).
+
+Random streams (the job's three generators, read in the same order as a plain loop that
+draws per episode): tie-breaking keys ``agent_rng.random((H, S, A))`` per episode,
+environment uniforms ``env_rng.random(2H + 1)`` per episode, and per episode the
+counters' Laplace noise ``E1, E2 = noise_rng.standard_exponential(N)`` twice. The loop
+draws them in blocks of episodes; NumPy's generators give the same numbers whether drawn
+one episode at a time or in one block, so a job's numbers do not depend on the block size.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+from numba import njit
 
-from dprl.agents.tabular.planner import greedy_policy, priv_q
-from dprl.agents.tabular.statistics import ExactStats, PrivateStats
-from dprl.envs.tabular import TabularMDP
+from dprl.agents.tabular.planner import greedy_into, greedy_policy, log_term, priv_q, priv_q_into
+from dprl.agents.tabular.statistics import ExactStats, PrivateStats, _ctz, _indicators_into, feed_exact, feed_tree
+from dprl.envs.tabular import TabularMDP, rollout_into
+from dprl.runner.online import pairwise_sum
+
+# Laplace draws held at once (2N per episode): bounds the loop's memory for large S
+_NOISE_DOUBLES = 1 << 20
 
 
 class OptimisticAgent:
@@ -52,42 +66,104 @@ def make_agent(
     return OptimisticAgent(source, beta, bonus_scale, agent_rng)
 
 
-@dataclass
-class EpisodeLog:
-    """Per-episode exact gap ``ρ* − ρ^{π_t}`` and sampled return (length ``T``)."""
+class EpisodeSink(Protocol):
+    """Receives the per-episode exact gap ``ρ* − ρ^{π_t}`` and sampled return of
+    consecutive episodes (e.g. :class:`dprl.runner.online.CheckpointSummary`)."""
 
-    gap: np.ndarray
-    sampled_return: np.ndarray
-    optimal_value: float
+    def add(self, gap: np.ndarray, ret: np.ndarray) -> None: ...
+
+
+@njit(cache=True)
+def _run_block(
+    cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
+    private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int, T: int,
+    scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
+    u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
+) -> None:
+    """Episodes ``t0 + 1 .. t0 + len(u)`` of Algorithm 2, compiled.
+
+    Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
+    counters ``exact``/``suffix`` after ``t0`` elements (``statistics.feed_tree``), with
+    ``counts`` all zeros (the release before the first element). Writes episode ``k``'s
+    policy to ``policies[k]`` and its sampled return to ``returns[k]``."""
+    H, S, A = keys.shape[1], keys.shape[2], keys.shape[3]
+    Q = np.empty((H, S, A))
+    V = np.empty((2, S))
+    x = np.zeros(counts.shape[0])
+    states = np.empty(H + 1, dtype=np.int64)
+    actions = np.empty(H, dtype=np.int64)
+    rewards = np.empty(H)
+    for k in range(u.shape[0]):
+        t = t0 + k  # episodes fed so far; this is episode t + 1
+        # Private planning: Q̃⁺_t := PrivQ(r̃, ñ, m̃, ε) on the release at the start of the episode
+        if private:
+            rel = suffix[_ctz(t)] if t > 0 else counts
+            E = e_first if min(t + 1, T) <= 1 else e_rest
+        else:
+            rel = counts
+            E = 0.0
+        priv_q_into(rel, E, S, A, H, log_sah_beta, bonus_scale, Q, V)
+        # for h = 1..H: execute a := argmax_a' Q̃⁺_t(s, a', h), observe r and s'
+        greedy_into(Q, keys[k], policies[k])
+        rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, policies[k], u[k], states, actions, rewards)
+        returns[k] = pairwise_sum(rewards, 0, H)
+        # Feed r to r̃(s, a, h); feed 1 to ñ(s, a, h) and m̃(s, a, s', h), 0 to all others
+        if private:
+            x[:] = 0.0
+            _indicators_into(x, S, A, H, states, actions, rewards)
+            feed_tree(exact, suffix, t + 1, x, e1e2[k, 0], e1e2[k, 1], scale)
+        else:
+            feed_exact(counts, S, A, H, states, actions, rewards)
 
 
 def run_episodes(
-    env: TabularMDP, agent: OptimisticAgent, T: int, env_rng: np.random.Generator,
+    env: TabularMDP, agent: OptimisticAgent, T: int, env_rng: np.random.Generator, sink: EpisodeSink,
     progress: Callable[[int, int], None] | None = None, block: int = 1024,
-) -> EpisodeLog:
-    """Run ``T`` episodes. Regret is exact: every committed policy is evaluated by
-    backward induction on the true model, in batches of ``block`` episodes (vectorised
-    over the batch; the agent never sees these values)."""
+) -> EpisodeSink:
+    """Run ``T`` episodes (:func:`_run_block`) and hand their exact gaps and sampled returns
+    to ``sink`` in blocks of ``block`` episodes; returns ``sink``. Regret is exact: every
+    committed policy is evaluated by backward induction on the true model
+    (:meth:`TabularMDP.policy_values`, vectorised over the block; the agent never sees
+    these values). Memory is bounded by the block, whatever ``T``."""
+    S, A, H = env.S, env.A, env.H
+    src = agent.source
+    if (src.S, src.A, src.H) != (S, A, H):
+        raise ValueError(f"agent sizes (S, A, H) = {(src.S, src.A, src.H)} differ from the environment's {(S, A, H)}")
+    private = isinstance(src, PrivateStats)
+    if private and src.t + T > src.T:
+        raise ValueError(f"{T} more episodes exceed the counters' horizon T = {src.T} ({src.t} already fed)")
+    noisy = private and src.scale > 0
+    N = src.N if private else src.counts.size
     rho_star = env.optimal_value
-    gap = np.empty(T)
-    ret = np.empty(T)
-    block = max(1, min(block, 2_000_000 // (env.S * env.S)))
-    policies = np.empty((block, env.H, env.S), dtype=np.intp)
-    u = env.draw_uniforms(env_rng, min(block, T))
-    for t in range(T):
-        j = t % block
-        if j == 0 and t:
-            gap[t - block : t] = rho_star - env.policy_values(policies)
-            u = env.draw_uniforms(env_rng, min(block, T - t))
-        pi = agent.policy()
-        policies[j] = pi
-        states, actions, rewards = env.rollout(pi, u[j])
-        ret[t] = rewards.sum()
-        agent.observe(states, actions, rewards)
-        if progress is not None and (t & 1023) == 1023:
-            progress(t + 1, T)
-    done = T - (T - 1) % block - 1  # start of the last (possibly partial) block
-    gap[done:] = rho_star - env.policy_values(policies[: T - done])
-    if progress is not None:
-        progress(T, T)
-    return EpisodeLog(gap, ret, rho_star)
+    block = max(1, min(block, 2_000_000 // (S * S)))  # the same blocks as the reference loop
+    chunk = max(1, min(block, _NOISE_DOUBLES // (2 * N))) if noisy else block
+    policies = np.empty((block, H, S), dtype=np.int64)
+    returns = np.empty(block)
+    model = env.kernel_model()
+    if private:
+        counts, exact, suffix = np.zeros(N), src.exact, src.suffix
+        scale, e_first, e_rest, T_counter = src.scale, src.e_first, src.e_rest, src.T
+    else:
+        counts, exact, suffix = src.counts, np.zeros((1, 0)), np.zeros((1, 0))
+        scale, e_first, e_rest, T_counter = 0.0, 0.0, 0.0, T
+    lt = log_term(S, A, H, agent.beta)
+    done = 0
+    while done < T:
+        b = min(block, T - done)
+        j = 0
+        while j < b:
+            k = min(chunk, b - j)
+            u = env.draw_uniforms(env_rng, k)
+            keys = agent.tie_rng.random((k, H, S, A))
+            e1e2 = src.rng.standard_exponential((k, 2, N)) if noisy else np.zeros((k, 2, 0))
+            t0 = src.t if private else done + j
+            _run_block(*model, private, counts, exact, suffix, t0, T_counter, scale, e_first, e_rest, lt,
+                       float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k])
+            if private:
+                src.t += k
+            j += k
+        sink.add(rho_star - env.policy_values(policies[:b]), returns[:b])
+        done += b
+        if progress is not None:
+            progress(done, T)
+    return sink

@@ -68,10 +68,16 @@ def e_eps_tight(epsilon: float, S: int, A: int, H: int, T: int, beta: float, l1_
     constants, never on data, so it costs no privacy. ``E_1 = 0``: the first release is an
     empty sum (exactly zero).
     """
-    b = counter_scale(epsilon, H, T, l1_per_step)
-    e = np.full(T + 1, laplace_sum_tail(b, tree_levels(T), beta / (n_counters(S, A, H) * T)))
+    e = np.full(T + 1, e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step))
     e[:2] = 0.0
     return e
+
+
+def e_eps_tight_value(epsilon: float, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
+    """The value of :func:`e_eps_tight` for every episode ``t >= 2`` (it is constant there),
+    without the length-``T`` array: the loop and long jobs need only this number."""
+    b = counter_scale(epsilon, H, T, l1_per_step)
+    return float(laplace_sum_tail(b, tree_levels(T), beta / (n_counters(S, A, H) * T)))
 
 
 def first_exploit_episode(epsilon: float, S: int, A: int, H: int, T: int, beta: float, calibration: str, l1_per_step: int = 2) -> float:
@@ -80,9 +86,9 @@ def first_exploit_episode(epsilon: float, S: int, A: int, H: int, T: int, beta: 
     ``inf`` when it never happens within ``T`` (spec, claim V4)."""
     if calibration == "paper":
         e = e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
-        t = math.ceil(max(2 * e, 1.0)) + 1
-        return float(t) if t <= T else math.inf
+    else:
+        # E_t is 0 for t <= 1 (where t - 1 >= 1 fails anyway) and constant from t = 2 on
+        e = e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step)
     # the planner's known branch needs ñ >= max(2E, 1) (planner.priv_q)
-    e_t = e_eps_tight(epsilon, S, A, H, T, beta, l1_per_step)
-    ok = np.flatnonzero(np.arange(T + 1) - 1 >= np.maximum(2 * e_t, 1.0))
-    return float(ok[0]) if ok.size else math.inf
+    t = math.ceil(max(2 * e, 1.0)) + 1
+    return float(t) if t <= T else math.inf

@@ -1,17 +1,35 @@
-"""PrivQ (Algorithm 3): optimistic backward induction on released statistics only."""
+"""PrivQ (Algorithm 3): optimistic backward induction on released statistics only, and the
+greedy rule of Algorithm 2. Compiled kernels (:func:`priv_q_into`, :func:`greedy_into`)
+shared by the episode loop and the step-by-step agent."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 from dprl.agents.tabular.statistics import ReleasedStats
 
 
-def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0) -> np.ndarray:
-    """Optimistic ``Q̃⁺[h, s, a]`` from the released statistics (the only data argument).
+def log_term(S: int, A: int, H: int, beta: float) -> float:
+    """``2 ln(SAH/β)``, the data-independent part of ``φ̃``'s numerator (NumPy's ``log``, so
+    the compiled planner adds exactly the number the NumPy formula did)."""
+    return float(2.0 * np.log(S * A * H / beta))
 
-    For ``h = H..1``: where ``ñ >= 2E``, ``conf = (H+1)φ̃ + ψ̃`` with
-    ``φ̃ = sqrt((2 ln(ñ+E) + 2 ln(SAH/β)) / max(ñ−E, 1))`` and
+
+@njit(cache=True)
+def priv_q_into(
+    rel: np.ndarray, E: float, S: int, A: int, H: int, log_sah_beta: float, bonus_scale: float,
+    Q: np.ndarray, V: np.ndarray,
+) -> None:
+    """Optimistic ``Q̃⁺[h, s, a]`` into ``Q`` from the released statistics ``rel`` (flat
+    ``[r̃ | ñ | m̃]``, ``statistics`` module) and the public bound ``E``: the only data
+    argument is the release. ``V`` is scratch of shape ``(2, S)``; ``log_sah_beta`` is
+    :func:`log_term`.
+
+    For ``h = H..1`` (Algorithm 3), all ``(s, a)``: where ``ñ >= 2E``,
+    ``conf = (H+1)φ̃ + ψ̃`` with ``φ̃ = sqrt((2 ln(ñ+E) + 2 ln(SAH/β)) / max(ñ−E, 1))`` and
     ``ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²)`` (Section 3); ``Q̃ = (r̃ + Σ_s' Ṽ_{h+1}(s') m̃(s,a,s')) / ñ``;
     ``Q̃⁺ = min(H, Q̃ + conf)``; ``Ṽ_h = max_a Q̃⁺``.
 
@@ -22,36 +40,78 @@ def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0) -> np.nd
     the released statistics only, so privacy is unaffected. ``bonus_scale`` multiplies
     ``conf`` (1 in every claim-testing run).
     """
-    r, n, m, E = stats.r, stats.n, stats.m, stats.e
-    H, S, A = n.shape
-    unknown = n < max(2.0 * E, 1.0)
-    n_safe = np.where(unknown, 1.0, n)
-    inv_n = 1.0 / n_safe
-    phi = np.sqrt((2.0 * np.log(n_safe + E) + 2.0 * np.log(S * A * H / beta)) / np.maximum(n_safe - E, 1.0))
-    conf = (H + 1) * phi
-    if E > 0:  # ψ̃ vanishes for exact counts
-        conf += (1.0 + S * H) * (3.0 * E * inv_n + 2.0 * E * E * inv_n * inv_n)
-    if bonus_scale != 1.0:
-        conf *= bonus_scale
-    Q = np.empty((H, S, A))
-    V = np.zeros(S)
+    sah = S * A * H
+    threshold = max(2.0 * E, 1.0)
+    psi_factor = 1.0 + S * H
+    e3 = 3.0 * E
+    e2sq = 2.0 * E * E
+    nxt = H % 2  # V[nxt] holds Ṽ_{h+1}, V[1 - nxt] receives Ṽ_h
+    for s in range(S):
+        V[nxt, s] = 0.0  # Ṽ_{H+1} := 0
     for h in range(H - 1, -1, -1):
-        q = Q[h]
-        np.matmul(m[h], V, out=q)
-        q += r[h]
-        q *= inv_n[h]
-        q += conf[h]
-        np.minimum(q, H, out=q)
-        np.copyto(q, H, where=unknown[h])
-        V = q.max(axis=1)
+        cur = 1 - nxt
+        for s in range(S):
+            best = -math.inf
+            for a in range(A):
+                i = (h * S + s) * A + a
+                n = rel[sah + i]
+                if n < threshold:  # "else conf := H", so Q̃⁺ = H (deviation above)
+                    q = float(H)
+                else:
+                    inv_n = 1.0 / n
+                    # φ̃ (Section 3)
+                    phi = math.sqrt((2.0 * math.log(n + E) + log_sah_beta) / max(n - E, 1.0))
+                    conf = (H + 1) * phi
+                    if E > 0.0:  # ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²); it vanishes for exact counts
+                        conf += psi_factor * (e3 * inv_n + e2sq * inv_n * inv_n)
+                    if bonus_scale != 1.0:
+                        conf *= bonus_scale
+                    # Q̃ = (r̃ + Σ_s' Ṽ_{h+1}(s') m̃(s,a,s',h)) / ñ
+                    base = 2 * sah + i * S
+                    mv = 0.0
+                    for s2 in range(S):
+                        mv += rel[base + s2] * V[nxt, s2]
+                    q = min((mv + rel[i]) * inv_n + conf, float(H))  # Q̃⁺ = min{H, Q̃ + conf}
+                Q[h, s, a] = q
+                if q > best:
+                    best = q
+            V[cur, s] = best  # Ṽ_h(s) = max_a Q̃⁺(s, a, h)
+        nxt = cur
+
+
+@njit(cache=True)
+def greedy_into(Q: np.ndarray, tie_keys: np.ndarray, policy: np.ndarray) -> None:
+    """``π(s, h) = argmax_a Q̃⁺(s, a, h)`` (Algorithm 2, "Execute") into ``policy[h, s]``,
+    exact ties broken uniformly at random: among the maximising actions the one with the
+    largest key (``tie_keys[h, s, a]`` i.i.d. U(0,1), the agent's own non-private
+    randomness). Ties are the rule early on (every unvisited pair has ``Q̃⁺ = H``); a fixed
+    rule such as the lowest index would make the agent never try the other actions."""
+    H, S, A = Q.shape
+    for h in range(H):
+        for s in range(S):
+            qmax = Q[h, s, 0]
+            for a in range(1, A):
+                if Q[h, s, a] > qmax:
+                    qmax = Q[h, s, a]
+            best_a, best_key = 0, -2.0
+            for a in range(A):
+                if Q[h, s, a] == qmax and tie_keys[h, s, a] > best_key:
+                    best_a, best_key = a, tie_keys[h, s, a]
+            policy[h, s] = best_a
+
+
+def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0) -> np.ndarray:
+    """``Q̃⁺[h, s, a]`` (:func:`priv_q_into`) from a :class:`ReleasedStats`, the planner's
+    only data argument."""
+    S, A, H = stats.S, stats.A, stats.H
+    Q = np.empty((H, S, A))
+    priv_q_into(np.ascontiguousarray(stats.values, dtype=float), float(stats.e), S, A, H,
+                log_term(S, A, H, beta), float(bonus_scale), Q, np.empty((2, S)))
     return Q
 
 
 def greedy_policy(Q: np.ndarray, tie_keys: np.ndarray) -> np.ndarray:
-    """``π(s, h) = argmax_a Q̃⁺(s, a, h)`` with exact ties broken uniformly at random:
-    among the maximising actions pick the one with the largest key (``tie_keys`` i.i.d.
-    U(0,1), the agent's own non-private randomness). Ties are the rule early on (every
-    unvisited pair has ``Q̃⁺ = H``); a fixed rule such as the lowest index would make the
-    agent never try the other actions."""
-    is_max = Q == Q.max(axis=-1, keepdims=True)
-    return np.argmax(np.where(is_max, tie_keys, -1.0), axis=-1)
+    """The greedy policy ``policy[h, s]`` (:func:`greedy_into`)."""
+    policy = np.empty(Q.shape[:2], dtype=np.int64)
+    greedy_into(np.ascontiguousarray(Q, dtype=float), np.ascontiguousarray(tie_keys, dtype=float), policy)
+    return policy

@@ -6,6 +6,11 @@ PUCB (spec: "UBEV means the same algorithm with exact counts, no noise and ``E_�
 The planner receives a :class:`ReleasedStats` and nothing else; for PUCB it holds the
 noisy prefix sums of the tree counters and a data-independent error bound ``E``, so every
 policy is a post-processing of ε-DP releases (billboard lemma, Section 4).
+
+All ``2SAH + S²AH`` statistics live in one flat vector laid out as
+``[r (H,S,A) | n (H,S,A) | m (H,S,A,S)]``. The two "Feed" lines of Algorithm 2 are the
+compiled kernels :func:`feed_exact` and :func:`feed_tree`; the episode loop
+(``agent._run_block``) calls the same kernels as the step-by-step classes below.
 """
 
 from __future__ import annotations
@@ -13,24 +18,41 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from dprl.agents.tabular import calibration as cal
-from dprl.privacy.noise import LaplaceNoise
-from dprl.privacy.tree_counter import TreeCounter
+from dprl.privacy.tree_counter import tree_levels
 
 
 @dataclass(frozen=True)
 class ReleasedStats:
-    """Released statistics at the start of an episode (read-only arrays).
+    """Released statistics at the start of an episode (read-only).
 
-    ``r[h, s, a]`` reward sums, ``n[h, s, a]`` visit counts, ``m[h, s, a, s']`` transition
-    counts, ``e`` the bound ``E`` on ``|released − true|`` the planner must allow for
+    ``values`` is the flat vector ``[r | n | m]`` (module docstring); ``r[h, s, a]`` reward
+    sums, ``n[h, s, a]`` visit counts, ``m[h, s, a, s']`` transition counts are views of
+    it. ``e`` is the bound ``E`` on ``|released − true|`` the planner must allow for
     (``0`` for exact counts)."""
 
-    r: np.ndarray
-    n: np.ndarray
-    m: np.ndarray
+    values: np.ndarray
     e: float
+    S: int
+    A: int
+    H: int
+
+    @property
+    def r(self) -> np.ndarray:
+        k = self.S * self.A * self.H
+        return self.values[:k].reshape(self.H, self.S, self.A)
+
+    @property
+    def n(self) -> np.ndarray:
+        k = self.S * self.A * self.H
+        return self.values[k : 2 * k].reshape(self.H, self.S, self.A)
+
+    @property
+    def m(self) -> np.ndarray:
+        k = self.S * self.A * self.H
+        return self.values[2 * k :].reshape(self.H, self.S, self.A, self.S)
 
 
 def _readonly(x: np.ndarray) -> np.ndarray:
@@ -40,18 +62,74 @@ def _readonly(x: np.ndarray) -> np.ndarray:
 
 
 def episode_indicators(S: int, A: int, H: int, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-    """One episode's stream element for all ``2SAH + S²AH`` counters, flat, laid out as
-    ``[r (H,S,A) | n (H,S,A) | m (H,S,A,S)]`` (Algorithm 2, the two "Feed" lines): the
-    reward at ``(s_h, a_h, h)``, 1 at ``(s_h, a_h, h)`` and at ``(s_h, a_h, s_{h+1}, h)``, 0
-    elsewhere."""
-    sah = S * A * H
-    x = np.zeros(2 * sah + sah * S)
-    h = np.arange(H)
-    i = (h * S + states[:H]) * A + actions
-    x[i] = rewards
-    x[sah + i] = 1.0
-    x[2 * sah + i * S + states[1 : H + 1]] = 1.0
+    """One episode's stream element for all ``2SAH + S²AH`` counters, flat (module
+    docstring; Algorithm 2, the two "Feed" lines): the reward at ``(s_h, a_h, h)``, 1 at
+    ``(s_h, a_h, h)`` and at ``(s_h, a_h, s_{h+1}, h)``, 0 elsewhere."""
+    x = np.zeros(cal.n_counters(S, A, H))
+    _indicators_into(x, S, A, H, np.asarray(states, dtype=np.int64), np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=float))
     return x
+
+
+@njit(cache=True)
+def _indicators_into(x: np.ndarray, S: int, A: int, H: int, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
+    """Write the episode's indicators into the zeroed ``x`` (one visit per step ``h``, so
+    the three indices of different steps never collide)."""
+    sah = S * A * H
+    for h in range(H):
+        i = (h * S + states[h]) * A + actions[h]
+        x[i] = rewards[h]  # Feed r to r̃(s, a, h)
+        x[sah + i] = 1.0  # Feed 1 to ñ(s, a, h) ...
+        x[2 * sah + i * S + states[h + 1]] = 1.0  # ... and to m̃(s, a, s', h)
+
+
+@njit(cache=True)
+def feed_exact(counts: np.ndarray, S: int, A: int, H: int, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
+    """UBEV's "Feed" lines: add the episode to the exact counts in place."""
+    sah = S * A * H
+    for h in range(H):
+        i = (h * S + states[h]) * A + actions[h]
+        counts[i] += rewards[h]
+        counts[sah + i] += 1.0
+        counts[2 * sah + i * S + states[h + 1]] += 1.0
+
+
+@njit(cache=True)
+def _ctz(t: int) -> int:
+    """Trailing zero bits of ``t >= 1``."""
+    i = 0
+    while (t >> i) & 1 == 0:
+        i += 1
+    return i
+
+
+@njit(cache=True)
+def feed_tree(
+    exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray,
+    e1: np.ndarray, e2: np.ndarray, scale: float,
+) -> None:
+    """PUCB's "Feed" lines: element ``t`` (1-based) ``x`` into all tree counters at once.
+
+    The binary mechanism of :class:`dprl.privacy.tree_counter.TreeCounter` (``mechanisms.md``),
+    compiled, with the same arrays and the same floating-point operations (the oracle test
+    compares the two): the new level-``i = ctz(t)`` node's exact sum is ``x`` plus the
+    open lower levels, it gets ``Lap(scale) = scale·(E1 − E2)`` noise (``LaplaceNoise``;
+    ``scale = 0``: no noise), and ``suffix[i]`` = this noisy node + the noisy nodes of the
+    higher set bits of ``t``. The release after ``t`` elements is ``suffix[ctz(t)]``."""
+    N = x.shape[0]
+    i = _ctz(t)
+    higher = t >> (i + 1)
+    j = i + 1 + _ctz(higher) if higher else -1  # next set bit above i
+    for c in range(N):
+        node = x[c]
+        if i:
+            acc = exact[0, c]
+            for level in range(1, i):
+                acc += exact[level, c]
+            node = node + acc
+        exact[i, c] = node
+        if scale > 0.0:
+            node = node + scale * (e1[c] - e2[c])
+        suffix[i, c] = node + suffix[j, c] if j >= 0 else node
 
 
 class ExactStats:
@@ -59,30 +137,25 @@ class ExactStats:
 
     def __init__(self, S: int, A: int, H: int) -> None:
         self.S, self.A, self.H = S, A, H
-        self._r = np.zeros((H, S, A))
-        self._n = np.zeros((H, S, A))
-        self._m = np.zeros((H, S, A, S))
-        self._h = np.arange(H)
-        self._released = ReleasedStats(_readonly(self._r), _readonly(self._n), _readonly(self._m), 0.0)
+        self.counts = np.zeros(cal.n_counters(S, A, H))
+        self._released = ReleasedStats(_readonly(self.counts), 0.0, S, A, H)
 
     def update(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
-        h, s, a = self._h, states[: self.H], actions
-        # one visit per step h, so the index tuples are distinct and += is exact
-        self._r[h, s, a] += rewards
-        self._n[h, s, a] += 1.0
-        self._m[h, s, a, states[1:]] += 1.0
+        feed_exact(self.counts, self.S, self.A, self.H, np.asarray(states, dtype=np.int64),
+                   np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=float))
 
     def release(self) -> ReleasedStats:
         return self._released
 
 
 class PrivateStats:
-    """PUCB's statistics: one tree counter (Laplace, ``mechanisms.md``) per r̃, ñ, m̃ entry,
-    held as a single flat :class:`TreeCounter` (all ``2SAH + S²AH`` counters advance
-    together and share the same ε' and scale, Algorithm 2 lines 1-4).
+    """PUCB's statistics: one tree counter (Laplace, ``mechanisms.md``) per r̃, ñ, m̃ entry;
+    all ``2SAH + S²AH`` counters advance together and share the same ε' and scale
+    (Algorithm 2 lines 1-4), so they are held as two ``(L, N)`` arrays (:func:`feed_tree`).
 
     ``calibration``: ``paper`` uses the printed ``E_ε``; ``tight`` the per-episode bound of
-    :func:`calibration.e_eps_tight`. The noise is identical in both.
+    :func:`calibration.e_eps_tight` (0 in episode 1, a constant after). The noise is
+    identical in both.
 
     ``noise_multiplier`` (tests and audits only, never set from the config) scales the
     Laplace scale and ``E`` together: 0 gives exact counters with ``E = 0`` (must then
@@ -93,28 +166,60 @@ class PrivateStats:
         self, S: int, A: int, H: int, T: int, epsilon: float, calibration: str, beta: float,
         rng: np.random.Generator | None, l1_per_step: int = 2, noise_multiplier: float = 1.0,
     ) -> None:
-        self.S, self.A, self.H, self.T = S, A, H, T
-        self.scale = cal.counter_scale(epsilon, H, T, l1_per_step) * noise_multiplier
-        noise = LaplaceNoise(self.scale) if noise_multiplier > 0 else None
-        self.counter = TreeCounter(cal.n_counters(S, A, H), T, noise, rng)
-        if calibration == "paper":
-            self._e = np.full(T + 1, cal.e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step))
-        elif calibration == "tight":
-            self._e = cal.e_eps_tight(epsilon, S, A, H, T, beta, l1_per_step)
-        else:
+        if calibration not in ("paper", "tight"):
             raise ValueError(f"calibration must be 'paper' or 'tight', got {calibration!r}")
-        self._e = self._e * noise_multiplier
-        self._sah = S * A * H
+        self.S, self.A, self.H, self.T = S, A, H, T
+        self.N = cal.n_counters(S, A, H)
+        self.scale = cal.counter_scale(epsilon, H, T, l1_per_step) * noise_multiplier
+        if not (self.scale >= 0 and np.isfinite(self.scale)):
+            raise ValueError(f"Laplace scale must be non-negative and finite, got {self.scale}")
+        if self.scale > 0 and rng is None:
+            raise ValueError("a noisy counter needs the noise generator")
+        self.rng = rng
+        L = tree_levels(T)
+        self.exact = np.zeros((L, self.N))
+        self.suffix = np.zeros((L, self.N))
+        self.t = 0  # elements fed so far
+        self._zero = _readonly(np.zeros(self.N))
+        # E for the release used in episode t = 1 and t >= 2 (the calibration's E_t is
+        # constant from t = 2 on)
+        if calibration == "paper":
+            e = cal.e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
+            self.e_first = self.e_rest = e * noise_multiplier
+        else:
+            self.e_first = 0.0 * noise_multiplier
+            self.e_rest = cal.e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step) * noise_multiplier
+
+    def add(self, x: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> None:
+        """Feed one stream element ``x`` with the exponential draws of its node noise."""
+        if self.t >= self.T:
+            raise RuntimeError(f"tree counter horizon {self.T} exceeded")
+        self.t += 1
+        feed_tree(self.exact, self.suffix, self.t, x, e1, e2, self.scale)
 
     def update(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
-        self.counter.update(episode_indicators(self.S, self.A, self.H, states, actions, rewards))
+        x = episode_indicators(self.S, self.A, self.H, states, actions, rewards)
+        if self.scale > 0:
+            # LaplaceNoise.sample's draw order: E1 (all counters), then E2
+            e1 = self.rng.standard_exponential(self.N)
+            e2 = self.rng.standard_exponential(self.N)
+        else:
+            e1 = e2 = self._zero
+        self.add(x, e1, e2)
+
+    def release_values(self) -> np.ndarray:
+        """Noisy prefix sums of all counters after ``t`` elements (zeros before the first)."""
+        if self.t == 0:
+            return self._zero
+        return _readonly(self.suffix[(self.t & -self.t).bit_length() - 1])
+
+    def current_e(self) -> float:
+        """``E`` for the release used in episode ``t + 1`` (``E_1`` is an empty sum's bound)."""
+        return self.e_first if min(self.t + 1, self.T) <= 1 else self.e_rest
 
     def release(self) -> ReleasedStats:
-        flat = self.counter.release()
-        S, A, H, k = self.S, self.A, self.H, self._sah
-        return ReleasedStats(
-            _readonly(flat[:k].reshape(H, S, A)),
-            _readonly(flat[k : 2 * k].reshape(H, S, A)),
-            _readonly(flat[2 * k :].reshape(H, S, A, S)),
-            float(self._e[min(self.counter.t + 1, self.T)]),
-        )
+        return ReleasedStats(self.release_values(), self.current_e(), self.S, self.A, self.H)
+
+    @property
+    def nbytes(self) -> int:
+        return self.exact.nbytes + self.suffix.nbytes

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
@@ -13,6 +12,7 @@ from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, make_tabular_env
 from dprl.runner.job import JobContext
+from dprl.runner.online import CheckpointSummary
 
 
 def log_checkpoints(T: int, k: int) -> np.ndarray:
@@ -20,7 +20,9 @@ def log_checkpoints(T: int, k: int) -> np.ndarray:
     return np.unique(np.geomspace(1, T, k).round().astype(int))
 
 
-def _simulate(ctx: JobContext) -> tuple[TabularMDP, dict, np.ndarray, np.ndarray, float]:
+def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, CheckpointSummary]:
+    """Run the job's episodes; per-episode gaps and returns are summarised online at the
+    log-spaced checkpoints (memory independent of the number of episodes)."""
     spec = ctx.spec
     alg, envp = spec.algorithm, spec.environment
     T = int(ctx.settings["episodes"])
@@ -31,31 +33,31 @@ def _simulate(ctx: JobContext) -> tuple[TabularMDP, dict, np.ndarray, np.ndarray
         alg["name"], env, T, spec.privacy, alg["beta"], alg["bonus_scale"], ctx.agent_rng,
         ctx.noise_rng if spec.privacy is not None else None, alg.get("l1_per_step", 2),
     )
-    log = run_episodes(env, agent, T, ctx.env_rng, progress=ctx.progress)
-    info = {"optimal_value": log.optimal_value}
+    summary = CheckpointSummary(log_checkpoints(T, int(ctx.settings["checkpoints"])), alpha)
+    run_episodes(env, agent, T, ctx.env_rng, summary, progress=ctx.progress)
+    summary.check_complete()
+    info = {"optimal_value": env.optimal_value}
     if spec.privacy is not None:
         eps, calib = float(spec.privacy["epsilon"]), spec.privacy["calibration"]
         l1 = alg.get("l1_per_step", 2)
         if calib == "paper":
             info["e_eps"] = cal.e_eps_paper(eps, env.S, env.A, env.H, T, alg["beta"], l1)
-        else:
-            info["e_eps"] = float(cal.e_eps_tight(eps, env.S, env.A, env.H, T, alg["beta"], l1)[T])
+        else:  # E_T of e_eps_tight (0 when T = 1)
+            info["e_eps"] = cal.e_eps_tight_value(eps, env.S, env.A, env.H, T, alg["beta"], l1) if T >= 2 else 0.0
         info["t_exploit_possible"] = cal.first_exploit_episode(eps, env.S, env.A, env.H, T, alg["beta"], calib, l1)
     else:
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
-    return env, info, log.gap, log.sampled_return, T
+    return env, info, summary
 
 
 def run_regret(ctx: JobContext) -> pd.DataFrame:
     """Cumulative exact regret ``Σ_t (ρ* − ρ^{π_t})`` and sampled return at log-spaced
     checkpoints (``tabular_regret``, ``tabular_scaling``)."""
-    env, info, gap, ret, T = _simulate(ctx)
-    cp = log_checkpoints(T, int(ctx.settings["checkpoints"]))
-    cum = np.cumsum(gap)
-    cum_ret = np.cumsum(ret)
+    env, info, s = _simulate(ctx)
+    cp = s.checkpoints
     return pd.DataFrame({
-        "episode": cp, "regret": cum[cp - 1], "mean_return": cum_ret[cp - 1] / cp,
-        "mean_gap_last": [gap[max(0, c - max(c // 10, 1)) : c].mean() for c in cp],
+        "episode": cp, "regret": s.cum_gap, "mean_return": s.cum_ret / cp,
+        "mean_gap_last": s.window_mean,
         "S": env.S, "A": env.A, "H": env.H, **info,
     })
 
@@ -64,13 +66,11 @@ def run_pac(ctx: JobContext) -> pd.DataFrame:
     """Number of α-suboptimal episodes (``ρ* − ρ^{π_t} > α``) on a Figure 1 instance with
     ``α = H α' / (4n)``: the smallest loss of a policy wrong in one initial state is
     ``H α'/(2n)``, so an episode is α-suboptimal exactly when its policy is wrong somewhere."""
-    env, info, gap, ret, T = _simulate(ctx)
     e = ctx.spec.environment
     alpha = e["H"] * e["gap"] / (4 * e["n"])
-    cp = log_checkpoints(T, int(ctx.settings["checkpoints"]))
-    subopt = np.cumsum(gap > alpha)
+    env, info, s = _simulate(ctx, alpha)
     return pd.DataFrame({
-        "episode": cp, "alpha": alpha, "n_subopt": subopt[cp - 1], "regret": np.cumsum(gap)[cp - 1],
+        "episode": s.checkpoints, "alpha": alpha, "n_subopt": s.n_above, "regret": s.cum_gap,
         "S": env.S, "A": env.A, "H": env.H, **info,
     })
 
