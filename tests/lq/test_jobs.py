@@ -94,7 +94,7 @@ def test_config_yaml_lq_section_expands_within_budget():
 CLAIM = {c.id: c for c in CLAIMS}
 
 
-def _regret_table(private_slope=1.0, cost_exponent=-0.5, seeds=8, k_max=4096):
+def _regret_table(private_slope=1.0, cost_exponent=-0.5, seeds=8, k_max=4096, burn_in=100.0, onset=20.0):
     rng = np.random.default_rng(0)
     rows = []
     ks = np.unique(np.geomspace(1, k_max, 30).astype(int))
@@ -111,7 +111,9 @@ def _regret_table(private_slope=1.0, cost_exponent=-0.5, seeds=8, k_max=4096):
             for k, r, c in zip(ks, base, cost):
                 rows.append(dict(env_label="e", algorithm="private_ofu_rl", alg_label="private_ofu_rl",
                                  privacy_label=f"eps{eps}_delta{delta}_tight", epsilon=eps, delta=delta,
-                                 calibration="tight", seed=seed, episode=k, regret=r + c, ridge_gap=np.nan))
+                                 calibration="tight", seed=seed, episode=k, regret=r + c, ridge_gap=np.nan,
+                                 sigma_gram=np.log(1 / delta) ** 0.5 / eps, burn_in_episodes=burn_in,
+                                 onset_episode=onset))
     return pd.DataFrame(rows)
 
 
@@ -119,13 +121,28 @@ def test_c2_separates_sqrt_k_from_linear_regret():
     res = CLAIM["C2"].evaluate({"lq_regret": _regret_table(private_slope=1.0)})
     by = {r.calibration: r for r in res}
     assert by["n/a"].verdict == "reproduced" and abs(by["n/a"].measured - 0.5) < 0.05
-    assert by["tight"].verdict == "not reproduced"
+    assert by["tight"].verdict == "not reproduced" and by["tight"].regime == "reached"
+    assert by["n/a"].regime == "n/a"
+
+
+def test_c2_outside_the_regime_is_inconclusive_with_the_horizon_it_needs():
+    from dprl.analysis.claims import evaluate
+
+    table = _regret_table(private_slope=1.0, burn_in=1e6, onset=np.nan)
+    res = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": table})}
+    assert res["tight"].regime == "not reached" and res["tight"].horizon_needed == 1e6
+    rows = {r["calibration"]: r for r in evaluate(CLAIM["C2"], {"lq_regret": table})}
+    assert rows["tight"]["verdict"] == "inconclusive" and rows["n/a"]["verdict"] == "reproduced"
+    # an onset inside the slope window also means the fit saw the burn-in
+    late = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": _regret_table(onset=2000.0)})}
+    assert late["tight"].regime == "not reached"
 
 
 def test_c3_recovers_the_exponents_and_rejects_wrong_ones():
     res = CLAIM["C3"].evaluate({"lq_regret": _regret_table(private_slope=0.5, cost_exponent=-0.5)})
     assert [r.verdict for r in res] == ["reproduced", "reproduced"]
     assert res[0].measured == pytest.approx(-0.5, abs=0.05) and res[1].measured == pytest.approx(0.25, abs=0.05)
+    assert "expected -0.500" in res[0].note and "expected +0.250" in res[1].note  # from the σ's in the table
     res = CLAIM["C3"].evaluate({"lq_regret": _regret_table(private_slope=0.5, cost_exponent=-1.0)})
     assert res[0].verdict == "not reproduced"
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from dprl.agents.lq.calibration import LQPrivacyCalibration, private_ofu_calibration
 from dprl.agents.lq.ofu import OFUAgent
+from dprl.agents.lq.regime import onset_episode
 from dprl.agents.lq.oracle import OptimisticOracle
 from dprl.envs.lq import LQSystem, RegretEvaluator, rollout
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
@@ -131,6 +132,8 @@ def run_episodes(
         if progress is not None:
             progress(k, episodes)
     out = pd.DataFrame(rows)
+    # contract, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
+    out["onset_episode"] = onset_episode(out["episode"].to_numpy(), out["regret"].to_numpy())
     if built.calibration is not None:
         c = built.calibration
         out["sigma_gram"] = c.regularizer.sigma_gram

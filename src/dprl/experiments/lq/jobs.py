@@ -6,6 +6,7 @@ import pandas as pd
 
 from dprl.agents.lq.audit import audit_counters
 from dprl.agents.lq.calibration import private_ofu_calibration
+from dprl.agents.lq.regime import private_ofu_burn_in
 from dprl.agents.lq.run import build_agent, run_episodes
 from dprl.envs.lq import LQSystem, double_integrator, random_system
 from dprl.runner.job import JobContext
@@ -32,9 +33,14 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     built = build_agent(system, alg["name"], alg, spec.privacy, episodes, ctx.agent_rng, ctx.noise_rng)
     df = run_episodes(system, built, episodes, ctx.env_rng, int(ctx.settings["checkpoints"]),
                       progress=ctx.progress, check_ridge=alg["name"] == "ofu_rl")
+    if built.calibration is not None:  # predicted horizon of the √K regime (agents/lq/regime.py)
+        c = built.calibration
+        df["burn_in_episodes"] = private_ofu_burn_in(c.epsilon, c.delta, c.calibration, system.horizon, system.gamma,
+                                                     system.n, system.d, float(alg["alpha"]))
     last = df.iloc[-1]
-    ctx.log.info("K=%d regret=%.4g floored=%d not_pd=%d clipped=%d oracle_fallbacks=%d", episodes, last["regret"],
-                 last["n_floored"], last["n_not_pd"], last["n_clipped"], last["n_oracle_fallback"])
+    ctx.log.info("K=%d regret=%.4g floored=%d not_pd=%d clipped=%d oracle_fallbacks=%d onset=%s burn-in=%s", episodes,
+                 last["regret"], last["n_floored"], last["n_not_pd"], last["n_clipped"], last["n_oracle_fallback"],
+                 last["onset_episode"], last.get("burn_in_episodes", "n/a"))
     return df
 
 

@@ -1,0 +1,64 @@
+"""Private-OFU-RL's regime: the predicted burn-in horizon and the expected exponents are
+computed from the calibration in use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dprl.agents.lq.calibration import private_ofu_calibration
+from dprl.agents.lq.regime import (
+    RATE_K_OVER_LAMBDA, burn_in_episodes, onset_episode, private_ofu_burn_in, sigma_exponents,
+)
+from dprl.agents.lq.run import build_agent, run_episodes
+from dprl.envs.lq import random_system
+
+ARGS = dict(horizon=10, gamma=0.6, n=2, d=1, alpha=0.1)
+
+
+@pytest.mark.parametrize("calibration", ["paper", "tight"])
+@pytest.mark.parametrize("eps", [1.0, 10.0, 1000.0])
+def test_burn_in_is_the_fixed_point_k_equals_170_lambda(calibration, eps):
+    k = private_ofu_burn_in(eps, 1e-3, calibration, **ARGS)
+
+    def lam(kk):
+        return private_ofu_calibration(eps, 1e-3, calibration, int(kk), ARGS["horizon"], ARGS["gamma"], ARGS["n"],
+                                       ARGS["d"], ARGS["alpha"]).regularizer.lam_min
+
+    assert k >= RATE_K_OVER_LAMBDA * lam(k)
+    assert 0.99 * k < RATE_K_OVER_LAMBDA * lam(0.99 * k)  # and not much later
+
+
+def test_burn_in_grows_as_epsilon_shrinks_and_tight_is_shorter():
+    paper = [private_ofu_burn_in(e, 1e-3, "paper", **ARGS) for e in (0.1, 1.0, 10.0)]
+    tight = [private_ofu_burn_in(e, 1e-3, "tight", **ARGS) for e in (0.1, 1.0, 10.0)]
+    assert paper[0] > paper[1] > paper[2] and tight[0] > tight[1] > tight[2]
+    assert all(t < p for t, p in zip(tight, paper))
+    assert burn_in_episodes(lambda k: 1e20) == np.inf and burn_in_episodes(lambda k: 0.0) == 1.0
+
+
+def test_expected_exponents_follow_the_calibration():
+    paper = sigma_exponents("paper", [0.1, 1.0, 10.0], [1e-1, 1e-3, 1e-5], 1e-3, 1.0, episodes=8000, **ARGS)
+    tight = sigma_exponents("tight", [0.1, 0.5, 1.0, 5.0, 10.0], [1e-1, 1e-3, 1e-5], 1e-3, 1.0, episodes=8000, **ARGS)
+    assert paper[0] == pytest.approx(-0.5)
+    assert 0.2 < paper[1] < 0.25  # ln(2/δ) over this δ grid: +1/4 only asymptotically
+    assert tight == pytest.approx((-0.41, 0.385), abs=0.01)
+
+
+def test_onset_is_where_per_episode_regret_leaves_its_burn_in_level():
+    ks = np.unique(np.geomspace(1, 1e6, 60).astype(int)).astype(float)
+    onset_true = 3e4
+    per_episode = np.where(ks < onset_true, 1.0, (onset_true / ks) ** 0.5)  # flat, then √K regret
+    cum = np.cumsum(np.diff(np.concatenate([[0.0], ks])) * per_episode)
+    found = onset_episode(ks, cum)
+    assert 4 * onset_true <= found < 5 * onset_true  # (3e4/k)^½ = ½ at k = 4·3e4
+    assert np.isnan(onset_episode(ks, ks * 1.0))  # linear throughout: no onset
+
+
+def test_jobs_record_the_onset():
+    s = random_system(2, 1, 5, np.random.default_rng(0), c_a=0.3, c_b=0.3, noise_radius=0.1)
+    built = build_agent(s, "ofu_rl", {"n_candidates": 16, "alpha": 0.1, "lam": 0.1}, None, 200,
+                        np.random.default_rng(0), np.random.default_rng(1))
+    df = run_episodes(s, built, 200, np.random.default_rng(2), 10)
+    assert df["onset_episode"].nunique(dropna=False) == 1
+    assert df["onset_episode"].iloc[0] == onset_episode(df["episode"], df["regret"])
