@@ -61,4 +61,4 @@ def test_jobs_record_the_onset():
                         np.random.default_rng(0), np.random.default_rng(1))
     df = run_episodes(s, built, 200, np.random.default_rng(2), 10)
     assert df["onset_episode"].nunique(dropna=False) == 1
-    assert df["onset_episode"].iloc[0] == onset_episode(df["episode"], df["regret"])
+    np.testing.assert_equal(df["onset_episode"].iloc[0], onset_episode(df["episode"], df["regret"]))
