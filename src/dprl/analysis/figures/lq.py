@@ -44,9 +44,15 @@ def regret_loglog(tables: Tables, stem: Path) -> None:
         if not ofu.empty:
             k = ofu.index.to_numpy(dtype=float)
             ax.plot(k, ofu.iloc[-1] * np.sqrt(k / k[-1]), "k:", lw=1.2, label="∝ √K (through OFU-RL at K)")
+        if "burn_in_episodes" in g:  # predicted burn-in T* of each private series (agents/lq/regime.py)
+            t_star = g.dropna(subset=["burn_in_episodes"]).groupby("series")["burn_in_episodes"].max()
+            kmax = float(g["episode"].max())
+            for series, t in t_star.items():
+                if t <= kmax:
+                    ax.axvline(t, color=palette[series], ls="--", lw=0.8)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("episodes K")
+        ax.set_xlabel("episodes K (dashed: predicted burn-in T* of a private series, where within K)")
         ax.set_ylabel("cumulative exact regret")
         ax.set_title(env, fontsize=9)
         ax.legend(fontsize=6.5)
@@ -142,5 +148,38 @@ def audit(tables: Tables, stem: Path) -> None:
     ax.set_ylabel("audited ε_lb (filled), exact ε (open)")
     ax.legend(fontsize=7)
     ax.set_title("Private-OFU-RL counters: privacy audit", fontsize=10)
+    fig.tight_layout()
+    save(fig, stem)
+
+
+def regime(tables: Tables, stem: Path) -> None:
+    """Mean per-episode regret ``R(k)/k`` against ``k/Λ`` for every private setting: if the
+    burn-in is set by the regularizer's scale Λ (``agents/lq/regime.py``), the curves of all
+    ε and δ collapse onto one; the onset (50Λ) and rate (170Λ) marks are drawn."""
+    from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA, RATE_K_OVER_LAMBDA
+
+    df = tables["lq_regret"]
+    df = df[df["calibration"] != "none"].copy()
+    envs = sorted(df["env_label"].unique()) or ["(none)"]
+    fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.0), squeeze=False)
+    df["k_over_lambda"] = df["episode"] / df["lam_min"]
+    df["per_episode"] = df["regret"] / df["episode"]
+    df["series"] = df.apply(_series_label, axis=1)
+    order = sorted(df["series"].unique())
+    palette = dict(zip(order, sns.color_palette("viridis", len(order))))
+    for ax, env in zip(axes[0], envs):
+        g = df[df["env_label"] == env]
+        mean = g.groupby(["series", "episode"], as_index=False)[["k_over_lambda", "per_episode"]].mean()
+        for series, gs in mean.groupby("series"):
+            ax.plot(gs["k_over_lambda"], gs["per_episode"], color=palette[series], lw=1.2, label=series)
+        for x, name in ((ONSET_K_OVER_LAMBDA, "onset 50Λ"), (RATE_K_OVER_LAMBDA, "√K regime 170Λ")):
+            ax.axvline(x, color="k", ls=":" if x == ONSET_K_OVER_LAMBDA else "--", lw=0.9, label=name)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("k / Λ (episodes over the regularizer scale)")
+        ax.set_ylabel("mean per-episode regret R(k)/k")
+        ax.set_title(env, fontsize=9)
+        ax.legend(fontsize=6)
+    fig.suptitle("Private-OFU-RL: regret is a function of k/Λ (seed means)", fontsize=10)
     fig.tight_layout()
     save(fig, stem)
