@@ -64,9 +64,18 @@ def _linopt(spec: JobSpec) -> float:
     return accounted_epsilon(cal, feat, float(spec.delta))
 
 
+def _pe(spec: JobSpec) -> float | None:
+    """DP-LSW/DP-LSL: the nominal ε by the smooth-sensitivity theorem (NRS07) for the
+    (a, b) of ``mechanisms.md``; GS-DP-LSL: the analytic Gaussian ε of its σ
+    (:func:`dprl.experiments.pe.jobs.job_accounted_epsilon`)."""
+    from dprl.experiments.pe.jobs import job_accounted_epsilon
+
+    return job_accounted_epsilon(spec)
+
+
 # (experiment kind prefix, algorithm) -> accounting. Audit kinds are not listed: they
 # exist to show that printed variants fail, and record their own exact ε.
-ACCOUNTING: dict[tuple[str, str], Callable[[JobSpec], float]] = {
+ACCOUNTING: dict[tuple[str, str], Callable[[JobSpec], float | None]] = {
     ("tabular", "pucb"): _pucb,
     ("tabular", "dp_se"): _dp_se,
     ("lq", "private_ofu_rl"): _private_ofu_rl,
@@ -74,6 +83,9 @@ ACCOUNTING: dict[tuple[str, str], Callable[[JobSpec], float]] = {
     ("linmix", "private_linopt_po"): _linopt,
     ("linmix", "ldp_linopt_vi"): _linopt,
     ("linmix", "ldp_linopt_po"): _linopt,
+    ("pe", "dp_lsw"): _pe,
+    ("pe", "dp_lsl"): _pe,
+    ("pe", "gs_dp_lsl"): _pe,
 }
 
 
@@ -83,7 +95,8 @@ def accounted_epsilon(spec: JobSpec) -> float | None:
     if spec.privacy is None or spec.kind.endswith("_audit"):
         return None
     fn = ACCOUNTING.get((spec.kind.split("_")[0], spec.algorithm["name"]))
-    return None if fn is None else float(fn(spec))
+    acc = None if fn is None else fn(spec)
+    return None if acc is None else float(acc)
 
 
 def check_accounting(experiments: Iterable[tuple[str, str, JobSpec]]) -> list[str]:
