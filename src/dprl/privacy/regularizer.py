@@ -24,6 +24,7 @@ together (Zhou: one per step ``h``). Paper-specific constants come in through
 from __future__ import annotations
 
 import logging
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -50,6 +51,17 @@ class RegularizerCalibration:
     lam_min: float
     lam_max: float
     nu: float
+
+
+def shifted_calibration(sigma_gram: float, sigma_target: float, gram_noise_bound: float, target_noise_bound: float) -> RegularizerCalibration:
+    """The good-event constants shared by both papers (Chowdhury et al. proof of Theorem 3;
+    Zhou proof of Theorem 6.5): with ``||N_k||_op <= Σ`` (``gram_noise_bound``) and
+    ``||L_k|| <= z`` (``target_noise_bound``) on the good event, the shift ``η = 2Σ`` gives
+    ``H_k = N_k + 2Σ I`` with ``Σ I ⪯ H_k ⪯ 3Σ I`` and ``||L_k||_{H_k^{-1}} <= z/sqrt(Σ)``."""
+    if not gram_noise_bound > 0:
+        raise ValueError(f"the Gram noise bound must be > 0, got {gram_noise_bound}")
+    return RegularizerCalibration(sigma_gram, sigma_target, shift=2.0 * gram_noise_bound, lam_min=gram_noise_bound,
+                                  lam_max=3.0 * gram_noise_bound, nu=target_noise_bound / math.sqrt(gram_noise_bound))
 
 
 @dataclass

@@ -28,7 +28,7 @@ from dprl.privacy.calibration import (
     symmetric_gaussian_norm_bound_paper,
     symmetric_gaussian_norm_bound_tight,
 )
-from dprl.privacy.regularizer import RegularizerCalibration
+from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def _constants(
         # bound (privacy/calibration.py); the constants only widen/narrow β, not privacy.
         big = symmetric_gaussian_norm_bound_tight(s_g, dim, alpha / (8 * K * H))
         z = chi2_norm_bound(s_t, dim, alpha / (4 * K * H))
-    return RegularizerCalibration(sigma_gram, sigma_target, 2.0 * big, big, 3.0 * big, z / math.sqrt(big))
+    return shifted_calibration(sigma_gram, sigma_target, big, z)
 
 
 VARIANTS = ("corrected", "printed")

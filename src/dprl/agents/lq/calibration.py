@@ -36,7 +36,7 @@ from dprl.privacy.calibration import (
     symmetric_gaussian_norm_bound_paper,
     symmetric_gaussian_norm_bound_tight,
 )
-from dprl.privacy.regularizer import RegularizerCalibration
+from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
 from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT, NULL_USER_JOINT, gram_cross_replacement_weight
 from dprl.privacy.tree_counter import tree_levels
 
@@ -147,8 +147,5 @@ def private_ofu_calibration(
         # the paper bound fails w.p. <= 2β, the χ² bound w.p. <= β: β = α/(4K) keeps α/(2K).
         lam = symmetric_gaussian_norm_bound_tight(sigma1 * math.sqrt(levels), p, alpha / (4.0 * episodes))
         frob = chi2_norm_bound(sigma2 * math.sqrt(levels), n * p, alpha / (2.0 * episodes))
-    # H_k = N_k + 2Λ I with ||N_k|| <= Λ gives Λ I ⪯ H_k ⪯ 3Λ I and ||L_k||_{H_k^{-1}} <= ||L_k||_F/√Λ.
-    reg = RegularizerCalibration(
-        sigma_gram=sigma1, sigma_target=sigma2, shift=2.0 * lam, lam_min=lam, lam_max=3.0 * lam, nu=frob / math.sqrt(lam)
-    )
+    reg = shifted_calibration(sigma1, sigma2, lam, frob)  # η = 2Λ, λ_min = Λ, λ_max = 3Λ, ν = ||L_k||_F/√Λ
     return LQPrivacyCalibration(reg, calibration, float(epsilon), float(delta), levels, d1, d2, relation)
