@@ -18,6 +18,7 @@ import numpy as np
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.statistics import episode_indicators
 from dprl.privacy.audit import AuditResult, audit, laplace_llr, nodes_from_releases
+from dprl.privacy.audit_power import LaplacePair
 from dprl.privacy.noise import LaplaceNoise
 from dprl.privacy.tree_counter import TreeCounter
 
@@ -47,15 +48,35 @@ def _llr_statistic(d0: np.ndarray, d1: np.ndarray, scale: float):
     return {"laplace-llr": laplace_llr(_exact_nodes(d0), _exact_nodes(d1), scale)}
 
 
+def counter_streams(T: int) -> tuple[np.ndarray, np.ndarray]:
+    """One counter's streams: ``(1, 0, ..., 0)`` vs all zeros (the element at ``t = 1`` lies
+    in all ``L`` nodes)."""
+    d0 = np.zeros((T, 1))
+    d0[0, 0] = 1.0
+    return d0, np.zeros((T, 1))
+
+
+def audited_pair(mechanism: str, epsilon: float, S: int, A: int, H: int, T: int, l1_per_step: int) -> LaplacePair:
+    """The pair a V1 audit row examined, as node shifts in noise scales (for the audit's
+    power, :func:`dprl.privacy.audit_power.detectable_inflation`): ``mechanism`` is
+    ``counter`` (:func:`audit_counter`) or ``episode_*`` (:func:`audit_episode`; the
+    printed-ε' variant uses ``l1_per_step = 1``)."""
+    if mechanism == "counter":
+        d0, d1 = counter_streams(T)
+    else:
+        d0, d1 = episode_streams(S, A, H, T)
+        l1_per_step = 1 if mechanism == "episode_printed_eps_3H" else l1_per_step
+    diff = np.abs(_exact_nodes(d0) - _exact_nodes(d1))
+    return LaplacePair(tuple(diff[diff > 0] / cal.counter_scale(epsilon, H, T, l1_per_step)))
+
+
 def audit_counter(
     epsilon: float, H: int, T: int, l1_per_step: int, n: int, rng: np.random.Generator, noise_multiplier: float = 1.0
 ) -> AuditResult:
     """One PUCB counter at its level ``ε'``: streams ``(1, 0, ..., 0)`` vs all zeros.
     ``noise_multiplier`` != 1 builds a deliberately broken counter (tests)."""
     scale = cal.counter_scale(epsilon, H, T, l1_per_step) * noise_multiplier
-    d0 = np.zeros((T, 1))
-    d0[0, 0] = 1.0
-    d1 = np.zeros((T, 1))
+    d0, d1 = counter_streams(T)
     return audit(_tree_sampler(d0, scale), d0, d1, cal.counter_epsilon(epsilon, H, l1_per_step), n=n, rng=rng,
                  statistics=_llr_statistic(d0, d1, scale))
 

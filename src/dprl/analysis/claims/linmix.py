@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import bootstrap_ci, group_slope, paired_slope_by_seed, verdict_contains, verdict_near, verdict_upper
 
@@ -35,7 +36,8 @@ def z1(tables: Tables) -> list[ClaimResult]:
         ok = bool(g["passed"].astype(bool).all()) and acc_ok
         note = (f"max audited ε_lb/ε over {len(g)} audits ({', '.join(sorted(g['mechanism'].unique()))}; "
                 f"{int(g['runs'].min())} runs each); exact GDP-accounted ε under replacement sensitivities "
-                f"max {float((g['eps_accounted'] / g['epsilon']).max()):.3f}·ε; planners read only released statistics (tests)")
+                f"max {float((g['eps_accounted'] / g['epsilon']).max()):.3f}·ε; planners read only released statistics (tests); "
+                + gaussian_power_note(g, "epsilon", "delta", "runs"))
         out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", str(calib), note))
     return out
 

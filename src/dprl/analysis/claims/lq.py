@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, verdict_near, verdict_upper
 
@@ -35,7 +36,8 @@ def _c1(tables: Tables) -> list[ClaimResult]:
             f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['samples'].iloc[0])} runs per input and phase); "
             f"{n_fail} audits with ε_lb > ε; largest ε_lb/ε = {float((g['eps_lb'] / g['claimed_epsilon']).max()):.3f}; "
             f"exact ε (Gaussian-DP profile) above the claim in {over}/{len(g)}. That the policy reads only released "
-            f"statistics is structural and tested (tests/lq/test_agent.py)",
+            f"statistics is structural and tested (tests/lq/test_agent.py); "
+            + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "samples"),
         ))
     return out
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import Estimate, bootstrap_units, paired_slope_by_seed, verdict_contains
 
@@ -92,8 +93,9 @@ def _b1(tables: Tables) -> list[ClaimResult]:
         + ", ".join(f"{k} {v:.3g}" for k, v in eps_lb_max.items())
         + f". Negative controls failing the audit (ε_lb > ε) in: {ctrl_desc or 'none audited'}"
         + (f"; never detected: {', '.join(missed)}" if missed else "")
-        + f". ε_lb above the pair's exact ε in {over_exact}/{len(df)} audits. "
-        "Interval: none (each audit carries its own Clopper-Pearson level)."
+        + f". ε_lb above the pair's exact ε in {over_exact}/{len(df)} audits; "
+        + gaussian_power_note(correct, "epsilon", "delta", "runs")
+        + ". Interval: none (each audit carries its own Clopper-Pearson level)."
     )]
 
 

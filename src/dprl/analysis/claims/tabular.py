@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dprl.agents.tabular.counter_audit import audited_pair
+from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, verdict_near, verdict_upper
 
@@ -42,6 +44,21 @@ _res = ClaimResult.from_estimate
 # ------------------------------------------------------------------------------ V1
 
 
+V1_PAIR_COLUMNS = ("env.S", "env.A", "env.H", "env.T", "alg.l1_per_step")
+
+
+def v1_detectable_inflation(rows: pd.DataFrame) -> dict[str, list[float]]:
+    """Smallest ε inflation each V1 audit detects, per audited mechanism (its exact pair of
+    Laplace node shifts, :func:`counter_audit.audited_pair`)."""
+    out: dict[str, list[float]] = {}
+    for mech, eps, claimed, runs, S, A, H, T, l1 in zip(
+            rows["mechanism"], rows["epsilon"], rows["claimed_epsilon"], rows["runs"], rows["env.S"], rows["env.A"],
+            rows["env.H"], rows["env.T"], rows["alg.l1_per_step"]):
+        pair = audited_pair(mech, float(eps), int(S), int(A), int(H), int(T), int(l1))
+        out.setdefault(mech, []).append(laplace_inflation(pair, claimed, 0.0, runs))
+    return out
+
+
 def v1(tables: Tables) -> list[ClaimResult]:
     df = tables["tabular_audit"]
     out = []
@@ -56,7 +73,8 @@ def v1(tables: Tables) -> list[ClaimResult]:
                      f"{float((broken['eps_lb'] / broken['claimed_epsilon']).max()):.2f} "
                      f"({'fails' if not broken['passed'].astype(bool).all() else 'passes'} the audit)")
         note = (f"max audited ε_lb/claimed ε over {len(exp)} audits (one counter at ε', all counters of an episode at ε), "
-                f"{int(exp['runs'].min())} runs each; planner structurally reads only released statistics (tests){extra}")
+                f"{int(exp['runs'].min())} runs each; planner structurally reads only released statistics (tests){extra}; "
+                + power_note(exp, ("mechanism", "epsilon", "claimed_epsilon", *V1_PAIR_COLUMNS), v1_detectable_inflation, "runs"))
         out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", calib, note))
     return out
 
