@@ -11,7 +11,9 @@ import pytest
 from dprl.agents.tabular.agent import OptimisticAgent
 from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.agents.tabular.statistics import PrivateStats
+from dprl.experiments.accounting import accounted_epsilon as job_accounted_epsilon
 from dprl.privacy.audit import audit
+from dprl.runner.job import JobSpec
 from dprl.privacy.tree_counter import tree_levels
 
 S, A, H, T = 2, 2, 2, 8
@@ -58,6 +60,12 @@ def test_exact_accounting_of_pucb_statistics_under_replacement():
     for eps in (0.5, 1.0, 4.0):
         assert accounted_epsilon(eps, 2) == pytest.approx(eps, rel=1e-12)
         assert accounted_epsilon(eps, 1) == pytest.approx(2 * eps, rel=1e-12)
+        # the accounting the workflow records and validates agrees with this brute force
+        for l1 in (1, 2):
+            spec = JobSpec("tabular_regret", "tabular_regret", {"name": "pucb", "l1_per_step": l1},
+                           {"name": "garnet", "S": S, "A": A, "H": H}, {"epsilon": eps, "calibration": "tight"},
+                           {"episodes": T}, 0)
+            assert job_accounted_epsilon(spec) == pytest.approx(accounted_epsilon(eps, l1), rel=1e-12)
 
 
 def test_pucb_statistics_draw_the_noise_their_scale_says():
