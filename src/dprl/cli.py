@@ -5,7 +5,9 @@ Subcommands:
   jobs       list job result paths (relative to results/<preset>/)
   run-job    run one job (by --spec JSON or by --job path in --config) and write its result
   run-bundle run several jobs in one process (a Snakemake job of a bundled workflow)
-  aggregate  verify and concatenate job results into one tidy table
+  verify     check every job file and aggregate table of a preset (checksums, spec vs path
+             and config, tables vs their inputs); names every bad file
+  aggregate  verify and concatenate job results into one tidy table (+ checksums of its inputs)
   figure     draw one registered figure from aggregated tables
   claims     evaluate the claims registry into claims.csv/.md/.tex
   runtimes   summarise Snakemake benchmark files into a per-job runtime table
@@ -30,15 +32,66 @@ log = logging.getLogger("dprl.cli")
 
 
 def _tables(paths: list[str]) -> dict:
+    """The aggregate tables, each checked against the checksums recorded when it was
+    aggregated (its own and its inputs'); a bad table is moved aside so that the next
+    run re-aggregates it."""
     import pandas as pd
 
+    from dprl.analysis.integrity import IntegrityError, check_table, quarantine_all
+
+    problems = []
+    for p in paths:
+        bad = check_table(p)
+        if bad:
+            quarantine_all(Path(p).parent.parent, [Path(p)])
+        problems += bad
+    if problems:
+        raise IntegrityError(problems, "table check (moved the bad tables aside to *.corrupt; rerun snakemake to re-aggregate)")
     return {Path(p).stem: pd.read_csv(p) for p in paths}
+
+
+def _config_from_args(args: argparse.Namespace):
+    """The config of ``--config-json`` (what a rule passes: Snakemake's merged config)
+    or of ``--config`` (a file)."""
+    from dprl.config.load import load_config, load_config_file
+
+    if getattr(args, "config_json", None):
+        return load_config(json.loads(args.config_json), args.preset)
+    return load_config_file(args.config, args.preset)
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from dprl.analysis.integrity import IntegrityError, verify_jobs, verify_preset
+
+    cfg = _config_from_args(args)
+    rep = verify_jobs(cfg) if args.jobs_only else verify_preset(cfg)
+    for p in rep.strays:
+        log.warning("not a job of the current config (ignored): %s", p)
+    summary = f"preset {cfg.preset}: {rep.checked_jobs} job files checked ({rep.missing_jobs} not run yet), {rep.checked_tables} tables checked"
+    if rep.problems:
+        if args.quarantine:
+            from dprl.analysis.integrity import quarantine_all
+
+            quarantine_all(cfg.preset_dir, rep.bad_files)
+        hint = "; bad files (and the tables built from them) moved aside to *.corrupt, rerun snakemake to regenerate them" if args.quarantine else "; `dprl verify --quarantine` moves them aside so that snakemake regenerates them"
+        what = f"verify ({summary}{hint})"
+        raise IntegrityError(rep.problems, what)
+    if args.stamp:
+        from dprl.runner.io import atomic_write_text
+
+        atomic_write_text(args.stamp, summary + "\n")
+    print(f"{summary}: all good")
+    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from dprl.config.load import load_config_file
 
+    from dprl.config.load import read_config
+    from dprl.config.privacy_check import check_privacy_accounting
+
     cfg = load_config_file(args.config, args.preset)
+    check_privacy_accounting(read_config(args.config))  # accounted ε <= nominal ε, every preset
     total = 0
     for name, exp in cfg.experiments.items():
         print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs")
@@ -101,11 +154,22 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     from dprl.analysis.aggregate import aggregate
     from dprl.runner.io import atomic_write_text, frame_to_csv
 
+    from dprl.analysis.integrity import write_sidecar
+
     paths = list(args.inputs)
     if args.input_list:
         paths += [line.strip() for line in Path(args.input_list).read_text().splitlines() if line.strip()]
-    df = aggregate(paths)
+    expected = None
+    if args.specs:
+        # {path relative to the preset directory: {spec, labels}} of the experiment's jobs
+        specs = json.loads(Path(args.specs).read_text())
+        expected = {f"{args.preset_dir}/{rel}": member for rel, member in specs.items()}
+        if not paths:
+            paths = sorted(expected)
+    digests: dict[str, str] = {}
+    df = aggregate(paths, digests, expected, args.preset_dir)
     atomic_write_text(args.out, frame_to_csv(df))
+    write_sidecar(args.out, digests)
     log.info("aggregated %d job files into %s (%d rows)", len(paths), args.out, len(df))
     return 0
 
@@ -177,6 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
     cfg_args(sp)
     sp.set_defaults(func=cmd_validate)
 
+    sp = sub.add_parser("verify", help="check every job file and table of a preset")
+    cfg_args(sp)
+    sp.add_argument("--config-json", help="the config as JSON (instead of --config; what the workflow passes)")
+    sp.add_argument("--jobs-only", action="store_true", help="check the job files only, not the tables")
+    sp.add_argument("--quarantine", action="store_true", help="move bad files aside (*.corrupt), with the tables built from bad job files, so that snakemake regenerates them")
+    sp.add_argument("--stamp", help="on success, write a one-line summary here (for the workflow)")
+    sp.set_defaults(func=cmd_verify)
+
     sp = sub.add_parser("jobs", help="list job paths")
     cfg_args(sp)
     sp.add_argument("--experiment")
@@ -196,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("aggregate", help="aggregate job results")
     sp.add_argument("--out", required=True)
     sp.add_argument("--input-list", help="file with one result path per line")
+    sp.add_argument("--specs", help="JSON {path: {spec, labels}} of the experiment's jobs (paths relative to --preset-dir): each file's header must match")
+    sp.add_argument("--preset-dir", help="results/<preset>: on a bad file, every job file under it is checked and every bad one named and moved aside")
     sp.add_argument("inputs", nargs="*")
     sp.set_defaults(func=cmd_aggregate)
 
@@ -237,9 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except Exception as err:
         from dprl.analysis.aggregate import CorruptResultsFound
+        from dprl.analysis.integrity import IntegrityError
         from dprl.config.load import ConfigError
 
-        if isinstance(err, (ConfigError, CorruptResultsFound)):
+        if isinstance(err, (ConfigError, CorruptResultsFound, IntegrityError)):
             print(f"dprl: error: {err}", file=sys.stderr)
             return 2
         raise

@@ -43,13 +43,13 @@ def test_corruption_is_detected(tmp_path, damage):
 
 
 def test_aggregate_names_and_quarantines_corrupt_files(tmp_path):
-    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good, bad = tmp_path / "a" / "jobs/e/a/v/eps1_tight/seed3.csv", tmp_path / "b" / "jobs/e/a/v/eps1_tight/seed3.csv"
     write_result(good, frame(), META)
     write_result(bad, frame(), META)
     bad.write_bytes(bad.read_bytes()[:-20])
-    with pytest.raises(CorruptResultsFound, match="bad.csv"):
+    with pytest.raises(CorruptResultsFound, match=f"{bad}: no end-of-file footer"):
         aggregate([good, bad])
-    assert not bad.exists() and (tmp_path / "bad.csv.corrupt").exists()
+    assert not bad.exists() and bad.with_name("seed3.csv.corrupt").exists()
     out = aggregate([good])
     assert list(out["seed"]) == [3, 3, 3] and out["epsilon"].iloc[0] == 1.0 and out["alg.p"].iloc[0] == 1
 

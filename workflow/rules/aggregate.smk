@@ -1,11 +1,31 @@
-"""Per-experiment aggregation of job results into tidy tables."""
+"""Per-experiment aggregation of job results into tidy tables, each result checked
+against its job (dprl.analysis.integrity)."""
+
+
+rule job_specs:
+    # What each job file of an experiment must hold ({path: {spec, labels}}), for
+    # aggregation to check every header against the current config. Rewritten only when
+    # the experiment's jobs change (params trigger), so other experiments are untouched.
+    output:
+        f"{RES}/specs/{{experiment}}.json",
+    params:
+        digest=lambda wc: short_hash(experiment_specs(wc.experiment), 16),
+    message:
+        "job specs of {wildcards.experiment}"
+    run:
+        from dprl.runner.io import atomic_write_text
+
+        atomic_write_text(output[0], json.dumps(experiment_specs(wildcards.experiment), sort_keys=True, default=float) + "\n")
 
 
 rule aggregate:
     input:
-        lambda wc: job_files(wc.experiment),
+        jobs=lambda wc: job_files(wc.experiment),
+        specs=rules.job_specs.output[0],
     output:
-        f"{RES}/tables/{{experiment}}.csv",
+        table=f"{RES}/tables/{{experiment}}.csv",
+        # SHA-256 of the table and of each input, checked by figures, claims and `dprl verify`
+        inputs=f"{RES}/tables/{{experiment}}.inputs.json",
     log:
         f"{RES}/logs/aggregate/{{experiment}}.log",
     resources:
@@ -16,8 +36,12 @@ rule aggregate:
     params:
         n=lambda wc: len(EXPERIMENTS[wc.experiment].jobs),
     shell:
-        "dprl aggregate --out {output} {input} 2> {log}"
+        # Checks every input (checksum, header vs path and config); on a bad one, every job
+        # file of the preset, naming each bad file on the console (and in the log) and
+        # moving it aside so that the rerun regenerates it.
+        "{DPRL} aggregate --out {output.table} --specs {input.specs} --preset-dir {RES} 2>&1 | tee {log} >&2"
 
 
 localrules:
+    job_specs,
     aggregate,

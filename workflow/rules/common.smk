@@ -20,7 +20,24 @@ except ConfigError as err:
     fail(f"config.yaml is invalid:\n  {err}")
 validate(config, schema="../schemas/config.schema.yaml", set_default=False)
 
+# Private jobs whose accounted ε under replacement exceeds the nominal ε are refused before
+# any job (dprl.config.privacy_check). Only the main Snakemake process checks: it builds
+# calibrations (SciPy), and job processes re-parse this file.
+if workflow.is_main_process:
+    from dprl.config.privacy_check import check_privacy_accounting
+
+    try:
+        check_privacy_accounting(config)
+    except ConfigError as err:
+        fail(f"config.yaml is invalid:\n  {err}")
+
 from dprl.runner.job import short_hash
+
+import shlex
+
+# Every rule runs the package with the interpreter running Snakemake (not a `dprl` found
+# on PATH), so a virtual environment works without being activated.
+DPRL = f"{shlex.quote(sys.executable)} -m dprl"
 
 CONFIG_HASH = short_hash(config, 16)  # of the validated config, defaults filled
 PRESET = CFG.preset
@@ -28,6 +45,18 @@ RES = CFG.preset_dir  # results/<preset>
 FIG = CFG.figures_dir if PRESET == "default" else f"{RES}/figures"
 JOBS = CFG.jobs  # relative path -> Job
 EXPERIMENTS = CFG.experiments
+
+
+# Version of the code each experiment's jobs run (the dprl modules its job function
+# imports, transitively): a `params:` entry of the simulation rules, so that editing that
+# code reruns exactly those experiments' jobs (Snakemake's params rerun trigger).
+from dprl.runner.code_version import code_versions
+
+CODE_VERSIONS = code_versions([e.kind.run for e in EXPERIMENTS.values()], ".snakemake/dprl_code_versions.json")
+
+
+def code_version_of(experiment):
+    return CODE_VERSIONS[EXPERIMENTS[experiment].kind.run]
 
 
 def job_of(wildcards):
@@ -43,8 +72,18 @@ def job_payload(wildcards):
     return json.dumps(job_member(job_of(wildcards)), sort_keys=True, default=float)
 
 
+def experiment_specs(experiment):
+    """{path relative to RES: {spec, labels}} of an experiment's jobs (what each file holds)."""
+    return {j.path: job_member(j) for j in EXPERIMENTS[experiment].jobs}
+
+
 def job_files(experiment):
     return [f"{RES}/{j.path}" for j in EXPERIMENTS[experiment].jobs]
+
+
+def sidecar_of(table):
+    """The checksums file written next to an aggregate table (dprl.analysis.integrity)."""
+    return table[: -len(".csv")] + ".inputs.json"
 
 
 def figure_tables(fig):
@@ -126,3 +165,26 @@ BENCHMARK_FILES = (
     if BUNDLES
     else [f"{RES}/benchmarks/{p[len('jobs/'):-len('.csv')]}.tsv" for p in JOBS]
 )
+
+
+# One workflow at a time writes a results directory (dprl.runner.lock): taken when jobs
+# are about to run (not for dry runs, not in cluster jobs, which run without hooks),
+# released at the end; a lock of a dead run on this host is taken over.
+from dprl.runner.lock import ResultsLocked, acquire as _acquire_lock, release as _release_lock
+
+LOCK_FILE = f"{RES}/.dprl-lock.json"
+
+
+onstart:
+    try:
+        _acquire_lock(LOCK_FILE, workflow.basedir)
+    except ResultsLocked as err:
+        fail(f"results directory locked:\n  {err}")
+
+
+onsuccess:
+    _release_lock(LOCK_FILE)
+
+
+onerror:
+    _release_lock(LOCK_FILE)

@@ -7,7 +7,8 @@ for _fid, _fig in FIGURES.items():
             f"figure_{_fid}"
         localrule: True
         input:
-            figure_tables(_fig),
+            tables=figure_tables(_fig),
+            checksums=[sidecar_of(t) for t in figure_tables(_fig)],
         output:
             pdf=f"{FIG}/{_fid}.pdf",
             png=report(
@@ -26,4 +27,4 @@ for _fid, _fig in FIGURES.items():
         message:
             f"figure {_fid}"
         shell:
-            "dprl figure --id {params.fid} --out {params.stem} {input} 2> {log}"
+            "{DPRL} figure --id {params.fid} --out {params.stem} {input.tables} 2> {log}"

@@ -3,7 +3,8 @@
 
 rule claims:
     input:
-        [f"{RES}/tables/{e}.csv" for e in EXPERIMENTS],
+        tables=[f"{RES}/tables/{e}.csv" for e in EXPERIMENTS],
+        checksums=[f"{RES}/tables/{e}.inputs.json" for e in EXPERIMENTS],
     output:
         csv=report(f"{FIG}/claims.csv", caption="../report/claims.rst", category="claims"),
         md=f"{FIG}/claims.md",
@@ -18,7 +19,7 @@ rule claims:
     message:
         "claims table: evaluate every registered claim on the aggregated tables"
     shell:
-        "dprl claims --out-dir {params.out} {input} 2> {log}"
+        "{DPRL} claims --out-dir {params.out} {input.tables} 2>&1 | tee {log} >&2"
 
 
 rule runtimes:
@@ -43,7 +44,7 @@ rule runtimes:
     message:
         "per-job runtime and memory statistics from {params.n} benchmark files"
     shell:
-        "dprl runtimes --out {output.table} --figure {params.stem} "
+        "{DPRL} runtimes --out {output.table} --figure {params.stem} "
         "--resources-out {params.resources_out} {params.benchmarks} 2> {log}"
 
 
@@ -75,7 +76,7 @@ rule manifest:
     message:
         "manifest: git commit, config hash, date, wall time, cores"
     shell:
-        "dprl manifest --out {output} --preset {params.preset} --jobs-dir {params.jobs_dir} "
+        "{DPRL} manifest --out {output} --preset {params.preset} --jobs-dir {params.jobs_dir} "
         "--cores {params.cores} --runtimes {input.runtimes} --config-hash {params.config_hash} 2> {log}"
 
 

@@ -13,6 +13,8 @@ if not BUNDLES:
             f"{RES}/benchmarks/{{experiment}}/{{job}}.tsv"
         params:
             payload=job_payload,
+            # not used by the command: its change reruns the job (see common.smk)
+            code=lambda wc: code_version_of(wc.experiment),
         resources:
             # per experiment, measured from the default run's benchmark files
             # (workflow/resources.yaml, written by `dprl runtimes`); the kind's declared
@@ -24,7 +26,7 @@ if not BUNDLES:
         message:
             "simulate {wildcards.experiment}: {wildcards.job}"
         shell:
-            "dprl run-job --spec {params.payload:q} --out {output} 2> {log}"
+            "{DPRL} run-job --spec {params.payload:q} --out {output} 2> {log}"
 
 
 # A bundle's outputs are the per-simulation result files of its members, so downstream
@@ -43,6 +45,7 @@ for _b in BUNDLES:
             bundle_benchmark(_b)
         params:
             payload=bundle_payload(_b),
+            code=code_version_of(_b.experiment),
         resources:
             # one simulation at a time, in one process: a simulation's memory (measured
             # bundles peak at <= 72% of it); time: 3x the bundle's measured mean compute
@@ -55,4 +58,4 @@ for _b in BUNDLES:
         message:
             f"simulate {_b.experiment}: bundle {_b.index} of {len(_b.paths)} simulations (~{_b.seconds:.0f} s)"
         shell:
-            "dprl run-bundle --specs {params.payload:q} 2> {log}"
+            "{DPRL} run-bundle --specs {params.payload:q} 2> {log}"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dprl.runner.io import CorruptResultError, read_result
+from dprl.analysis.integrity import check_job_file, quarantine, quarantine_all, scan_job_files, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -48,37 +48,56 @@ def identity_columns(meta: dict) -> dict:
     return cols
 
 
-def quarantine(path: Path) -> Path:
-    """Move a corrupt result aside so that the next ``snakemake`` run regenerates it."""
-    bad = path.with_name(path.name + ".corrupt")
-    path.replace(bad)
-    return bad
+def aggregate(
+    paths: Iterable[str | Path],
+    digests: dict[str, str] | None = None,
+    expected: dict[str, dict] | None = None,
+    preset_dir: str | Path | None = None,
+) -> pd.DataFrame:
+    """Concatenate job results with their identity columns; ``digests`` (if given) gets
+    each input's SHA-256 (for the table's sidecar, :func:`dprl.analysis.integrity.write_sidecar`).
 
-
-def aggregate(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Concatenate job results with their identity columns.
-
-    Every file is verified (checksum footer); all corrupt files are moved aside to
-    ``<name>.corrupt`` and reported together in one :class:`CorruptResultError`, so a
+    Every file is verified (:func:`dprl.analysis.integrity.check_job_file`): checksum
+    footer; the path its stored spec builds must be its own (a result copied over another
+    job's is caught); with ``expected`` (path -> ``{spec, labels}`` from the config), the
+    header must equal the config's job. If any file is bad, every job file under
+    ``preset_dir`` (other experiments too) is checked, so that one run names every bad
+    file; all bad files, and the tables built from them, are moved aside to
+    ``<name>.corrupt`` and reported together in one :class:`CorruptResultsFound`, so a
     rerun of the workflow regenerates exactly those jobs.
     """
-    frames, bad = [], []
-    for p in map(Path, paths):
-        try:
-            df, meta = read_result(p)
-        except CorruptResultError as err:
-            if p.exists():
-                quarantine(p)
-            bad.append(str(err))
+    paths = [Path(p) for p in paths]
+    frames, bad, bad_files = [], [], []
+    digests = {} if digests is None else digests
+    for p in paths:
+        problems, got = check_job_file(p, None if expected is None else expected.get(str(p)))
+        if expected is not None and str(p) not in expected:
+            problems = problems or [f"{p}: not a job of this experiment in the current config"]
+        if problems:
+            bad += problems
+            bad_files.append(p)
             continue
+        df, meta = got
+        digests[str(p)] = sha256_file(p)
         ident = identity_columns(meta)
         n = len(df)
         head = pd.DataFrame({k: [v] * n for k, v in ident.items()})
         frames.append(pd.concat([head, df.reset_index(drop=True)], axis=1))
     if bad:
+        root = Path(preset_dir) if preset_dir is not None else None
+        if root is not None:
+            mine = {p.relative_to(root / "jobs").parts[0] for p in paths if root / "jobs" in p.parents}
+            for f, problems in scan_job_files(root, skip=next(iter(mine)) if len(mine) == 1 else None):
+                if f not in bad_files:
+                    bad += problems
+                    bad_files.append(f)
+            quarantine_all(root, bad_files)
+        else:
+            for p in bad_files:
+                quarantine(p)
         raise CorruptResultsFound(
-            f"aggregation found {len(bad)} corrupt result file(s) and moved them aside to *.corrupt; "
-            "rerun snakemake to regenerate them:\n  " + "\n  ".join(bad)
+            f"aggregation found {len(bad)} bad result file(s) and moved them aside to *.corrupt "
+            "(with the tables built from them); rerun snakemake to regenerate them:\n  " + "\n  ".join(bad)
         )
     if not frames:
         return pd.DataFrame(columns=IDENTITY)

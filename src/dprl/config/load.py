@@ -38,7 +38,7 @@ from dprl.config.estimate import estimate
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import kinds
-from dprl.runner.job import JobSpec, short_hash
+from dprl.runner.job import JobSpec, job_path, short_hash
 
 PRESETS = ("smoke", "default", "full")
 SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=-]*$")
@@ -472,9 +472,8 @@ def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Li
             priv_label = privacy_label(priv)
             for seed in seeds:
                 spec = JobSpec(name, kind_name, alg.params, env.params, priv, settings, seed)
-                path = f"jobs/{name}/{alg.label}/{env.label}/{priv_label}/seed{seed}.csv"
                 labels = {"alg_label": alg.label, "env_label": env.label, "privacy_label": priv_label}
-                exp.jobs.append(Job(path, spec, labels))
+                exp.jobs.append(Job(job_path(name, labels, seed), spec, labels))
     return exp
 
 

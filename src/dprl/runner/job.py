@@ -40,6 +40,12 @@ def short_hash(obj: Any, n: int = 8) -> str:
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:n]
 
 
+def job_path(experiment: str, labels: dict[str, str], seed: int) -> str:
+    """A job's result path relative to ``results/<preset>/``: built from its own labels
+    and seed only, so adding a sweep value never moves another job's file."""
+    return f"jobs/{experiment}/{labels['alg_label']}/{labels['env_label']}/{labels['privacy_label']}/seed{seed}.csv"
+
+
 @dataclass(frozen=True)
 class JobSpec:
     """Everything that determines one job's numbers."""

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from dprl.analysis.aggregate import aggregate
+from dprl.analysis.integrity import write_sidecar
 from dprl.config.load import load_config_file
 from dprl.runner.io import atomic_write_text, frame_to_csv
 from dprl.runner.run import run_job, setup_logging
@@ -44,8 +45,10 @@ def run_experiments(config: str, preset: str | None, experiments: list[str] | No
                 continue
             log.info("[%s %d/%d] %s", name, i, len(exp.jobs), job.path)
             run_job(job.spec, path, job.labels)
-        df = aggregate(paths)
+        digests: dict[str, str] = {}
+        df = aggregate(paths, digests)
         atomic_write_text(out / "tables" / f"{name}.csv", frame_to_csv(df))
+        write_sidecar(out / "tables" / f"{name}.csv", digests)
         tables[name] = pd.read_csv(out / "tables" / f"{name}.csv")
         log.info("experiment %s: %d jobs, %.1f s", name, len(exp.jobs), time.perf_counter() - t0)
     return tables
