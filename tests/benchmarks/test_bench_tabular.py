@@ -1,5 +1,5 @@
 """Speed and memory of UBEV/PUCB (issue 12): the compiled loop and the NumPy reference loop
-(``tests/tabular/reference_loop.py``) measured in the same run, the ratio reported.
+(``tests/tabular/tabular_reference.py``) measured in the same run, the ratio reported.
 
 Targets on garnet S=3 A=2 H=2: PUCB >= 500,000 episodes/s and >= 20x the reference, UBEV
 >= 1,000,000 episodes/s. Also the 23-state 4-action H=10 MDP of issue 3 (UBEV >= 5,000,
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 import pytest
-from reference_loop import make_reference_agent, reference_run_episodes
+from tabular_reference import make_reference_agent, reference_run_episodes
 
 from dprl.agents.tabular.agent import make_agent, run_episodes
 from dprl.envs.tabular import garnet

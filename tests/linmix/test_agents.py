@@ -6,7 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from linmix_reference import reference_run_episodes
+
 from dprl.agents.linmix.linopt import LinOptAgent, plan
+from dprl.agents.linmix.loop import plan_into
 from dprl.agents.linmix.simulate import build_agent, run_episodes
 from dprl.envs.linear_mixture import make_mixture, make_tabular_as_linear
 from dprl.experiments.linmix.jobs import run_regret
@@ -80,14 +83,20 @@ class _Guard:
 
 
 def test_agent_reads_only_released_statistics():
-    # the planner's only data arguments are the two released RegularizedStats
+    # the planner's only data arguments are the two released RegularizedStats ...
     params = list(inspect.signature(plan).parameters)
     assert params == ["feat", "stats_p", "stats_r", "beta_p", "beta_r", "policy"]
+    # ... and the compiled kernel's: public features, the released (gram, target) pairs, the
+    # radii, the current policy, and its outputs
+    kernel = list(inspect.signature(plan_into.py_func).parameters)
+    assert kernel == ["psi_indptr", "psi_indices", "psi_values", "phi_r", "gram_p", "target_p", "gram_r", "target_r",
+                      "beta_p", "beta_r", "po", "policy", "Q", "V", "phis"]
     env = make_mixture(6, 2, 2, 2, 2, np.random.default_rng(0))
     feat = env.features()
     gp, gr = _Guard(NonPrivateRegularizer((2,), 2, 1, 1.0)), _Guard(NonPrivateRegularizer((2,), 2, 1, 1.0))
     agent = LinOptAgent(feat, 20, gp, gr, "vi", 0.05, np.random.default_rng(0))
-    run_episodes(env, type("S", (), {"agent": agent})(), 20, np.random.default_rng(1), np.random.default_rng(2), 5)
+    # the step-by-step loop drives the agent through the Regularizer interface only
+    reference_run_episodes(env, type("S", (), {"agent": agent})(), 20, np.random.default_rng(1), np.random.default_rng(2), 5)
     assert set(gp.calls) <= _Guard.ALLOWED and "release" in gp.calls and "observe" in gp.calls
     # no raw statistics kept by the agent itself
     assert not any(isinstance(v, np.ndarray) and v.shape[-2:] == (2, 2) for v in vars(agent).values())

@@ -1,15 +1,15 @@
-"""The compiled UBEV/PUCB loop against its NumPy reference (``reference_loop.py``): per-episode
+"""The compiled UBEV/PUCB loop against its NumPy reference (``tabular_reference.py``): per-episode
 regret and sampled return bit-identical, the tree-counter kernel equal to ``TreeCounter``,
 and the online checkpoint summaries equal to the NumPy expressions on full arrays."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from reference_loop import make_reference_agent, reference_run_episodes
+from tabular_reference import make_reference_agent, reference_run_episodes
 
 from dprl.agents.tabular import agent as agent_mod
 from dprl.agents.tabular.agent import make_agent, run_episodes
-from dprl.agents.tabular.statistics import feed_tree
+from dprl.agents.tabular.statistics import feed_tree, laplace_into
 from dprl.envs.tabular import garnet, lowerbound, make_tabular_env, riverswim
 from dprl.experiments.tabular import jobs
 from dprl.privacy.noise import LaplaceNoise
@@ -83,8 +83,10 @@ def test_tree_kernel_equals_tree_counter():
     rng = np.random.default_rng(5)
     for t in range(1, T + 1):
         ref.update(stream[t - 1])
-        feed_tree(exact, suffix, t, stream[t - 1], rng.standard_exponential(N), rng.standard_exponential(N), scale)
-        feed_tree(exact0, suffix0, t, stream[t - 1], np.empty(0), np.empty(0), 0.0)
+        noise = np.empty(N)
+        laplace_into(rng.standard_exponential(N), rng.standard_exponential(N), scale, noise)
+        feed_tree(exact, suffix, t, stream[t - 1], noise, True)
+        feed_tree(exact0, suffix0, t, stream[t - 1], np.empty(0), False)
         level = (t & -t).bit_length() - 1
         assert np.array_equal(suffix[level], ref.release()), t
         assert np.array_equal(suffix0[level], stream[:t].sum(axis=0)), t

@@ -61,39 +61,22 @@ def plan(
     beta_r: float,
     policy: np.ndarray | None,
 ) -> Plan:
-    """Optimistic backward recursion from released statistics only.
+    """Optimistic backward recursion from released statistics only (compiled,
+    :func:`dprl.agents.linmix.loop.plan_into`, the kernel the episode loop runs).
 
     ``policy=None``: LinOpt-VI (``V_h = max_a Q_h``, line 11). Otherwise LinOpt-PO with the
     current stochastic ``policy`` of shape ``(H, S, A)`` (``V_h = <Q_h, π_h>``, line 12).
     """
+    from dprl.agents.linmix.loop import plan_into, psi_rows
+
     H, S, A, d1 = feat.horizon, feat.S, feat.A, feat.d1
-    psi_flat = feat.psi.reshape(S * A * d1, S)
-    phi_r = feat.phi_r.reshape(S * A, -1)
-    # lines 5-6 for all h at once (batched solves); Λ is SPD after the Regularizer's floor
-    theta_p = np.linalg.solve(stats_p.gram, stats_p.target)[..., 0]  # (H, d1)
-    theta_r = np.linalg.solve(stats_r.gram, stats_r.target)[..., 0]  # (H, d2)
-    inv_p = np.linalg.inv(stats_p.gram)
-    inv_r = np.linalg.inv(stats_r.gram)
-    # line 9/10 reward part: Γ_r = β_r ||φ||_{Λ_r^{-1}} and φᵀθ̂_r, for all h
-    quad_r = ((phi_r @ inv_r) * phi_r).sum(axis=-1)  # (H, SA); matmul beats einsum here
-    reward_part = theta_r @ phi_r.T + beta_r * np.sqrt(np.maximum(quad_r, 0.0))  # (H, SA)
-    V = np.zeros((H + 1, S))
-    Q = np.empty((H, S, A))
-    phis = np.empty((H, S, A, d1))
-    for h in range(H - 1, -1, -1):
-        # line 7: ϕ^k_h(s, a) = Σ_s' ψ(s, a, s') V^k_{h+1}(s') — one matmul over (s, a, i)
-        # (einsum, not BLAS gemv: OpenBLAS threads this matrix-vector product and its
-        # threads spin on a busy machine — 20x slower at S=300 when cores are shared)
-        phi = np.einsum("nt,t->n", psi_flat, V[h + 1]).reshape(S * A, d1)
-        phis[h] = phi.reshape(S, A, d1)
-        quad = ((phi @ inv_p[h]) * phi).sum(axis=1)
-        q = phi @ theta_p[h] + beta_p * np.sqrt(np.maximum(quad, 0.0)) + reward_part[h]
-        # line 10: clip to [0, H - h + 1] (h is 0-based here)
-        Q[h] = np.clip(q, 0.0, H - h).reshape(S, A)
-        if policy is None:
-            V[h] = Q[h].max(axis=1)
-        else:
-            V[h] = (Q[h] * policy[h]).sum(axis=1)
+    Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, S, A, d1))
+    po = policy is not None
+    plan_into(*psi_rows(feat), np.ascontiguousarray(feat.phi_r.reshape(S * A, -1), dtype=float),
+              np.ascontiguousarray(stats_p.gram, dtype=float), np.ascontiguousarray(stats_p.target, dtype=float),
+              np.ascontiguousarray(stats_r.gram, dtype=float), np.ascontiguousarray(stats_r.target, dtype=float),
+              float(beta_p), float(beta_r), po, np.ascontiguousarray(policy, dtype=float) if po else np.zeros((H, S, A)),
+              Q, V, phis)
     return Plan(Q, V, phis)
 
 

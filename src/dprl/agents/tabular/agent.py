@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from dprl.agents.tabular.planner import greedy_into, greedy_policy, log_term, priv_q, priv_q_into
-from dprl.agents.tabular.statistics import ExactStats, PrivateStats, _ctz, _indicators_into, feed_exact, feed_tree
+from dprl.agents.tabular.statistics import ExactStats, PrivateStats, _ctz, _indicators_into, feed_exact, feed_tree, laplace_into
 from dprl.envs.tabular import TabularMDP, rollout_into
 from dprl.runner.online import pairwise_sum
 
@@ -90,6 +90,8 @@ def _run_block(
     Q = np.empty((H, S, A))
     V = np.empty((2, S))
     x = np.zeros(counts.shape[0])
+    noise = np.empty(counts.shape[0])
+    noisy = scale > 0.0
     states = np.empty(H + 1, dtype=np.int64)
     actions = np.empty(H, dtype=np.int64)
     rewards = np.empty(H)
@@ -111,7 +113,9 @@ def _run_block(
         if private:
             x[:] = 0.0
             _indicators_into(x, S, A, H, states, actions, rewards)
-            feed_tree(exact, suffix, t + 1, x, e1e2[k, 0], e1e2[k, 1], scale)
+            if noisy:
+                laplace_into(e1e2[k, 0], e1e2[k, 1], scale, noise)
+            feed_tree(exact, suffix, t + 1, x, noise, noisy)
         else:
             feed_exact(counts, S, A, H, states, actions, rewards)
 

@@ -103,18 +103,16 @@ def _ctz(t: int) -> int:
 
 
 @njit(cache=True)
-def feed_tree(
-    exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray,
-    e1: np.ndarray, e2: np.ndarray, scale: float,
-) -> None:
+def feed_tree(exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray, noise: np.ndarray, noisy: bool) -> None:
     """PUCB's "Feed" lines: element ``t`` (1-based) ``x`` into all tree counters at once.
 
     The binary mechanism of :class:`dprl.privacy.tree_counter.TreeCounter` (``mechanisms.md``),
     compiled, with the same arrays and the same floating-point operations (the oracle test
     compares the two): the new level-``i = ctz(t)`` node's exact sum is ``x`` plus the
-    open lower levels, it gets ``Lap(scale) = scale·(E1 − E2)`` noise (``LaplaceNoise``;
-    ``scale = 0``: no noise), and ``suffix[i]`` = this noisy node + the noisy nodes of the
-    higher set bits of ``t``. The release after ``t`` elements is ``suffix[ctz(t)]``."""
+    open lower levels, it gets the node noise ``noise`` (if ``noisy``; PUCB:
+    ``Lap(b) = b·(E1 − E2)``, :func:`laplace_into`), and ``suffix[i]`` = this noisy node +
+    the noisy nodes of the higher set bits of ``t``. The release after ``t`` elements is
+    ``suffix[ctz(t)]``."""
     N = x.shape[0]
     i = _ctz(t)
     higher = t >> (i + 1)
@@ -127,9 +125,16 @@ def feed_tree(
                 acc += exact[level, c]
             node = node + acc
         exact[i, c] = node
-        if scale > 0.0:
-            node = node + scale * (e1[c] - e2[c])
+        if noisy:
+            node = node + noise[c]
         suffix[i, c] = node + suffix[j, c] if j >= 0 else node
+
+
+@njit(cache=True)
+def laplace_into(e1: np.ndarray, e2: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """``LaplaceNoise.sample``: ``Lap(b) = b (E1 − E2)`` from two standard exponential draws."""
+    for c in range(out.shape[0]):
+        out[c] = scale * (e1[c] - e2[c])
 
 
 class ExactStats:
@@ -195,7 +200,10 @@ class PrivateStats:
         if self.t >= self.T:
             raise RuntimeError(f"tree counter horizon {self.T} exceeded")
         self.t += 1
-        feed_tree(self.exact, self.suffix, self.t, x, e1, e2, self.scale)
+        noise = np.empty(self.N)
+        if self.scale > 0:
+            laplace_into(e1, e2, self.scale, noise)
+        feed_tree(self.exact, self.suffix, self.t, x, noise, self.scale > 0)
 
     def update(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
         x = episode_indicators(self.S, self.A, self.H, states, actions, rewards)

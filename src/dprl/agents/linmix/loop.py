@@ -1,0 +1,355 @@
+"""LinOpt-VI-Reg / LinOpt-PO-Reg (Zhou 2022, Algorithms 1 and 2) episode loop, compiled
+(Numba): the same steps as :class:`dprl.agents.linmix.linopt.LinOptAgent` driven by
+``simulate``'s loop, on the same random streams, equal to round-off (summation order of
+the small dot products and LAPACK's blocking differ from NumPy's; the oracle test is
+``tests/linmix/test_compiled_loop.py``).
+
+The Regularizers' state is updated in place (their own arrays: the ``TreeCounter`` nodes
+of a :class:`CentralRegularizer`, the sums of a :class:`LocalRegularizer` or
+:class:`NonPrivateRegularizer`), so the Python objects stay the single state of the
+Privatizer; the kernels reproduce ``Regularizer.release``/``observe`` (``_release_into``,
+``_observe``) with the calibration's σ's, shift and ``λ_min`` as inputs.
+
+Random streams per episode, as the NumPy loop reads them: VI tie priorities
+``agent_rng.random((H, S, A))`` (PO: ``agent_rng.random(H)`` action uniforms, after the
+environment's), ``env_rng.random((H, 2))``, and the Privatizer's Gaussian draws from
+``noise_rng`` in the order Gram_p, target_p, Gram_r, target_r. All are drawn in blocks of
+episodes (NumPy generators give the same numbers either way).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from dprl.agents.tabular.statistics import _ctz, feed_tree
+from dprl.envs.linear_mixture import KnownFeatures
+from dprl.runner.online import pairwise_sum
+
+NONPRIVATE, CENTRAL, LOCAL = 0, 1, 2
+
+
+@njit(cache=True)
+def _sym_noise(z: np.ndarray, H: int, d: int, sigma: float, out: np.ndarray) -> None:
+    """``GaussianNoise.sample(symmetric=True)``: ``σ z`` on and above the diagonal of every
+    ``(d, d)`` block, mirrored below (flat ``out`` of ``H d²``)."""
+    for h in range(H):
+        for i in range(d):
+            for j in range(d):
+                a, b = (i, j) if i <= j else (j, i)
+                out[(h * d + i) * d + j] = sigma * z[(h * d + a) * d + b]
+
+
+@njit(cache=True)
+def _observe(
+    kind: int, H: int, d: int, G: np.ndarray, C: np.ndarray, z_g: np.ndarray, z_t: np.ndarray,
+    sigma_g: float, sigma_t: float, sums_g: np.ndarray, sums_t: np.ndarray,
+    exact_g: np.ndarray, suffix_g: np.ndarray, exact_t: np.ndarray, suffix_t: np.ndarray, t: int,
+    noise_g: np.ndarray, noise_t: np.ndarray, noisy: bool,
+) -> None:
+    """``Regularizer.observe(G, C)`` of user ``t`` (1-based) with flat ``G`` (H d²), ``C`` (H d)."""
+    if noisy and kind != NONPRIVATE:
+        _sym_noise(z_g, H, d, sigma_g, noise_g)
+        for c in range(H * d):
+            noise_t[c] = sigma_t * z_t[c]
+    if kind == CENTRAL:  # two Gaussian tree counters (Zhou Sec. 6.1)
+        feed_tree(exact_g, suffix_g, t, G, noise_g, noisy)
+        feed_tree(exact_t, suffix_t, t, C, noise_t, noisy)
+        return
+    for c in range(H * d * d):  # sums of (locally perturbed, Remark 6.9) statistics
+        sums_g[c] += G[c] + noise_g[c] if (noisy and kind == LOCAL) else G[c]
+    for c in range(H * d):
+        sums_t[c] += C[c] + noise_t[c] if (noisy and kind == LOCAL) else C[c]
+
+
+@njit(cache=True)
+def _release_into(
+    kind: int, H: int, d: int, sums_g: np.ndarray, sums_t: np.ndarray, suffix_g: np.ndarray, suffix_t: np.ndarray,
+    t: int, shift: float, lam_min: float, gram: np.ndarray, target: np.ndarray,
+) -> tuple[int, int]:
+    """``Regularizer.release()``: ``V_k`` (+ ``η I`` or ``λ I``) into ``gram`` (H, d, d) and
+    ``U_k`` into ``target`` (H, d, 1); for the private regularizers ``_finish``'s
+    symmetrisation and eigenvalue floor at ``λ_min``. Returns how many were floored and how
+    many of those were not positive definite."""
+    central_empty = kind == CENTRAL and t == 0
+    level = _ctz(t) if kind == CENTRAL and t > 0 else 0
+    for h in range(H):
+        for i in range(d):
+            c = h * d + i
+            if central_empty:
+                target[h, i, 0] = 0.0
+            else:
+                target[h, i, 0] = suffix_t[level, c] if kind == CENTRAL else sums_t[c]
+            for j in range(d):
+                f = c * d + j
+                if central_empty:
+                    g = 0.0
+                else:
+                    g = suffix_g[level, f] if kind == CENTRAL else sums_g[f]
+                gram[h, i, j] = g + (shift if i == j else 0.0)
+    if kind == NONPRIVATE:
+        return 0, 0
+    repaired = not_pd = 0
+    sym = np.empty((d, d))
+    for h in range(H):
+        for i in range(d):
+            for j in range(d):
+                sym[i, j] = 0.5 * (gram[h, i, j] + gram[h, j, i])
+        w, v = np.linalg.eigh(sym)
+        if w[0] < lam_min * (1.0 - 1e-12):  # outside the good event: floor the spectrum
+            repaired += 1
+            not_pd += w[0] <= 0.0
+            for i in range(d):
+                for j in range(d):
+                    acc = 0.0
+                    for k in range(d):
+                        acc += v[i, k] * max(w[k], lam_min) * v[j, k]
+                    gram[h, i, j] = acc
+        else:
+            gram[h] = sym
+    return repaired, not_pd
+
+
+def csr_rows(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed rows (indptr, int32 column indices, values) of a 2-D matrix. Only its
+    non-zeros are read by the loop: ψ and P of the mixtures are sparse (one cluster of
+    successors per base kernel), and int32 indices keep ψ in a core's L2 cache."""
+    from scipy.sparse import csr_matrix  # lazy: SciPy is slow to import
+
+    m = csr_matrix(dense)
+    return m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(float)
+
+
+def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`csr_rows`), a public feature map."""
+    S, A, d1 = feat.S, feat.A, feat.d1
+    return csr_rows(feat.psi.reshape(S * A * d1, S))
+
+
+@njit(cache=True)
+def _csr_rowdot(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, row: int, x: np.ndarray) -> float:
+    """Row ``row`` of ``M`` (compressed rows) times ``x``. Four partial sums: a single running
+    sum is a chain of dependent additions (latency-bound, several times slower); the
+    different summation order changes results at round-off only."""
+    a0 = a1 = a2 = a3 = 0.0
+    k, stop = indptr[row], indptr[row + 1]
+    while k + 4 <= stop:
+        a0 += values[k] * x[indices[k]]
+        a1 += values[k + 1] * x[indices[k + 1]]
+        a2 += values[k + 2] * x[indices[k + 2]]
+        a3 += values[k + 3] * x[indices[k + 3]]
+        k += 4
+    while k < stop:
+        a0 += values[k] * x[indices[k]]
+        k += 1
+    return (a0 + a1) + (a2 + a3)
+
+
+@njit(cache=True)
+def _csr_matvec(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = M x`` for ``M`` in compressed rows."""
+    for row in range(indptr.size - 1):
+        out[row] = _csr_rowdot(indptr, indices, values, row, x)
+
+
+@njit(cache=True)
+def plan_into(
+    psi_indptr: np.ndarray, psi_indices: np.ndarray, psi_values: np.ndarray, phi_r: np.ndarray,
+    gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
+    beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
+) -> None:
+    """Optimistic backward recursion from the released statistics only (Alg. 1 lines 4-12 /
+    Alg. 2 lines 5-12); ``ψ`` as CSR rows ``(s, a, i)`` over ``s'`` (a public feature
+    map). ``Q (H, S, A)``, ``V (H+1, S)`` with ``V_{H+1} = 0``, ``phis (H, S, A, d1)``."""
+    H, S, A = Q.shape
+    d1, d2 = gram_p.shape[1], gram_r.shape[1]
+    SA = S * A
+    phi_flat = np.empty(SA * d1)
+    for s in range(S):
+        V[H, s] = 0.0
+    for h in range(H - 1, -1, -1):
+        # lines 5-6: θ̂ = Λ^{-1} u for both regressions; Λ^{-1} for the bonuses
+        theta_p = np.linalg.solve(gram_p[h], target_p[h])[:, 0]
+        theta_r = np.linalg.solve(gram_r[h], target_r[h])[:, 0]
+        inv_p = np.linalg.inv(gram_p[h])
+        inv_r = np.linalg.inv(gram_r[h])
+        # line 7: ϕ^k_h(s, a) = Σ_s' ψ(s, a, s') V^k_{h+1}(s')
+        _csr_matvec(psi_indptr, psi_indices, psi_values, V[h + 1], phi_flat)
+        for s in range(S):
+            vbest = -math.inf
+            vavg = 0.0
+            for a in range(A):
+                n = s * A + a
+                # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
+                quad = 0.0
+                lin = 0.0
+                for i in range(d1):
+                    row = 0.0
+                    for j in range(d1):
+                        row += phi_flat[n * d1 + j] * inv_p[j, i]
+                    quad += row * phi_flat[n * d1 + i]
+                    lin += phi_flat[n * d1 + i] * theta_p[i]
+                    phis[h, s, a, i] = phi_flat[n * d1 + i]
+                quad_r = 0.0
+                lin_r = 0.0
+                for i in range(d2):
+                    row = 0.0
+                    for j in range(d2):
+                        row += phi_r[n, j] * inv_r[j, i]
+                    quad_r += row * phi_r[n, i]
+                    lin_r += theta_r[i] * phi_r[n, i]
+                reward_part = lin_r + beta_r * math.sqrt(max(quad_r, 0.0))
+                q = lin + beta_p * math.sqrt(max(quad, 0.0)) + reward_part
+                q = min(max(q, 0.0), float(H - h))  # line 10: clip to [0, H - h + 1]
+                Q[h, s, a] = q
+                vbest = max(vbest, q)
+                vavg += q * policy[h, s, a] if po else 0.0
+            V[h, s] = vavg if po else vbest  # line 11 (VI: max) / line 12 (PO: <Q, π>)
+
+
+@njit(cache=True)
+def _policy_value(
+    P_indptr: np.ndarray, P_indices: np.ndarray, P_values: np.ndarray, r: np.ndarray, pi: np.ndarray, s1: int,
+    deterministic: bool, actions: np.ndarray, Vbuf: np.ndarray, PV: np.ndarray,
+) -> float:
+    """``V^π_1(s_1)`` by backward induction on the true model (``LinearMixtureMDP.policy_value``;
+    rows of ``P`` are ``(s, a)``). A deterministic policy (``actions[h, s]``) needs only the
+    chosen rows: ``Σ_a π(a|s)(r + PV)`` is then exactly ``r + PV`` of that action."""
+    H, S, A = pi.shape
+    for s in range(S):
+        Vbuf[1, s] = 0.0
+    for h in range(H - 1, -1, -1):
+        if deterministic:
+            for s in range(S):
+                a = actions[h, s]
+                Vbuf[0, s] = r[s, a] + _csr_rowdot(P_indptr, P_indices, P_values, s * A + a, Vbuf[1])
+        else:
+            _csr_matvec(P_indptr, P_indices, P_values, Vbuf[1], PV)
+            for s in range(S):
+                acc = 0.0
+                for a in range(A):
+                    acc += pi[h, s, a] * (r[s, a] + PV[s * A + a])
+                Vbuf[0, s] = acc
+        Vbuf[1, :] = Vbuf[0, :]
+    return Vbuf[1, s1]
+
+
+@njit(cache=True)
+def _run_block(
+    # features and model
+    psi_indptr: np.ndarray, psi_indices: np.ndarray, psi_values: np.ndarray, phi_r: np.ndarray,
+    P_indptr: np.ndarray, P_indices: np.ndarray, P_values: np.ndarray, r: np.ndarray, cumP: np.ndarray, s1: int,
+    # regularizers: kinds, [σ_gram, σ_target, shift, λ_min] for p and r, their arrays
+    d1: int, kinds: np.ndarray, params: np.ndarray, noisy: bool, t0: int,
+    sums_gp: np.ndarray, sums_tp: np.ndarray, exact_gp: np.ndarray, suffix_gp: np.ndarray, exact_tp: np.ndarray, suffix_tp: np.ndarray,
+    sums_gr: np.ndarray, sums_tr: np.ndarray, exact_gr: np.ndarray, suffix_gr: np.ndarray, exact_tr: np.ndarray, suffix_tr: np.ndarray,
+    # agent
+    po: bool, log_policy: np.ndarray, eta: float, beta_p: float, beta_r: float, v_star: float,
+    # random blocks
+    keys: np.ndarray, u: np.ndarray, a_u: np.ndarray, z: np.ndarray,
+    # outputs per episode
+    regret: np.ndarray, returns: np.ndarray, repaired: np.ndarray, actions_out: np.ndarray,
+) -> None:
+    """Episodes ``t0 + 1 .. t0 + len(u)`` (Alg. 1 / Alg. 2 loop body, see module docstring).
+    Per episode: ``regret[k] = V*_1(s_1) − V^{π_k}_1(s_1)``, the sampled return, the
+    releases floored / not PD (``repaired[k]``: p floored, p not PD, r floored, r not PD)
+    and the actions."""
+    H, S, A = log_policy.shape
+    d2 = phi_r.shape[1]
+    gram_p, target_p = np.empty((H, d1, d1)), np.empty((H, d1, 1))
+    gram_r, target_r = np.empty((H, d2, d2)), np.empty((H, d2, 1))
+    Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, S, A, d1))
+    pi = np.empty((H, S, A))
+    greedy = np.zeros((H, S), dtype=np.int64)
+    Vbuf, PV = np.empty((2, S)), np.empty(S * A)
+    Gp, Cp, Gr, Cr = np.zeros(H * d1 * d1), np.zeros(H * d1), np.zeros(H * d2 * d2), np.zeros(H * d2)
+    ng_p, nt_p, ng_r, nt_r = np.zeros(H * d1 * d1), np.zeros(H * d1), np.zeros(H * d2 * d2), np.zeros(H * d2)
+    states = np.empty(H + 1, dtype=np.int64)
+    acts = np.empty(H, dtype=np.int64)
+    rew = np.empty(H)
+    o1, o2, o3 = H * d1 * d1, H * d1 * d1 + H * d1, H * d1 * d1 + H * d1 + H * d2 * d2
+    tol = 1e-12 * max(1.0, float(H))
+    for k in range(u.shape[0]):
+        t = t0 + k  # users so far
+        # begin_episode: the released statistics, then planning on them only
+        repaired[k, 0], repaired[k, 1] = _release_into(kinds[0], H, d1, sums_gp, sums_tp, suffix_gp, suffix_tp, t,
+                                                       params[0, 2], params[0, 3], gram_p, target_p)
+        repaired[k, 2], repaired[k, 3] = _release_into(kinds[1], H, d2, sums_gr, sums_tr, suffix_gr, suffix_tr, t,
+                                                       params[1, 2], params[1, 3], gram_r, target_r)
+        if po:
+            for h in range(H):
+                for s in range(S):
+                    for a in range(A):
+                        pi[h, s, a] = math.exp(log_policy[h, s, a])
+        plan_into(psi_indptr, psi_indices, psi_values, phi_r, gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
+        if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
+            for h in range(H):
+                for s in range(S):
+                    qmax = Q[h, s, 0]
+                    for a in range(1, A):
+                        qmax = max(qmax, Q[h, s, a])
+                    best_a, best_key = 0, -2.0
+                    for a in range(A):
+                        key = keys[k, h, s, a] if Q[h, s, a] >= qmax - tol else -1.0
+                        if key > best_key:
+                            best_a, best_key = a, key
+                    greedy[h, s] = best_a
+                    for a in range(A):
+                        pi[h, s, a] = 1.0 if a == best_a else 0.0
+        regret[k] = v_star - _policy_value(P_indptr, P_indices, P_values, r, pi, s1, not po, greedy, Vbuf, PV)
+        # the episode: actions from π, transitions and Bernoulli rewards by inverse CDF
+        s = s1
+        states[0] = s
+        for h in range(H):
+            if po:
+                c = 0.0
+                a = A - 1
+                for b in range(A):
+                    c += pi[h, s, b]
+                    if c > a_u[k, h]:
+                        a = b
+                        break
+            else:
+                a = greedy[h, s]
+            acts[h] = a
+            rew[h] = 1.0 if u[k, h, 1] < r[s, a] else 0.0
+            nxt = 0
+            while nxt < S - 1 and cumP[s, a, nxt] <= u[k, h, 0]:
+                nxt += 1
+            s = nxt
+            states[h + 1] = s
+        returns[k] = pairwise_sum(rew, 0, H)
+        actions_out[k] = acts
+        # end_episode: this user's statistics to the Regularizers (Alg. 1 line 14)
+        for h in range(H):
+            sh, ah, sn = states[h], acts[h], states[h + 1]
+            y = V[h + 1, sn]
+            for i in range(d1):
+                Cp[h * d1 + i] = phis[h, sh, ah, i] * y
+                for j in range(d1):
+                    Gp[(h * d1 + i) * d1 + j] = phis[h, sh, ah, i] * phis[h, sh, ah, j]
+            for i in range(d2):
+                Cr[h * d2 + i] = phi_r[sh * A + ah, i] * rew[h]
+                for j in range(d2):
+                    Gr[(h * d2 + i) * d2 + j] = phi_r[sh * A + ah, i] * phi_r[sh * A + ah, j]
+        zk = z[k]
+        _observe(kinds[0], H, d1, Gp, Cp, zk[:o1], zk[o1:o2], params[0, 0], params[0, 1], sums_gp, sums_tp,
+                 exact_gp, suffix_gp, exact_tp, suffix_tp, t + 1, ng_p, nt_p, noisy)
+        _observe(kinds[1], H, d2, Gr, Cr, zk[o2:o3], zk[o3:], params[1, 0], params[1, 1], sums_gr, sums_tr,
+                 exact_gr, suffix_gr, exact_tr, suffix_tr, t + 1, ng_r, nt_r, noisy)
+        if po:  # Alg. 2 line 15: π^{k+1}_h ∝ π^k_h exp(η Q^k_h), in log space
+            for h in range(H):
+                for s in range(S):
+                    m = -math.inf
+                    for a in range(A):
+                        log_policy[h, s, a] = log_policy[h, s, a] + eta * Q[h, s, a]
+                        m = max(m, log_policy[h, s, a])
+                    tot = 0.0
+                    for a in range(A):
+                        log_policy[h, s, a] -= m
+                        tot += math.exp(log_policy[h, s, a])
+                    lt = math.log(tot)
+                    for a in range(A):
+                        log_policy[h, s, a] -= lt
