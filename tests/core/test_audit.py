@@ -12,8 +12,8 @@ T, DIM, N = 8, 2, 60000
 # Halving Gaussian noise at ε = 1, δ = 1e-5 makes the pair's exact ε 2.16: at N runs the
 # audit's expected ε_lb is only 1.15 (sd ~0.1), so it missed it on 3 of 20 seeds; at 2e5
 # runs the expected ε_lb is 1.34 and it detected it on 20 of 20 seeds (vector and matrix
-# counters, seeds 1-20, min ε_lb 1.22 and 1.23, measured; ~1-3 s per audit, so the fast
-# test runs a documented subset, seeds 1-3). Laplace: every one of 20 seeds is tested.
+# counters, seeds 1-20, min ε_lb 1.22 and 1.23, measured; 1-6 s per audit, so the fast
+# test runs a documented subset, seeds 1-2). Laplace: every one of 20 seeds is tested.
 N_HALVED_GAUSSIAN = 200_000
 PRIV = {
     "laplace_tree": {"epsilon": 1.0, "delta": None, "calibration": "tight"},
@@ -41,7 +41,7 @@ def test_broken_counters_fail(alg, broken):
 
 
 @pytest.mark.parametrize("alg", sorted(PRIV))
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_halved_noise_fails_on_several_seeds(alg, seed):
     n = N if alg == "laplace_tree" else N_HALVED_GAUSSIAN
     res = run(alg, "halved", seed=seed, n=n)
