@@ -13,6 +13,15 @@ Three instances (all validated at construction):
   ``σ_i(c(s), a)`` (a random map) and, inside it, to a Dirichlet-random state. The reward
   feature is ``φ(s,a) = e_{(c(s)+a) mod d2}`` (actions matter for rewards and transitions). The number of states ``S`` is free while ``d1, d2`` are
   fixed: the instance that tests independence from ``|S|``.
+  This generator is *lumpable* onto its clusters (the cluster of the next state depends
+  only on ``(c(s), a)`` and rewards only on ``(c(s), a)``), so values and features
+  depend only on (cluster, action) and regret cannot depend on ``S``: kept for the
+  regret experiments (Z2, Z3, Z6), not a test of independence from ``S``.
+- :func:`make_spread_mixture`: non-lumpable, paired across ``S`` and nested in ``A``
+  (Z4, Z5). Every ``(s, a)`` has its own cluster weights, ``ψ`` puts mass on every state,
+  and every draw is keyed by the indices it belongs to, so the instances with ``S`` and
+  ``S' > S`` states share ``θ``, the cluster-level kernels and the rows of states
+  ``0..S-1``, and the instance with ``A`` actions contains the one with fewer.
 - :func:`make_hard_linear`: the hard instance of Zhou, Gu, Szepesvári (2021, lower-bound
   construction, after Zhou et al. 2020), see its docstring.
 - :func:`make_tabular_as_linear`: a random tabular MDP written as a linear mixture with
@@ -166,17 +175,22 @@ class LinearMixtureMDP(_FeatureShape):
 # ---------------------------------------------------------------------- instances
 
 
+def _check_clustered(name: str, S: int, A: int, d1: int, d2: int, H: int, concentration: float) -> None:
+    """Sizes and concentration of the two clustered generators."""
+    for what, v in (("S", S), ("A", A), ("d1", d1), ("d2", d2), ("H", H)):
+        if v < 1:
+            raise ValueError(f"{what} must be >= 1, got {v}")
+    if S < d2:
+        raise ValueError(f"{name} needs S >= d2 so that every one of the d2 clusters has a state (S={S}, d2={d2})")
+    if not concentration > 0:
+        raise ValueError(f"Dirichlet concentration must be > 0, got {concentration}")
+
+
 def make_mixture(
     S: int, A: int, d1: int, d2: int, H: int, rng: np.random.Generator, concentration: float = 0.5
 ) -> LinearMixtureMDP:
     """Random mixture of ``d1`` base kernels over ``d2`` state clusters (module docstring)."""
-    for name, v in (("S", S), ("A", A), ("d1", d1), ("d2", d2), ("H", H)):
-        if v < 1:
-            raise ValueError(f"{name} must be >= 1, got {v}")
-    if S < d2:
-        raise ValueError(f"mixture needs S >= d2 so that every one of the d2 clusters has a state (S={S}, d2={d2})")
-    if not concentration > 0:
-        raise ValueError(f"Dirichlet concentration must be > 0, got {concentration}")
+    _check_clustered("mixture", S, A, d1, d2, H, concentration)
     cluster = np.arange(S) % d2
     members = [np.flatnonzero(cluster == c) for c in range(d2)]
     target = rng.integers(0, d2, size=(d1, d2, A))  # σ_i(c, a)
@@ -192,6 +206,72 @@ def make_mixture(
     phi_r[s_idx, a_idx, (cluster[:, None] + a_idx) % d2] = 1.0  # r(s, a) = θ_r[(c(s) + a) mod d2]
     theta_r = rng.uniform(0.0, 1.0, size=d2)
     return LinearMixtureMDP(psi, theta_p, phi_r, theta_r, H, 0, "mixture")
+
+
+REWARD_FEATURES = ("cluster", "state", "action")
+
+
+def _keyed(key: np.random.SeedSequence, *index: int) -> np.random.Generator:
+    """The generator of one indexed draw: it depends on ``key`` and ``index`` only, never on
+    the instance's size, so instances of different sizes share the draws they have in common."""
+    return np.random.default_rng(np.random.SeedSequence(key.entropy, spawn_key=(*key.spawn_key, *index)))
+
+
+def make_spread_mixture(
+    S: int, A: int, d1: int, d2: int, H: int, key: np.random.SeedSequence, concentration: float = 0.5,
+    mix: float = 0.5, rewards: str = "cluster",
+) -> LinearMixtureMDP:
+    """Non-lumpable mixture of ``d1`` base kernels, paired across ``S`` and nested in ``A``.
+
+    States are split into ``d2`` clusters (``c(s) = s mod d2``). Base kernel ``i`` sends
+    ``(s, a)`` to cluster ``c'`` with probability ``w_{i,s,a}(c') = (1 − mix) q_i(c(s), a, c')
+    + mix u_{i,s,a}(c')``, where ``q_i(c, a, ·)`` (cluster level) and ``u_{i,s,a}`` (one per
+    state-action: breaks lumpability when ``mix > 0``) are Dirichlet(concentration) over
+    the ``d2`` clusters, and spreads that mass uniformly over the cluster's states:
+    ``ψ_i(s, a, s') = w_{i,s,a}(c(s')) / |c(s')|`` (positive on every state). ``θ_p`` is
+    Dirichlet(1). Each draw comes from its own keyed stream (``key`` and its indices,
+    :func:`_keyed`): ``θ`` and ``q`` do not depend on ``S`` or ``A``, ``u_{i,s,a}`` only on
+    ``(s, a)``, so the pairing across ``S`` (Z4) and the nesting in ``A`` (Z5) are exact.
+
+    ``rewards``: ``"cluster"`` (the test family): ``φ(s, a) = e_{c(s)}``, ``θ_r`` uniform on
+    ``[0, 1]^{d2}``; rewards do not depend on the action, which acts through the
+    transitions only, so with ``H >= 3`` the value of a state depends on its own row and
+    the learner must generalise across states through ``θ_p``. ``"state"`` (positive
+    control for Z4): one reward coordinate per state (``d2 = S``, ``θ_r[s]`` keyed by
+    ``s``), so the dimension grows with ``S``. ``"action"`` (positive control for Z5):
+    ``φ(s, a) = e_a`` (``d2 = A``, ``θ_r[a]`` keyed by ``a``), so it grows with ``A``.
+    ``d2`` is then ignored for the rewards but still sets the clusters of the transitions.
+    """
+    _check_clustered("spread_mixture", S, A, d1, d2, H, concentration)
+    if not 0 <= mix <= 1:
+        raise ValueError(f"mix must lie in [0, 1], got {mix}")
+    if rewards not in REWARD_FEATURES:
+        raise ValueError(f"rewards must be one of {REWARD_FEATURES}, got {rewards!r}")
+    cluster = np.arange(S) % d2
+    size = np.bincount(cluster, minlength=d2).astype(float)
+    alpha = np.full(d2, concentration)
+    structure = _keyed(key, 0)
+    theta_p = structure.dirichlet(np.ones(d1))
+    theta_r_clusters = structure.uniform(0.0, 1.0, size=d2)
+    q = np.array([[_keyed(key, 1, c, a).dirichlet(alpha, size=d1) for a in range(A)] for c in range(d2)])  # (d2, A, d1, d2)
+    w = np.empty((S, A, d1, d2))
+    for s in range(S):
+        for a in range(A):
+            w[s, a] = (1.0 - mix) * q[cluster[s], a] + mix * _keyed(key, 2, s, a).dirichlet(alpha, size=d1)
+    psi = w[..., cluster] / size[cluster]  # (S, A, d1, S): ψ_i(s, a, s') = w_{i,s,a}(c(s')) / |c(s')|
+    if rewards == "cluster":
+        phi_r = np.zeros((S, A, d2))
+        phi_r[np.arange(S), :, cluster] = 1.0
+        theta_r = theta_r_clusters
+    elif rewards == "state":
+        phi_r = np.zeros((S, A, S))
+        phi_r[np.arange(S), :, np.arange(S)] = 1.0
+        theta_r = np.array([_keyed(key, 3, s).uniform() for s in range(S)])
+    else:
+        phi_r = np.zeros((S, A, A))
+        phi_r[:, np.arange(A), np.arange(A)] = 1.0
+        theta_r = np.array([_keyed(key, 4, a).uniform() for a in range(A)])
+    return LinearMixtureMDP(psi, theta_p, phi_r, theta_r, H, 0, f"spread_mixture[{rewards}]")
 
 
 def make_hard_linear(d: int, H: int, K_ref: int, rng: np.random.Generator) -> LinearMixtureMDP:
@@ -258,8 +338,15 @@ def make_tabular_as_linear(S: int, A: int, H: int, rng: np.random.Generator) -> 
     return LinearMixtureMDP(psi, P.reshape(-1), phi_r, r.reshape(-1), H, 0, "tabular_as_linear")
 
 
-def make_env(name: str, params: dict, rng: np.random.Generator) -> LinearMixtureMDP:
-    """Build an environment from its config name and parameters."""
+def make_env(name: str, params: dict, rng: np.random.Generator, key: np.random.SeedSequence | None = None) -> LinearMixtureMDP:
+    """Build an environment from its config name and parameters. ``spread_mixture`` draws
+    from ``key`` (the job passes one that ignores ``S`` and ``A``, which pairs its instances
+    across them; without one, a key is drawn from ``rng``)."""
+    if name == "spread_mixture":
+        if key is None:
+            key = np.random.SeedSequence(int(rng.integers(2**63)))
+        return make_spread_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], key,
+                                   params.get("concentration", 0.5), params.get("mix", 0.5), params.get("rewards", "cluster"))
     if name == "mixture":
         return make_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], rng, params.get("concentration", 0.5))
     if name == "hard_linear":

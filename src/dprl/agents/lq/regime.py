@@ -20,49 +20,17 @@ from collections.abc import Callable
 
 import numpy as np
 
+# onset_episode and the fixed point are shared with the linear-mixture paper
+from dprl.analysis.regime import INITIAL_EPISODES, ONSET_REGRET_FRACTION, onset_episode  # noqa: F401
+from dprl.analysis.regime import burn_in_episodes as _fixed_point
+
 ONSET_K_OVER_LAMBDA = 50.0
 RATE_K_OVER_LAMBDA = 170.0
-ONSET_REGRET_FRACTION = 0.5  # onset: per-episode regret below half its initial level
-INITIAL_EPISODES = 10  # the initial level: mean per-episode regret over the first checkpoints up to here
-
-
-def onset_episode(episodes: np.ndarray, cum_regret: np.ndarray, fraction: float = ONSET_REGRET_FRACTION,
-                  initial: int = INITIAL_EPISODES) -> float:
-    """Measured onset from checkpointed cumulative regret: the first checkpoint whose mean
-    per-episode regret since the previous checkpoint is at most ``fraction`` of the initial
-    level (mean over episodes ``1..k0``, ``k0`` the first checkpoint ``>= initial``).
-    During the burn-in the policy is the same clipped one every episode, so per-episode
-    regret is flat; ``NaN`` if it never falls within the run."""
-    k = np.asarray(episodes, dtype=float)
-    r = np.asarray(cum_regret, dtype=float)
-    first = int(np.searchsorted(k, initial))
-    if first >= len(k) or r[first] <= 0:
-        return float("nan")
-    level = r[first] / k[first]
-    window = np.diff(r[first:]) / np.diff(k[first:])
-    below = np.nonzero(window <= fraction * level)[0]
-    return float(k[first + 1 + below[0]]) if below.size else float("nan")
 
 
 def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float = RATE_K_OVER_LAMBDA, k_max: float = 1e15) -> float:
-    """Smallest ``K`` with ``K >= factor · Λ(K)`` (``inf`` beyond ``k_max``), by bisection
-    on ``log K`` (``K - factor·Λ(K)`` changes sign once: Λ grows only logarithmically)."""
-    def gap(log_k: float) -> float:
-        k = int(round(math.exp(log_k)))
-        return k - factor * lam_of_k(max(k, 1))
-
-    lo, hi = 0.0, math.log(k_max)
-    if gap(lo) >= 0:
-        return 1.0
-    if gap(hi) < 0:
-        return math.inf
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if gap(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return float(math.ceil(math.exp(hi)))
+    """Smallest ``K`` with ``K >= factor · Λ(K)`` (:func:`dprl.analysis.regime.burn_in_episodes`)."""
+    return _fixed_point(lam_of_k, factor, k_max)
 
 
 def private_ofu_burn_in(

@@ -8,19 +8,38 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.linmix.calibration import PrivatizerCalibration, accounted_epsilon, privatizer_calibration
-from dprl.agents.linmix.simulate import build_agent, privatizers, run_episodes
+from dprl.agents.linmix.regime import regime_columns
+from dprl.agents.linmix.simulate import ALGORITHMS, build_agent, privatizers, run_episodes
+from dprl.analysis.regime import onset_episode
 from dprl.envs.linear_mixture import KnownFeatures, make_env, make_mixture
 from dprl.privacy.audit import audit
 from dprl.privacy.regularizer import RegularizedStats, RegularizerCalibration
-from dprl.runner.job import JobContext
+from dprl.runner.job import JobContext, stable_hash
+
+PAIRED_OVER = ("S", "A")  # spread_mixture instances are paired across these (Z4) and nested in A (Z5)
+
+
+def paired_key(ctx: JobContext) -> np.random.SeedSequence:
+    """The key of a ``spread_mixture`` instance: the environment's parameters *except*
+    ``S`` and ``A``, and the seed, so that one seed's instances share ``θ``, the cluster-level
+    kernels and the rows they have in common across ``S`` and ``A``
+    (:func:`~dprl.envs.linear_mixture.make_spread_mixture`)."""
+    rest = {k: v for k, v in ctx.spec.environment.items() if k not in PAIRED_OVER}
+    return np.random.SeedSequence(stable_hash(["env-paired", rest]), spawn_key=(int(ctx.spec.seed),))
+
+
+def make_job_env(ctx: JobContext):
+    """The job's instance (``mixture``, ``hard_linear``, ``tabular_as_linear`` from the
+    environment stream; ``spread_mixture`` from :func:`paired_key`)."""
+    env_params = {k: v for k, v in ctx.spec.environment.items() if k != "name"}
+    return make_env(ctx.spec.environment["name"], env_params, ctx.env_rng, paired_key(ctx))
 
 
 def run_regret(ctx: JobContext) -> pd.DataFrame:
     """Cumulative exact regret at log-spaced checkpoints (``linmix_regret``, ``_states``,
     ``_actions``, ``_ldp``)."""
     spec = ctx.spec
-    env_params = {k: v for k, v in spec.environment.items() if k != "name"}
-    env = make_env(spec.environment["name"], env_params, ctx.env_rng)
+    env = make_job_env(ctx)
     K = int(ctx.settings.get("episodes", 2000))
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
     setup = build_agent(spec.algorithm["name"], env.features(), K, alg, spec.privacy, ctx.agent_rng, ctx.noise_rng)
@@ -29,6 +48,14 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     if setup.calibration is not None:
         df["sigma_gram_p"] = setup.calibration.sigmas[0]
         df["lam_min_p"] = setup.calibration.p.lam_min
+    # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
+    # and the onset measured post hoc from the checkpointed cumulative regret
+    scheme = ALGORITHMS[spec.algorithm["name"]][1]
+    priv = spec.privacy or {}
+    for col, v in regime_columns(env, K, float(alg.get("alpha", 0.05)), scheme, priv.get("calibration"),
+                                 priv.get("epsilon"), priv.get("delta"), float(alg.get("lam", 1.0))).items():
+        df[col] = v
+    df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     return df
 
 

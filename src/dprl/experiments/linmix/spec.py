@@ -18,15 +18,28 @@ AGENTS = algorithms(
     Algorithm("ldp_linopt_po", "approx", PO, "Alg. 2 + local Privatizer (Remark 6.9), (ε,δ)-LDP"),
 )
 
+_D1 = Param(2, minimum=1, doc="number of base kernels (transition feature dimension)")
+
 ENVS = environments(
     Environment("mixture", {
-        "S": Param(10, minimum=1, doc="number of states (free: d stays fixed)"),
+        "S": Param(10, minimum=1, doc="number of states (free: d stays fixed; lumpable, so regret cannot depend on S)"),
         "A": Param(3, minimum=1, doc="number of actions"),
-        "d1": Param(2, minimum=1, doc="number of base kernels (transition feature dimension)"),
+        "d1": _D1,
         "d2": Param(2, minimum=1, doc="reward feature dimension = number of state clusters (needs S >= d2)"),
         "H": Param(2, minimum=1, doc="horizon"),
         "concentration": Param(0.5, exclusive_minimum=0.0, doc="Dirichlet concentration inside a target cluster"),
-    }, "d1 random base kernels mixed by θ_p in the simplex (envs/linear_mixture.py)"),
+    }, "d1 random base kernels mixed by θ_p in the simplex, lumpable onto d2 clusters (envs/linear_mixture.py)"),
+    Environment("spread_mixture", {
+        "S": Param(10, minimum=1, doc="number of states (instances paired across S: same θ, cluster kernels and shared rows)"),
+        "A": Param(3, minimum=1, doc="number of actions (nested: the instance with A actions contains the one with fewer)"),
+        "d1": _D1,
+        "d2": Param(2, minimum=1, doc="number of state clusters (reward dimension for rewards=cluster; needs S >= d2)"),
+        "H": Param(3, minimum=1, doc="horizon (>= 3 for states after the first to matter)"),
+        "concentration": Param(0.5, exclusive_minimum=0.0, doc="Dirichlet concentration of the cluster weights"),
+        "mix": Param(0.5, minimum=0.0, maximum=1.0, doc="weight of the per-(s,a) cluster weights (0: lumpable)"),
+        "rewards": Param("cluster", choices=("cluster", "state", "action"),
+                         doc="reward features: cluster (test family), state (d2 = S, Z4 positive control), action (d2 = A, Z5 positive control)"),
+    }, "non-lumpable mixture with ψ on every state, paired across S and nested in A (envs/linear_mixture.py)"),
     Environment("hard_linear", {
         "d": Param(3, minimum=2, maximum=8, doc="feature dimension (A = 2^(d-1) actions)"),
         "H": Param(3, minimum=1, doc="horizon (S = H + 2)"),
@@ -48,7 +61,7 @@ KINDS = [
     ExperimentKind(name, "linmix", "dprl.experiments.linmix.jobs:run_regret", AGENTS, ENVS, dict(_REGRET_SETTINGS), doc, mem_mb=500, runtime_min=20)
     for name, doc in (
         ("linmix_regret", "regret vs T for the four algorithms, ε/δ grid, both calibrations (Z2, Z3)"),
-        ("linmix_states", "regret at fixed T vs |S| with d fixed (Z4)"),
+        ("linmix_states", "regret at fixed T vs |S| with d fixed, paired instances (Z4)"),
         ("linmix_actions", "Private-LinOpt-PO regret vs |A| (Z5)"),
         ("linmix_ldp", "central JDP vs local DP privatizer (Z6)"),
     )
