@@ -112,94 +112,179 @@ def _release_into(
     return repaired, not_pd
 
 
-def csr_rows(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Compressed rows (indptr, int32 column indices, values) of a 2-D matrix. Only its
-    non-zeros are read by the loop: ψ and P of the mixtures are sparse (one cluster of
-    successors per base kernel), and int32 indices keep ψ in a core's L2 cache."""
+_CHUNK = 32  # rows summed side by side (SIMD lanes) in the sliced-ELLPACK layout
+
+
+def sell_rows(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The non-zeros of a 2-D matrix in sliced ELLPACK (SELL-C) layout: rows in chunks of
+    ``_CHUNK``, each chunk padded to its longest row and stored column by column, so the
+    matrix-vector product runs over ``_CHUNK`` rows at once (each row still summed in order).
+    Returns ``starts`` (per chunk, length chunks + 1), ``lens`` (per chunk), ``values`` and
+    int32 ``indices`` (padding: value 0 at column 0). Only the non-zeros are read: ψ and P of
+    the mixtures are sparse (one cluster of successors per base kernel), and the compact
+    layout keeps ψ near a core's L2 cache."""
     from scipy.sparse import csr_matrix  # lazy: SciPy is slow to import
 
     m = csr_matrix(dense)
-    return m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(float)
+    n = m.shape[0]
+    chunks = -(-n // _CHUNK)
+    row_len = np.zeros(chunks * _CHUNK, dtype=np.int64)
+    row_len[:n] = np.diff(m.indptr)
+    lens = row_len.reshape(chunks, _CHUNK).max(axis=1)
+    starts = np.concatenate(([0], np.cumsum(lens * _CHUNK))).astype(np.int64)
+    values = np.zeros(starts[-1])
+    indices = np.zeros(starts[-1], dtype=np.int32)
+    row = np.repeat(np.arange(n), np.diff(m.indptr))
+    k = np.arange(m.nnz) - m.indptr[row]  # position inside the row
+    pos = starts[row // _CHUNK] + k * _CHUNK + row % _CHUNK
+    values[pos], indices[pos] = m.data, m.indices
+    return starts, lens, values, indices
 
 
-def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`csr_rows`), a public feature map."""
+def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`sell_rows`), a public feature map."""
     S, A, d1 = feat.S, feat.A, feat.d1
-    return csr_rows(feat.psi.reshape(S * A * d1, S))
+    return sell_rows(feat.psi.reshape(S * A * d1, S))
 
 
 @njit(cache=True)
-def _csr_rowdot(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, row: int, x: np.ndarray) -> float:
-    """Row ``row`` of ``M`` (compressed rows) times ``x``. Four partial sums: a single running
-    sum is a chain of dependent additions (latency-bound, several times slower); the
-    different summation order changes results at round-off only."""
-    a0 = a1 = a2 = a3 = 0.0
-    k, stop = indptr[row], indptr[row + 1]
-    while k + 4 <= stop:
-        a0 += values[k] * x[indices[k]]
-        a1 += values[k + 1] * x[indices[k + 1]]
-        a2 += values[k + 2] * x[indices[k + 2]]
-        a3 += values[k + 3] * x[indices[k + 3]]
-        k += 4
-    while k < stop:
-        a0 += values[k] * x[indices[k]]
-        k += 1
-    return (a0 + a1) + (a2 + a3)
+def _sell_rowdot(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indices: np.ndarray, row: int, x: np.ndarray) -> float:
+    """Row ``row`` of ``M`` (:func:`sell_rows`) times ``x``, summed in order."""
+    c, lane = row // _CHUNK, row % _CHUNK
+    acc = 0.0
+    p = starts[c] + lane
+    for _ in range(lens[c]):
+        acc += values[p] * x[indices[p]]
+        p += _CHUNK
+    return acc
 
 
 @njit(cache=True)
-def _csr_matvec(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = M x`` for ``M`` in compressed rows."""
-    for row in range(indptr.size - 1):
-        out[row] = _csr_rowdot(indptr, indices, values, row, x)
+def _sell_matvec(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indices: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = M x`` (:func:`sell_rows`): ``_CHUNK`` rows at a time, each summed in order
+    (the same sums as :func:`_sell_rowdot`); the NumPy reference sums in another order,
+    so results agree to round-off."""
+    n = out.shape[0]
+    acc = np.empty(_CHUNK)
+    for c in range(lens.shape[0]):
+        acc[:] = 0.0
+        p = starts[c]
+        for _ in range(lens[c]):
+            for lane in range(_CHUNK):
+                acc[lane] += values[p + lane] * x[indices[p + lane]]
+            p += _CHUNK
+        for lane in range(min(_CHUNK, n - c * _CHUNK)):
+            out[c * _CHUNK + lane] = acc[lane]
+
+
+@njit(cache=True)
+def _whitening_into(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarray, L: np.ndarray) -> bool:
+    """For a symmetric positive definite ``Λ = G``: ``W = L^{-1}`` (lower triangular, ``Λ = L Lᵀ``
+    Cholesky) so that ``||x||²_{Λ^{-1}} = ||W x||²``, and ``θ = Λ^{-1} u = Wᵀ W u``. No
+    allocation (the LAPACK wrappers allocate, which dominated at d = 5). Returns False
+    (``W``, ``θ`` unset) if ``G`` is not positive definite."""
+    d = G.shape[0]
+    for j in range(d):
+        acc = G[j, j]
+        for k in range(j):
+            acc -= L[j, k] * L[j, k]
+        if not acc > 0.0:
+            return False
+        L[j, j] = math.sqrt(acc)
+        for i in range(j + 1, d):
+            acc = G[i, j]
+            for k in range(j):
+                acc -= L[i, k] * L[j, k]
+            L[i, j] = acc / L[j, j]
+    for j in range(d):  # W = L^{-1} by forward substitution, column by column
+        for i in range(d):
+            if i < j:
+                W[i, j] = 0.0
+                continue
+            acc = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                acc -= L[i, k] * W[k, j]
+            W[i, j] = acc / L[i, i]
+    for i in range(d):  # θ = Wᵀ (W u)
+        theta[i] = 0.0
+    for i in range(d):
+        wu = 0.0
+        for k in range(i + 1):
+            wu += W[i, k] * u[k, 0]
+        for k in range(i + 1):
+            theta[k] += W[i, k] * wu
+    return True
+
+
+@njit(cache=True)
+def _bonus_terms(x: np.ndarray, lo: int, d: int, W: np.ndarray, M: np.ndarray, whitened: bool, theta: np.ndarray) -> tuple[float, float]:
+    """``(xᵀθ, ||x||²_{Λ^{-1}})`` for ``x = x[lo:lo+d]``: ``||W x||²`` (whitened) or ``xᵀ M x``
+    with ``M = Λ^{-1}`` (the fallback for a Gram matrix that is not positive definite)."""
+    lin = 0.0
+    quad = 0.0
+    for i in range(d):
+        lin += x[lo + i] * theta[i]
+        acc = 0.0
+        if whitened:
+            for k in range(i + 1):
+                acc += W[i, k] * x[lo + k]
+            quad += acc * acc
+        else:
+            for j in range(d):
+                acc += x[lo + j] * M[j, i]
+            quad += acc * x[lo + i]
+    return lin, quad
+
+
+@njit(cache=True)
+def _regression(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarray, L: np.ndarray) -> tuple[bool, np.ndarray]:
+    """Lines 5-6: ``θ̂ = Λ^{-1} u`` and what the bonus needs (:func:`_whitening_into`, or
+    ``Λ^{-1}`` itself when ``Λ`` is not positive definite)."""
+    if _whitening_into(G, u, W, theta, L):
+        return True, W
+    theta[:] = np.linalg.solve(G, u)[:, 0]
+    return False, np.linalg.inv(G)
 
 
 @njit(cache=True)
 def plan_into(
-    psi_indptr: np.ndarray, psi_indices: np.ndarray, psi_values: np.ndarray, phi_r: np.ndarray,
+    psi_starts: np.ndarray, psi_lens: np.ndarray, psi_values: np.ndarray, psi_indices: np.ndarray, phi_r: np.ndarray,
     gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
     beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
 ) -> None:
     """Optimistic backward recursion from the released statistics only (Alg. 1 lines 4-12 /
-    Alg. 2 lines 5-12); ``ψ`` as CSR rows ``(s, a, i)`` over ``s'`` (a public feature
-    map). ``Q (H, S, A)``, ``V (H+1, S)`` with ``V_{H+1} = 0``, ``phis (H, S, A, d1)``."""
+    Alg. 2 lines 5-12); ``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`psi_rows`, a public
+    feature map). ``Q (H, S, A)``, ``V (H+1, S)`` with ``V_{H+1} = 0``, ``phis (H, S, A, d1)``.
+    The bonus norms use the Cholesky factor of ``Λ`` instead of ``Λ^{-1}`` (equal to
+    round-off)."""
     H, S, A = Q.shape
     d1, d2 = gram_p.shape[1], gram_r.shape[1]
     SA = S * A
     phi_flat = np.empty(SA * d1)
+    phi_r_flat = phi_r.ravel()
+    Wp, Lp, theta_p = np.empty((d1, d1)), np.empty((d1, d1)), np.empty(d1)
+    Wr, Lr, theta_r = np.empty((d2, d2)), np.empty((d2, d2)), np.empty(d2)
     for s in range(S):
         V[H, s] = 0.0
     for h in range(H - 1, -1, -1):
-        # lines 5-6: θ̂ = Λ^{-1} u for both regressions; Λ^{-1} for the bonuses
-        theta_p = np.linalg.solve(gram_p[h], target_p[h])[:, 0]
-        theta_r = np.linalg.solve(gram_r[h], target_r[h])[:, 0]
-        inv_p = np.linalg.inv(gram_p[h])
-        inv_r = np.linalg.inv(gram_r[h])
-        # line 7: ϕ^k_h(s, a) = Σ_s' ψ(s, a, s') V^k_{h+1}(s')
-        _csr_matvec(psi_indptr, psi_indices, psi_values, V[h + 1], phi_flat)
+        # lines 5-6: θ̂ = Λ^{-1} u for both regressions, and the bonus norms' Λ
+        white_p, Mp = _regression(gram_p[h], target_p[h], Wp, theta_p, Lp)
+        white_r, Mr = _regression(gram_r[h], target_r[h], Wr, theta_r, Lr)
+        # line 7: ϕ^k_h(s, a) = Σ_s' ψ(s, a, s') V^k_{h+1}(s')  (zero for V_{H+1} = 0)
+        if h == H - 1:
+            phi_flat[:] = 0.0
+        else:
+            _sell_matvec(psi_starts, psi_lens, psi_values, psi_indices, V[h + 1], phi_flat)
         for s in range(S):
             vbest = -math.inf
             vavg = 0.0
             for a in range(A):
                 n = s * A + a
-                # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
-                quad = 0.0
-                lin = 0.0
                 for i in range(d1):
-                    row = 0.0
-                    for j in range(d1):
-                        row += phi_flat[n * d1 + j] * inv_p[j, i]
-                    quad += row * phi_flat[n * d1 + i]
-                    lin += phi_flat[n * d1 + i] * theta_p[i]
                     phis[h, s, a, i] = phi_flat[n * d1 + i]
-                quad_r = 0.0
-                lin_r = 0.0
-                for i in range(d2):
-                    row = 0.0
-                    for j in range(d2):
-                        row += phi_r[n, j] * inv_r[j, i]
-                    quad_r += row * phi_r[n, i]
-                    lin_r += theta_r[i] * phi_r[n, i]
+                # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
+                lin, quad = _bonus_terms(phi_flat, n * d1, d1, Wp, Mp, white_p, theta_p)
+                lin_r, quad_r = _bonus_terms(phi_r_flat, n * d2, d2, Wr, Mr, white_r, theta_r)
                 reward_part = lin_r + beta_r * math.sqrt(max(quad_r, 0.0))
                 q = lin + beta_p * math.sqrt(max(quad, 0.0)) + reward_part
                 q = min(max(q, 0.0), float(H - h))  # line 10: clip to [0, H - h + 1]
@@ -211,7 +296,7 @@ def plan_into(
 
 @njit(cache=True)
 def _policy_value(
-    P_indptr: np.ndarray, P_indices: np.ndarray, P_values: np.ndarray, r: np.ndarray, pi: np.ndarray, s1: int,
+    P_starts: np.ndarray, P_lens: np.ndarray, P_values: np.ndarray, P_indices: np.ndarray, r: np.ndarray, pi: np.ndarray, s1: int,
     deterministic: bool, actions: np.ndarray, Vbuf: np.ndarray, PV: np.ndarray,
 ) -> float:
     """``V^π_1(s_1)`` by backward induction on the true model (``LinearMixtureMDP.policy_value``;
@@ -224,9 +309,9 @@ def _policy_value(
         if deterministic:
             for s in range(S):
                 a = actions[h, s]
-                Vbuf[0, s] = r[s, a] + _csr_rowdot(P_indptr, P_indices, P_values, s * A + a, Vbuf[1])
+                Vbuf[0, s] = r[s, a] + _sell_rowdot(P_starts, P_lens, P_values, P_indices, s * A + a, Vbuf[1])
         else:
-            _csr_matvec(P_indptr, P_indices, P_values, Vbuf[1], PV)
+            _sell_matvec(P_starts, P_lens, P_values, P_indices, Vbuf[1], PV)
             for s in range(S):
                 acc = 0.0
                 for a in range(A):
@@ -239,8 +324,8 @@ def _policy_value(
 @njit(cache=True)
 def _run_block(
     # features and model
-    psi_indptr: np.ndarray, psi_indices: np.ndarray, psi_values: np.ndarray, phi_r: np.ndarray,
-    P_indptr: np.ndarray, P_indices: np.ndarray, P_values: np.ndarray, r: np.ndarray, cumP: np.ndarray, s1: int,
+    psi_starts: np.ndarray, psi_lens: np.ndarray, psi_values: np.ndarray, psi_indices: np.ndarray, phi_r: np.ndarray,
+    P_starts: np.ndarray, P_lens: np.ndarray, P_values: np.ndarray, P_indices: np.ndarray, r: np.ndarray, cumP: np.ndarray, s1: int,
     # regularizers: kinds, [σ_gram, σ_target, shift, λ_min] for p and r, their arrays
     d1: int, kinds: np.ndarray, params: np.ndarray, noisy: bool, t0: int,
     sums_gp: np.ndarray, sums_tp: np.ndarray, exact_gp: np.ndarray, suffix_gp: np.ndarray, exact_tp: np.ndarray, suffix_tp: np.ndarray,
@@ -283,7 +368,7 @@ def _run_block(
                 for s in range(S):
                     for a in range(A):
                         pi[h, s, a] = math.exp(log_policy[h, s, a])
-        plan_into(psi_indptr, psi_indices, psi_values, phi_r, gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
+        plan_into(psi_starts, psi_lens, psi_values, psi_indices, phi_r, gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
         if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
             for h in range(H):
                 for s in range(S):
@@ -298,7 +383,7 @@ def _run_block(
                     greedy[h, s] = best_a
                     for a in range(A):
                         pi[h, s, a] = 1.0 if a == best_a else 0.0
-        regret[k] = v_star - _policy_value(P_indptr, P_indices, P_values, r, pi, s1, not po, greedy, Vbuf, PV)
+        regret[k] = v_star - _policy_value(P_starts, P_lens, P_values, P_indices, r, pi, s1, not po, greedy, Vbuf, PV)
         # the episode: actions from π, transitions and Bernoulli rewards by inverse CDF
         s = s1
         states[0] = s
