@@ -2,8 +2,8 @@
 
 Modules: ``ofu`` (the agent, β_k), ``oracle`` (the optimistic step, eq. 9), ``calibration``
 (σ1, σ2, Λ, η, λ_min, λ_max, ν for the ``paper`` and ``tight`` calibrations), ``audit``
-(audit of the two counters), ``run`` (building agents from job parameters, the episode
-loop with exact regret). The estimator under changing regularizers is the shared
+(audit of the two counters), ``loop`` (the episode loop, compiled), ``run`` (building
+agents from job parameters, running the loop with exact regret into a checkpoint table). The estimator under changing regularizers is the shared
 :mod:`dprl.privacy.regularizer`.
 
 Choices and deviations from the paper (each documented where it is made):

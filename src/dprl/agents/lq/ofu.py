@@ -16,8 +16,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from dprl.agents.lq.oracle import OptimisticOracle
+from dprl.agents.lq.oracle import OptimisticOracle, optimistic_step
+from dprl.envs.lq import matmul_into
 from dprl.privacy.regularizer import RegularizedStats, Regularizer
 
 
@@ -35,9 +37,18 @@ class Plan:
     not_pd: bool  # V_k was not positive definite before the floor
 
 
+@njit(cache=True)
+def radius(gram: np.ndarray, lam_min: float, lam_max: float, nu: float, n: int, noise_radius: float, alpha: float) -> float:
+    """:func:`confidence_radius` from the released ``V_k`` and the regularizer's constants."""
+    p = gram.shape[0]
+    _, logdet = np.linalg.slogdet(gram)
+    info = max(0.0, logdet - p * math.log(lam_min))
+    return noise_radius * math.sqrt(2.0 * math.log(2.0 / alpha) + n * info) + math.sqrt(lam_max) + nu
+
+
 def confidence_radius(stats: RegularizedStats, n: int, noise_radius: float, alpha: float) -> float:
     """``β_k = C_w √(2 ln(2/α) + n ln det(I + Z_kᵀZ_k/λ_min)) + √λ_max + ν`` (Lemma 1), with the
-    log-determinant computed from *released* statistics only.
+    log-determinant computed from *released* statistics only (:func:`radius`).
 
     Privacy substitution: ``ln det(I + ZᵀZ/λ_min)`` reads the non-private Gram matrix. On the
     good event ``H_k ⪰ λ_min I``, so ``V_k = ZᵀZ + H_k ⪰ ZᵀZ + λ_min I`` and
@@ -46,10 +57,68 @@ def confidence_radius(stats: RegularizedStats, n: int, noise_radius: float, alph
     no privacy cost). For ``H_k = λI`` the two are equal. Off the good event ``V_k`` has
     been floored at ``λ_min`` (counted) and the term is clipped at 0.
     """
-    p = stats.gram.shape[-1]
-    _, logdet = np.linalg.slogdet(stats.gram)
-    info = max(0.0, float(logdet) - p * math.log(stats.lam_min))
-    return noise_radius * math.sqrt(2.0 * math.log(2.0 / alpha) + n * info) + math.sqrt(stats.lam_max) + stats.nu
+    return float(radius(np.ascontiguousarray(stats.gram, dtype=float), float(stats.lam_min), float(stats.lam_max),
+                        float(stats.nu), int(n), float(noise_radius), float(alpha)))
+
+
+@njit(cache=True)
+def plan_step(
+    gram: np.ndarray, target: np.ndarray, lam_min: float, lam_max: float, nu: float, n: int, noise_radius: float,
+    alpha: float, q: np.ndarray, r: np.ndarray, x1: np.ndarray, w_cov: np.ndarray, horizon: int, n_candidates: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, int, bool]:
+    """Lines 4-5 of Algorithm 1 from the released ``(V_k, U_k)``: ``(Θ̂_k, β_k, Θ̃_k, K_h(Θ̃_k),
+    n_feasible, fallback)``."""
+    theta_hat = np.linalg.solve(gram, target)  # eq. 7: Θ̂_k = V_k⁻¹U_k
+    beta = radius(gram, lam_min, lam_max, nu, n, noise_radius, alpha)  # eq. 8
+    theta, gains, _, n_feasible, fallback = optimistic_step(theta_hat, gram, beta, q, r, x1, w_cov, horizon,
+                                                             n_candidates, rng)  # eq. 9
+    return theta_hat, beta, theta, gains, n_feasible, fallback
+
+
+@njit(cache=True)
+def _clip_rows(v: np.ndarray, bound: float) -> int:
+    """Scale every row of ``v`` with norm above ``bound`` back to norm ``bound``; the count."""
+    clipped = 0
+    for h in range(v.shape[0]):
+        sq = 0.0
+        for i in range(v.shape[1]):
+            sq += v[h, i] * v[h, i]
+        norm = math.sqrt(sq)
+        if norm > bound:
+            clipped += 1
+            f = bound / norm
+            for i in range(v.shape[1]):
+                v[h, i] *= f
+    return clipped
+
+
+@njit(cache=True)
+def user_statistics(
+    states: np.ndarray, controls: np.ndarray, clip: bool, gamma: float
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Line 9: one user's ``(Σ_h z_h z_hᵀ, Σ_h z_h x_{h+1}ᵀ)`` with ``z_h = (x_h, u_h)`` (states
+    ``(H+1, n)``, controls ``(H, d)``), and the number of clipped vectors (``clip``:
+    ``||z_h|| <= 1+γ``, ``||x_{h+1}|| <= 1``, Lemma 2's bounds)."""
+    horizon, d = controls.shape
+    n = states.shape[1]
+    p = n + d
+    z = np.empty((horizon, p))
+    x = np.empty((horizon, n))
+    for h in range(horizon):
+        for i in range(n):
+            z[h, i] = states[h, i]
+            x[h, i] = states[h + 1, i]
+        for i in range(d):
+            z[h, n + i] = controls[h, i]
+    clipped = 0
+    if clip:
+        clipped = _clip_rows(z, 1.0 + gamma) + _clip_rows(x, 1.0)
+    gram = np.empty((p, p))
+    cross = np.empty((p, n))
+    matmul_into(z, z, gram, True)  # Σ_h z_h z_hᵀ = ZᵀZ
+    matmul_into(z, x, cross, True)  # Σ_h z_h x_{h+1}ᵀ = ZᵀX
+    return gram, cross, clipped
 
 
 class OFUAgent:
@@ -78,10 +147,12 @@ class OFUAgent:
 
     def plan(self, stats: RegularizedStats) -> Plan:
         """Lines 3-5 of Algorithm 1 from the released ``(V_k, U_k)`` only."""
-        theta_hat = np.linalg.solve(stats.gram, stats.target)  # eq. 7
-        beta = confidence_radius(stats, self.n, self.noise_radius, self.alpha)  # eq. 8
-        res = self.oracle(theta_hat, stats.gram, beta)  # eq. 9
-        return Plan(res.gains, theta_hat, res.theta, beta, res.n_feasible, res.fallback,
+        o = self.oracle
+        theta_hat, beta, theta, gains, n_feasible, fallback = plan_step(
+            np.ascontiguousarray(stats.gram, dtype=float), np.ascontiguousarray(stats.target, dtype=float),
+            float(stats.lam_min), float(stats.lam_max), float(stats.nu), self.n, float(self.noise_radius),
+            float(self.alpha), o.q, o.r, o.x1, o.w_cov, o.horizon, o.n_candidates, o.rng)
+        return Plan(gains, theta_hat, theta, float(beta), int(n_feasible), bool(fallback),
                     bool(np.any(stats.repaired)), bool(np.any(stats.not_pd)))
 
     def act(self) -> Plan:
@@ -90,18 +161,7 @@ class OFUAgent:
 
     def observe(self, states: np.ndarray, controls: np.ndarray) -> None:
         """Line 9: send ``Σ_h z_h z_hᵀ`` and ``Σ_h z_h x_{h+1}ᵀ`` (states ``(H+1, n)``, controls ``(H, d)``)."""
-        z = np.hstack([states[:-1], controls])
-        x_next = states[1:]
-        if self.clip:
-            z = self._clip(z, 1.0 + self.gamma)
-            x_next = self._clip(x_next, 1.0)
-        self.regularizer.observe(z.T @ z, z.T @ x_next)
-
-    def _clip(self, v: np.ndarray, bound: float) -> np.ndarray:
-        norms = np.linalg.norm(v, axis=1)
-        over = norms > bound
-        if over.any():
-            self.n_clipped += int(over.sum())
-            v = v.copy()
-            v[over] *= (bound / norms[over])[:, None]
-        return v
+        gram, cross, clipped = user_statistics(np.ascontiguousarray(states, dtype=float),
+                                               np.ascontiguousarray(controls, dtype=float), self.clip, float(self.gamma))
+        self.n_clipped += int(clipped)
+        self.regularizer.observe(gram, cross)

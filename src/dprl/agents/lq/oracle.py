@@ -23,8 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from dprl.envs.lq import optimal_cost, riccati, theta_to_ab
+from dprl.envs.lq import matmul_into, optimal_costs_into, riccati_into
+
+# A projected candidate counts as inside C_k up to this relative slack on β² (round-off).
+_SLACK = 1e-9
 
 
 @dataclass
@@ -36,8 +40,123 @@ class OracleResult:
     fallback: bool
 
 
+@njit(cache=True, error_model="numpy")
+def optimistic_step(
+    center: np.ndarray, gram: np.ndarray, beta: float, q: np.ndarray, r: np.ndarray, x1: np.ndarray,
+    w_cov: np.ndarray, horizon: int, n_candidates: int, rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, float, int, bool]:
+    """Eq. 9 by random search (module docstring), compiled: ``(Θ̃, K_h(Θ̃), J*_1(Θ̃), n_feasible,
+    fallback)``. Candidates are held batch-last (``(n+d, n, N)``) so every step vectorises
+    over them.
+
+    Random stream: ``rng.standard_normal((N-1, (n+d)n))`` then ``rng.random(N-1)``, as
+    NumPy draws them (one stream, element by element in C order)."""
+    p, n = center.shape
+    d = p - n
+    dim = p * n
+    nc = n_candidates
+    # V^{-1/2} = E diag(λ)^{-1/2} Eᵀ
+    evals, evecs = np.linalg.eigh(gram)
+    inv_sqrt = np.empty((p, p))
+    matmul_into(evecs * evals**-0.5, np.ascontiguousarray(evecs.T), inv_sqrt)
+    # 1. candidate 0 is Θ̂; candidates 1..N-1 are Θ̂ + β V^{-1/2} U_j with U_j uniform in the
+    #    unit Frobenius ball (Gaussian direction, radius U^{1/dim})
+    g = np.empty((p, n, nc))
+    for c in range(1, nc):
+        for i in range(p):
+            for j in range(n):
+                g[i, j, c] = rng.standard_normal()
+    scale = np.empty(nc)
+    for c in range(1, nc):
+        scale[c] = rng.random() ** (1.0 / dim)
+    sq = np.zeros(nc)
+    for i in range(p):
+        for j in range(n):
+            for c in range(1, nc):
+                sq[c] += g[i, j, c] * g[i, j, c]
+    for c in range(1, nc):
+        scale[c] = scale[c] / np.sqrt(sq[c])
+    for i in range(p):
+        for j in range(n):
+            for c in range(1, nc):
+                g[i, j, c] *= scale[c]
+    cand = np.empty((p, n, nc))
+    for i in range(p):
+        for j in range(n):
+            cand[i, j, 0] = center[i, j]
+            for c in range(1, nc):
+                cand[i, j, c] = inv_sqrt[i, 0] * g[0, j, c]
+            for l in range(1, p):
+                for c in range(1, nc):
+                    cand[i, j, c] += inv_sqrt[i, l] * g[l, j, c]
+            for c in range(1, nc):
+                cand[i, j, c] = center[i, j] + beta * cand[i, j, c]
+    # 2. radial projection onto ||Θ||_F <= 1 (the Euclidean projection); a projected
+    #    candidate that leaves C_k (||Θ - Θ̂||_V > β) is dropped
+    sq[:] = 0.0
+    for i in range(p):
+        for j in range(n):
+            for c in range(nc):
+                sq[c] += cand[i, j, c] * cand[i, j, c]
+    norm = np.sqrt(sq)
+    outside = norm > 1.0
+    for i in range(p):
+        for j in range(n):
+            for c in range(nc):
+                if outside[c]:
+                    cand[i, j, c] = cand[i, j, c] / norm[c]
+    dist2 = np.zeros(nc)  # ||Θ - Θ̂||_V² = Σ_j (Θ - Θ̂)_{:,j}ᵀ V (Θ - Θ̂)_{:,j}
+    for i in range(p):
+        for l in range(p):
+            for j in range(n):
+                gil = gram[i, l]
+                for c in range(nc):
+                    dist2[c] += (cand[i, j, c] - center[i, j]) * gil * (cand[l, j, c] - center[l, j])
+    limit = beta * beta * (1.0 + _SLACK)
+    keep = np.empty(nc, dtype=np.int64)
+    nb = 0
+    for c in range(nc):
+        if not outside[c] or dist2[c] <= limit:
+            keep[nb] = c
+            nb += 1
+    fallback = nb == 0
+    if fallback:  # the projection of Θ̂ onto the ball
+        s = 0.0
+        for i in range(p):
+            for j in range(n):
+                s += center[i, j] * center[i, j]
+        f = max(1.0, np.sqrt(s))
+        for i in range(p):
+            for j in range(n):
+                cand[i, j, 0] = center[i, j] / f
+        keep[0] = 0
+        nb = 1
+    # 3. J*_1 of every survivor (one batch-last Riccati recursion); the first minimiser
+    a = np.empty((n, n, nb))  # Θ = [A, B]ᵀ
+    b = np.empty((n, d, nb))
+    for i in range(n):
+        for j in range(n):
+            for m in range(nb):
+                a[i, j, m] = cand[j, i, keep[m]]
+        for j in range(d):
+            for m in range(nb):
+                b[i, j, m] = cand[n + j, i, keep[m]]
+    p_all = np.empty((horizon + 1, n, n, nb))
+    k_all = np.empty((horizon, d, n, nb))
+    riccati_into(a, b, q, r, p_all, k_all)
+    costs = np.empty(nb)
+    optimal_costs_into(p_all, w_cov, x1, costs)
+    best = int(np.argmin(costs))
+    theta = np.empty((p, n))
+    for i in range(p):
+        for j in range(n):
+            theta[i, j] = cand[i, j, keep[best]]
+    gains = np.ascontiguousarray(k_all[:, :, :, best])
+    return theta, gains, costs[best], 0 if fallback else nb, fallback
+
+
 class OptimisticOracle:
-    """Random-search oracle over ``N`` candidates (``n_candidates``), vectorised."""
+    """Random-search oracle over ``N`` candidates (``n_candidates``; :func:`optimistic_step`)."""
 
     def __init__(
         self, n: int, d: int, q: np.ndarray, r: np.ndarray, horizon: int, x1: np.ndarray, noise_radius: float,
@@ -46,39 +165,16 @@ class OptimisticOracle:
         if n_candidates < 1:
             raise ValueError(f"the oracle needs at least one candidate, got N={n_candidates}")
         self.n, self.d, self.p = n, d, n + d
-        self.q, self.r, self.horizon, self.x1 = q, r, horizon, x1
+        self.q, self.r = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(r, dtype=float)
+        self.horizon = int(horizon)
+        self.x1 = np.ascontiguousarray(x1, dtype=float)
         self.w_cov = (noise_radius**2 / n) * np.eye(n)
         self.n_candidates = int(n_candidates)
         self.rng = rng
 
-    def _unit_ball(self, count: int) -> np.ndarray:
-        """``count`` draws uniform in the unit Frobenius ball of ``(n+d) x n`` matrices."""
-        dim = self.p * self.n
-        g = self.rng.standard_normal((count, dim))
-        g *= (self.rng.random(count) ** (1.0 / dim) / np.linalg.norm(g, axis=1))[:, None]
-        return g.reshape(count, self.p, self.n)
-
     def __call__(self, center: np.ndarray, gram: np.ndarray, beta: float) -> OracleResult:
         """Optimistic ``Θ̃`` in ``{||Θ - center||_gram <= beta} ∩ {||Θ||_F <= 1}``."""
-        evals, evecs = np.linalg.eigh(gram)
-        inv_sqrt = (evecs * evals ** -0.5) @ evecs.T
-        cand = np.empty((self.n_candidates, self.p, self.n))
-        cand[0] = center
-        if self.n_candidates > 1:
-            cand[1:] = center + beta * (inv_sqrt @ self._unit_ball(self.n_candidates - 1))
-        norms = np.sqrt(np.einsum("kij,kij->k", cand, cand))
-        outside = norms > 1.0
-        cand[outside] /= norms[outside, None, None]
-        diff = cand - center
-        dist2 = np.einsum("kij,il,klj->k", diff, gram, diff)  # ||Θ - Θ̂||_V²
-        keep = ~outside | (dist2 <= beta * beta * (1.0 + 1e-9))
-        feasible = cand[keep]
-        fallback = feasible.shape[0] == 0
-        if fallback:
-            c = center / max(1.0, float(np.linalg.norm(center)))
-            feasible = c[None]
-        a, b = theta_to_ab(feasible, self.n)
-        p_all, k_all = riccati(a, b, self.q, self.r, self.horizon)
-        costs = optimal_cost(p_all, self.w_cov, self.x1)
-        j = int(np.argmin(costs))
-        return OracleResult(feasible[j], k_all[:, j], float(costs[j]), 0 if fallback else int(feasible.shape[0]), fallback)
+        theta, gains, cost, n_feasible, fallback = optimistic_step(
+            np.ascontiguousarray(center, dtype=float), np.ascontiguousarray(gram, dtype=float), float(beta),
+            self.q, self.r, self.x1, self.w_cov, self.horizon, self.n_candidates, self.rng)
+        return OracleResult(theta, gains, float(cost), int(n_feasible), bool(fallback))

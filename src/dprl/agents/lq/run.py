@@ -3,24 +3,34 @@
 Per-episode regret is exact (``RegretEvaluator``: Lyapunov recursion with the true ``Θ*``
 and ``W``); sampled costs are logged too. The environment noise of episode ``k`` is the
 ``k``-th block of ``H`` draws of the environment stream, whatever the agent does (common
-random numbers across algorithms and privacy levels).
+random numbers across algorithms and privacy levels). The loop itself is compiled
+(:mod:`dprl.agents.lq.loop`); this module builds the agents, drives the loop in blocks that
+end at the checkpoints and writes the table.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from scipy.linalg import solve_triangular
+
 from dprl.agents.lq.calibration import LQPrivacyCalibration, private_ofu_calibration
+from dprl.agents.lq.loop import CUM_REGRET, CUM_SAMPLED, LAST_BETA, LAST_FEASIBLE, LAST_REGRET, N_CLIPPED, N_FALLBACK
+from dprl.agents.lq.loop import N_NOT_PD, N_REPAIRED, run_block
 from dprl.agents.lq.ofu import OFUAgent
-from dprl.agents.lq.regime import onset_episode
 from dprl.agents.lq.oracle import OptimisticOracle
-from dprl.envs.lq import LQSystem, RegretEvaluator, rollout
+from dprl.agents.lq.regime import onset_episode
+from dprl.envs.lq import LQSystem, RegretEvaluator
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
+from dprl.privacy.tree_counter import TreeCounter
+
+log = logging.getLogger("dprl.job")
 
 
 @dataclass
@@ -78,45 +88,96 @@ def ridge_estimate(z: np.ndarray, x_next: np.ndarray, lam: float) -> np.ndarray:
     return np.linalg.lstsq(za, xa, rcond=None)[0]
 
 
+def _counter_arrays(counter: TreeCounter) -> tuple[np.ndarray, np.ndarray]:
+    """A tree counter's node arrays as ``(levels, elements)`` views (updated in place)."""
+    return counter._exact.reshape(counter.levels, -1), counter._suffix.reshape(counter.levels, -1)
+
+
 def run_episodes(
     system: LQSystem, built: BuiltAgent, episodes: int, env_rng: np.random.Generator, n_checkpoints: int,
-    progress: Callable[[int, int], None] | None = None, check_ridge: bool = False,
+    progress: Callable[[int, int], None] | None = None, check_ridge: bool = False, block: int = 4096,
 ) -> pd.DataFrame:
-    """Run ``K`` episodes; one row per checkpoint with cumulative exact and sampled regret,
-    the confidence radius, estimation errors and the regularizer's repair counters."""
+    """Run ``K`` episodes of Algorithm 1 (:func:`dprl.agents.lq.loop.run_block`, compiled) in
+    blocks of at most ``block`` episodes that end at every checkpoint; one row per checkpoint
+    with cumulative exact and sampled regret, the confidence radius, estimation errors and the
+    regularizer's repair counters. Memory does not grow with ``K``; ``progress`` is called
+    after every block. ``check_ridge`` (OFU-RL) compares ``Θ̂_k`` at each checkpoint with the
+    ridge solution of episodes ``1..k-1`` kept as a QR factor (claim C4)."""
     agent = built.agent
+    reg = agent.regularizer
+    oracle = agent.oracle
+    n, d, p = system.n, system.d, system.n + system.d
+    if isinstance(reg, CentralRegularizer):
+        private = True
+        if reg.gram_counter.t + episodes > reg.gram_counter.horizon:
+            raise ValueError(f"{episodes} more episodes exceed the counters' horizon {reg.gram_counter.horizon} "
+                             f"({reg.gram_counter.t} already fed)")
+        noisy = reg.gram_counter.noise is not None
+        g_exact, g_suffix = _counter_arrays(reg.gram_counter)
+        t_exact, t_suffix = _counter_arrays(reg.target_counter)
+        c = reg.calibration
+        sigma_g, sigma_t, shift, lam_min, lam_max, nu = c.sigma_gram, c.sigma_target, c.shift, c.lam_min, c.lam_max, c.nu
+        gram_sum, target_sum, lam = np.zeros((p, p)), np.zeros((p, n)), 1.0
+        noise_rng = reg.gram_counter.rng if noisy else np.random.default_rng(0)  # unused without noise
+    elif isinstance(reg, NonPrivateRegularizer):
+        private = noisy = False
+        g_exact = g_suffix = t_exact = t_suffix = np.zeros((1, 1))
+        sigma_g = sigma_t = shift = lam_min = lam_max = nu = 0.0
+        gram_sum, target_sum, lam = reg._gram, reg._target, reg.lam
+        noise_rng = np.random.default_rng(0)  # unused: no privacy noise
+    else:
+        raise TypeError(f"the LQ loop runs OFU-RL's ridge or Private-OFU-RL's central regularizer, not {type(reg).__name__}")
+    if check_ridge and built.lam is None:
+        raise ValueError("check_ridge compares with ridge regression: it needs OFU-RL's λ")
     evaluator = RegretEvaluator(system)
     theta_star = system.theta
-    marks = set(checkpoints(episodes, n_checkpoints).tolist())
+    marks = checkpoints(episodes, n_checkpoints)
+    stops = np.union1d(marks, np.arange(block, episodes, block))
+    ridge = np.zeros((p, p + n))
+    if check_ridge:
+        ridge[:, :p] = np.sqrt(built.lam) * np.eye(p)  # [√λ I | 0]: the prior rows of the augmented system
+    ridge_before = np.zeros_like(ridge)
+    sums = np.zeros(4)
+    counts = np.zeros(5, dtype=np.int64)
+    theta_hat, theta_tilde = np.zeros((p, n)), np.zeros((p, n))
+    w_agent = oracle.w_cov
+    args = (private, noisy, gram_sum, target_sum, float(lam if not private else 1.0),
+            g_exact, g_suffix, t_exact, t_suffix, float(sigma_g), float(sigma_t), float(shift), float(lam_min),
+            float(lam_max), float(nu), system.a, system.b, system.q, system.r, system.x1,
+            float(system.noise_radius), system.w_cov, float(evaluator.optimal), oracle.n_candidates,
+            float(agent.alpha), float(agent.gamma), bool(agent.clip), w_agent, oracle.rng, env_rng, noise_rng,
+            system.horizon, check_ridge, ridge, ridge_before, sums, counts, theta_hat, theta_tilde)
+    # zero episodes: compiles the loop on first use, else loads Numba's cached machine code;
+    # timed apart from the episodes so that job logs show compile and simulation separately
+    start = time.perf_counter()
+    run_block(0, 0, *args)
+    log.info("LQ episode loop ready in %.2f s (Numba compile on first use, cache load after)", time.perf_counter() - start)
     rows = []
-    cum_regret = cum_sampled = 0.0
-    n_fallback = 0
-    history_z: list[np.ndarray] = []
-    history_x: list[np.ndarray] = []
-    for k in range(1, episodes + 1):
-        plan = agent.act()
-        noise = system.sample_noise(env_rng, system.horizon)
-        states, controls, cost = rollout(system, plan.gains, noise)
-        agent.observe(states, controls)
-        regret = evaluator.regret(plan.gains)
-        cum_regret += regret
-        cum_sampled += cost - evaluator.optimal
-        n_fallback += plan.fallback
-        if check_ridge:
-            history_z.append(np.hstack([states[:-1], controls]))
-            history_x.append(states[1:])
-        if k in marks:
-            reg = agent.regularizer
+    done = 0
+    for stop in stops.tolist():
+        before = counts.copy()
+        run_block(done, stop, *args)
+        # the objects' bookkeeping, as their own observe/release would have done it
+        fed = stop - done
+        reg.n_users += fed
+        reg.n_repaired += int(counts[N_REPAIRED] - before[N_REPAIRED])
+        reg.n_not_pd += int(counts[N_NOT_PD] - before[N_NOT_PD])
+        agent.n_clipped += int(counts[N_CLIPPED] - before[N_CLIPPED])
+        if private:
+            reg.gram_counter.t += fed
+            reg.target_counter.t += fed
+        done = stop
+        if stop in marks:
             row = {
-                "episode": k,
-                "regret": cum_regret,
-                "regret_sampled": cum_sampled,
-                "episode_regret": regret,
-                "beta": plan.beta,
-                "theta_hat_error": float(np.linalg.norm(plan.theta_hat - theta_star)),
-                "theta_tilde_error": float(np.linalg.norm(plan.theta_tilde - theta_star)),
-                "n_feasible": plan.n_feasible,
-                "n_oracle_fallback": n_fallback,
+                "episode": stop,
+                "regret": sums[CUM_REGRET],
+                "regret_sampled": sums[CUM_SAMPLED],
+                "episode_regret": sums[LAST_REGRET],
+                "beta": sums[LAST_BETA],
+                "theta_hat_error": float(np.linalg.norm(theta_hat - theta_star)),
+                "theta_tilde_error": float(np.linalg.norm(theta_tilde - theta_star)),
+                "n_feasible": int(counts[LAST_FEASIBLE]),
+                "n_oracle_fallback": int(counts[N_FALLBACK]),
                 "n_floored": reg.n_repaired,
                 "n_not_pd": reg.n_not_pd,
                 "n_clipped": agent.n_clipped,
@@ -124,13 +185,14 @@ def run_episodes(
             }
             if check_ridge:
                 # Θ̂_k was computed from episodes 1..k-1 (released before episode k).
-                ridge = ridge_estimate(np.vstack(history_z[:-1]), np.vstack(history_x[:-1]), built.lam) if k > 1 \
-                    else np.zeros_like(theta_star)
-                row["ridge_gap"] = float(np.linalg.norm(plan.theta_hat - ridge) / max(np.linalg.norm(ridge), 1e-300)) \
-                    if k > 1 else float(np.abs(plan.theta_hat).max())
+                if stop > 1:
+                    ridge_k = solve_triangular(ridge_before[:, :p], ridge_before[:, p:])
+                    row["ridge_gap"] = float(np.linalg.norm(theta_hat - ridge_k) / max(np.linalg.norm(ridge_k), 1e-300))
+                else:
+                    row["ridge_gap"] = float(np.abs(theta_hat).max())
             rows.append(row)
         if progress is not None:
-            progress(k, episodes)
+            progress(done, episodes)
     out = pd.DataFrame(rows)
     # contract, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
     out["onset_episode"] = onset_episode(out["episode"].to_numpy(), out["regret"].to_numpy())
@@ -145,7 +207,7 @@ def run_episodes(
     else:
         out["lam_min"] = built.lam
     if agent.regularizer.n_repaired:
-        logging.getLogger("dprl.job").warning(
+        log.warning(
             "regularizer floored %d Gram releases (%d not positive definite) in %d episodes",
             agent.regularizer.n_repaired, agent.regularizer.n_not_pd, episodes)
     return out
