@@ -1,8 +1,8 @@
 """LinOpt-VI-Reg / LinOpt-PO-Reg (Zhou 2022, Algorithms 1 and 2) episode loop, compiled
 (Numba): the same steps as :class:`dprl.agents.linmix.linopt.LinOptAgent` driven by
-``simulate``'s loop, on the same random streams, equal to round-off (summation order of
-the small dot products and LAPACK's blocking differ from NumPy's; the oracle test is
-``tests/linmix/test_compiled_loop.py``).
+``simulate``'s loop, on the same random streams, equal to round-off (the summation orders,
+and the bonus norms through a Cholesky factor instead of ``Λ^{-1}``, differ from NumPy's;
+the oracle test is ``tests/linmix/test_compiled_loop.py``).
 
 The Regularizers' state is updated in place (their own arrays: the ``TreeCounter`` nodes
 of a :class:`CentralRegularizer`, the sums of a :class:`LocalRegularizer` or
@@ -11,8 +11,8 @@ Privatizer; the kernels reproduce ``Regularizer.release``/``observe`` (``_releas
 ``_observe``) with the calibration's σ's, shift and ``λ_min`` as inputs.
 
 Random streams per episode, as the NumPy loop reads them: VI tie priorities
-``agent_rng.random((H, S, A))`` (PO: ``agent_rng.random(H)`` action uniforms, after the
-environment's), ``env_rng.random((H, 2))``, and the Privatizer's Gaussian draws from
+``LinOptAgent.rng.random((H, S, A))`` (PO: ``agent_rng.random(H)`` action uniforms, after
+the environment's), ``env_rng.random((H, 2))``, and the Privatizer's Gaussian draws from
 ``noise_rng`` in the order Gram_p, target_p, Gram_r, target_r. All are drawn in blocks of
 episodes (NumPy generators give the same numbers either way).
 """
