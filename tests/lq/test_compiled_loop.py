@@ -185,3 +185,33 @@ def test_bad_input_is_rejected_before_the_loop():
         run_episodes(system, built, 11, np.random.default_rng(3), 3)
     with pytest.raises(ValueError, match="ridge"):
         run_episodes(system, built, 5, np.random.default_rng(3), 3, check_ridge=True)
+
+
+def test_an_edited_kernel_file_drops_every_dependent_cache(monkeypatch):
+    """Numba checks only a function's own file; ``loop._drop_stale_caches`` flushes the caches
+    of all LQ kernels (``run_block`` embeds the oracle, Riccati, ...) when any source differs
+    from the stamp, and nothing when it matches."""
+    from pathlib import Path
+
+    from numba.core.registry import CPUDispatcher
+
+    from dprl.agents.lq import loop
+
+    stamp = Path(loop.run_block._cache.cache_path) / "dprl_lq_kernels.sha256"
+    flushed = []
+    kernels = {obj.__name__: obj for name in loop._KERNEL_MODULES for obj in vars(sys.modules[name]).values()
+               if isinstance(obj, CPUDispatcher) and obj.__module__ == name}
+    for fn in kernels.values():  # record instead of flushing: the real caches stay warm
+        monkeypatch.setattr(fn._cache, "flush", lambda fn=fn: flushed.append(fn.__name__))
+    good = stamp.read_text()
+    try:
+        stamp.write_text("an older version of the sources")
+        loop._drop_stale_caches()
+        assert {"run_block", "plan_step", "optimistic_step", "riccati_into", "policy_cost_one"} <= set(flushed)
+        assert set(flushed) == set(kernels)
+        assert stamp.read_text() == good
+        flushed.clear()
+        loop._drop_stale_caches()
+        assert flushed == []
+    finally:
+        stamp.write_text(good)

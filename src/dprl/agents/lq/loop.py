@@ -20,10 +20,14 @@ counters' ``noise_rng.standard_normal((p, p))`` (B1, symmetrised) then
 
 from __future__ import annotations
 
+import hashlib
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 from numba import njit
+from numba.core.registry import CPUDispatcher
 
 from dprl.agents.lq.ofu import plan_step, user_statistics
 from dprl.agents.tabular.statistics import _ctz, feed_tree
@@ -200,3 +204,35 @@ def run_block(
             counts[LAST_FEASIBLE] = n_feasible
             theta_hat_last[:, :] = theta_hat
             theta_tilde_last[:, :] = theta_tilde
+
+
+# Numba's cache checks only the file that defines a function: after an edit of, say, the
+# oracle, the cached ``run_block`` would still run the old oracle. The kernels of these
+# modules call each other, so their caches are dropped together whenever any of the files
+# changes (checked by content at import; one recompile follows).
+_KERNEL_MODULES = ("dprl.envs.lq", "dprl.agents.lq.oracle", "dprl.agents.lq.ofu", __name__)
+_CALLED_MODULES = ("dprl.agents.tabular.statistics",)
+
+
+def _drop_stale_caches() -> None:
+    sources = hashlib.sha256()
+    for name in _KERNEL_MODULES + _CALLED_MODULES:
+        sources.update(Path(sys.modules[name].__file__).read_bytes())
+    digest = sources.hexdigest()
+    stamp = Path(run_block._cache.cache_path) / "dprl_lq_kernels.sha256"
+    try:
+        if stamp.read_text() == digest:
+            return
+    except OSError:
+        pass
+    for name in _KERNEL_MODULES:
+        for obj in vars(sys.modules[name]).values():
+            if isinstance(obj, CPUDispatcher) and obj.__module__ == name:
+                obj._cache.flush()
+    try:
+        stamp.write_text(digest)
+    except OSError:  # a read-only install: Numba then caches elsewhere or not at all
+        pass
+
+
+_drop_stale_caches()
