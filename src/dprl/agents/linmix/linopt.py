@@ -70,14 +70,14 @@ def plan(
     from dprl.agents.linmix.loop import plan_into, psi_rows
 
     H, S, A, d1 = feat.horizon, feat.S, feat.A, feat.d1
-    Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, S, A, d1))
+    Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, d1, S * A))
     po = policy is not None
-    plan_into(*psi_rows(feat), np.ascontiguousarray(feat.phi_r.reshape(S * A, -1), dtype=float),
+    plan_into(*psi_rows(feat), np.ascontiguousarray(feat.phi_r.reshape(S * A, -1).T, dtype=float),
               np.ascontiguousarray(stats_p.gram, dtype=float), np.ascontiguousarray(stats_p.target, dtype=float),
               np.ascontiguousarray(stats_r.gram, dtype=float), np.ascontiguousarray(stats_r.target, dtype=float),
               float(beta_p), float(beta_r), po, np.ascontiguousarray(policy, dtype=float) if po else np.zeros((H, S, A)),
               Q, V, phis)
-    return Plan(Q, V, phis)
+    return Plan(Q, V, np.ascontiguousarray(np.moveaxis(phis.reshape(H, d1, S, A), 1, 3)))
 
 
 class LinOptAgent:

@@ -161,10 +161,13 @@ def _sell_rowdot(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indic
 
 @njit(cache=True)
 def _sell_matvec(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indices: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = M x`` (:func:`sell_rows`): ``_CHUNK`` rows at a time, each summed in order
-    (the same sums as :func:`_sell_rowdot`); the NumPy reference sums in another order,
-    so results agree to round-off."""
-    n = out.shape[0]
+    """``M x`` (:func:`sell_rows`) into ``out`` of shape ``(d, n / d)``: row ``r`` goes to
+    ``out[r % d, r // d]`` (``d = 1``: the plain product; ψ's rows ``(s, a, i)`` land at
+    ``out[i, (s, a)]``, the layout the vectorised bonus loop reads). ``_CHUNK`` rows at a
+    time, each summed in order (the same sums as :func:`_sell_rowdot`); the NumPy reference
+    sums in another order, so results agree to round-off."""
+    d = out.shape[0]
+    n = out.shape[0] * out.shape[1]
     acc = np.empty(_CHUNK)
     for c in range(lens.shape[0]):
         acc[:] = 0.0
@@ -174,7 +177,8 @@ def _sell_matvec(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indic
                 acc[lane] += values[p + lane] * x[indices[p + lane]]
             p += _CHUNK
         for lane in range(min(_CHUNK, n - c * _CHUNK)):
-            out[c * _CHUNK + lane] = acc[lane]
+            row = c * _CHUNK + lane
+            out[row % d, row // d] = acc[lane]
 
 
 @njit(cache=True)
@@ -217,23 +221,22 @@ def _whitening_into(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarr
 
 
 @njit(cache=True)
-def _bonus_terms(x: np.ndarray, lo: int, d: int, W: np.ndarray, M: np.ndarray, whitened: bool, theta: np.ndarray) -> tuple[float, float]:
-    """``(xᵀθ, ||x||²_{Λ^{-1}})`` for ``x = x[lo:lo+d]``: ``||W x||²`` (whitened) or ``xᵀ M x``
-    with ``M = Λ^{-1}`` (the fallback for a Gram matrix that is not positive definite)."""
-    lin = 0.0
-    quad = 0.0
+def _bonus_terms(xT: np.ndarray, W: np.ndarray, whitened: bool, theta: np.ndarray, lin: np.ndarray, quad: np.ndarray, z: np.ndarray) -> None:
+    """For every column ``x = xT[:, n]``: ``lin[n] = xᵀθ`` and ``quad[n] = ||x||²_{Λ^{-1}}``,
+    as ``||W x||²`` (whitened) or ``xᵀ M x`` with ``W = M = Λ^{-1}`` (the fallback for a
+    Gram matrix that is not positive definite). Loops run along ``n`` (contiguous, SIMD)."""
+    d = xT.shape[0]
+    lin[:] = 0.0
+    quad[:] = 0.0
     for i in range(d):
-        lin += x[lo + i] * theta[i]
-        acc = 0.0
-        if whitened:
-            for k in range(i + 1):
-                acc += W[i, k] * x[lo + k]
-            quad += acc * acc
-        else:
-            for j in range(d):
-                acc += x[lo + j] * M[j, i]
-            quad += acc * x[lo + i]
-    return lin, quad
+        z[:] = 0.0
+        for k in range(i + 1 if whitened else d):
+            w = W[i, k] if whitened else W[k, i]
+            for n in range(z.shape[0]):
+                z[n] += w * xT[k, n]
+        for n in range(z.shape[0]):
+            quad[n] += z[n] * z[n] if whitened else z[n] * xT[i, n]
+            lin[n] += xT[i, n] * theta[i]
 
 
 @njit(cache=True)
@@ -248,20 +251,19 @@ def _regression(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarray, 
 
 @njit(cache=True)
 def plan_into(
-    psi_starts: np.ndarray, psi_lens: np.ndarray, psi_values: np.ndarray, psi_indices: np.ndarray, phi_r: np.ndarray,
+    psi_starts: np.ndarray, psi_lens: np.ndarray, psi_values: np.ndarray, psi_indices: np.ndarray, phi_rT: np.ndarray,
     gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
     beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
 ) -> None:
     """Optimistic backward recursion from the released statistics only (Alg. 1 lines 4-12 /
-    Alg. 2 lines 5-12); ``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`psi_rows`, a public
-    feature map). ``Q (H, S, A)``, ``V (H+1, S)`` with ``V_{H+1} = 0``, ``phis (H, S, A, d1)``.
-    The bonus norms use the Cholesky factor of ``Λ`` instead of ``Λ^{-1}`` (equal to
-    round-off)."""
+    Alg. 2 lines 5-12); ``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`psi_rows`) and
+    ``phi_rT[i, (s, a)] = φ_i(s, a)``, both public feature maps. Outputs ``Q (H, S, A)``,
+    ``V (H+1, S)`` with ``V_{H+1} = 0`` and ``phis[h, i, (s, a)] = ϕ^k_h(s, a)_i``. The bonus
+    norms use the Cholesky factor of ``Λ`` instead of ``Λ^{-1}`` (equal to round-off)."""
     H, S, A = Q.shape
     d1, d2 = gram_p.shape[1], gram_r.shape[1]
     SA = S * A
-    phi_flat = np.empty(SA * d1)
-    phi_r_flat = phi_r.ravel()
+    lin, quad, lin_r, quad_r, z = np.empty(SA), np.empty(SA), np.empty(SA), np.empty(SA), np.empty(SA)
     Wp, Lp, theta_p = np.empty((d1, d1)), np.empty((d1, d1)), np.empty(d1)
     Wr, Lr, theta_r = np.empty((d2, d2)), np.empty((d2, d2)), np.empty(d2)
     for s in range(S):
@@ -272,21 +274,19 @@ def plan_into(
         white_r, Mr = _regression(gram_r[h], target_r[h], Wr, theta_r, Lr)
         # line 7: ϕ^k_h(s, a) = Σ_s' ψ(s, a, s') V^k_{h+1}(s')  (zero for V_{H+1} = 0)
         if h == H - 1:
-            phi_flat[:] = 0.0
+            phis[h] = 0.0
         else:
-            _sell_matvec(psi_starts, psi_lens, psi_values, psi_indices, V[h + 1], phi_flat)
+            _sell_matvec(psi_starts, psi_lens, psi_values, psi_indices, V[h + 1], phis[h])
+        # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
+        _bonus_terms(phis[h], Mp, white_p, theta_p, lin, quad, z)
+        _bonus_terms(phi_rT, Mr, white_r, theta_r, lin_r, quad_r, z)
         for s in range(S):
             vbest = -math.inf
             vavg = 0.0
             for a in range(A):
                 n = s * A + a
-                for i in range(d1):
-                    phis[h, s, a, i] = phi_flat[n * d1 + i]
-                # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
-                lin, quad = _bonus_terms(phi_flat, n * d1, d1, Wp, Mp, white_p, theta_p)
-                lin_r, quad_r = _bonus_terms(phi_r_flat, n * d2, d2, Wr, Mr, white_r, theta_r)
-                reward_part = lin_r + beta_r * math.sqrt(max(quad_r, 0.0))
-                q = lin + beta_p * math.sqrt(max(quad, 0.0)) + reward_part
+                reward_part = lin_r[n] + beta_r * math.sqrt(max(quad_r[n], 0.0))
+                q = lin[n] + beta_p * math.sqrt(max(quad[n], 0.0)) + reward_part
                 q = min(max(q, 0.0), float(H - h))  # line 10: clip to [0, H - h + 1]
                 Q[h, s, a] = q
                 vbest = max(vbest, q)
@@ -303,6 +303,7 @@ def _policy_value(
     rows of ``P`` are ``(s, a)``). A deterministic policy (``actions[h, s]``) needs only the
     chosen rows: ``Σ_a π(a|s)(r + PV)`` is then exactly ``r + PV`` of that action."""
     H, S, A = pi.shape
+    PV2 = PV.reshape(1, S * A)
     for s in range(S):
         Vbuf[1, s] = 0.0
     for h in range(H - 1, -1, -1):
@@ -311,7 +312,7 @@ def _policy_value(
                 a = actions[h, s]
                 Vbuf[0, s] = r[s, a] + _sell_rowdot(P_starts, P_lens, P_values, P_indices, s * A + a, Vbuf[1])
         else:
-            _sell_matvec(P_starts, P_lens, P_values, P_indices, Vbuf[1], PV)
+            _sell_matvec(P_starts, P_lens, P_values, P_indices, Vbuf[1], PV2)
             for s in range(S):
                 acc = 0.0
                 for a in range(A):
@@ -345,7 +346,8 @@ def _run_block(
     d2 = phi_r.shape[1]
     gram_p, target_p = np.empty((H, d1, d1)), np.empty((H, d1, 1))
     gram_r, target_r = np.empty((H, d2, d2)), np.empty((H, d2, 1))
-    Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, S, A, d1))
+    Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, d1, S * A))
+    phi_rT = np.ascontiguousarray(phi_r.T)
     pi = np.empty((H, S, A))
     greedy = np.zeros((H, S), dtype=np.int64)
     Vbuf, PV = np.empty((2, S)), np.empty(S * A)
@@ -368,7 +370,7 @@ def _run_block(
                 for s in range(S):
                     for a in range(A):
                         pi[h, s, a] = math.exp(log_policy[h, s, a])
-        plan_into(psi_starts, psi_lens, psi_values, psi_indices, phi_r, gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
+        plan_into(psi_starts, psi_lens, psi_values, psi_indices, phi_rT, gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
         if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
             for h in range(H):
                 for s in range(S):
@@ -412,9 +414,9 @@ def _run_block(
             sh, ah, sn = states[h], acts[h], states[h + 1]
             y = V[h + 1, sn]
             for i in range(d1):
-                Cp[h * d1 + i] = phis[h, sh, ah, i] * y
+                Cp[h * d1 + i] = phis[h, i, sh * A + ah] * y
                 for j in range(d1):
-                    Gp[(h * d1 + i) * d1 + j] = phis[h, sh, ah, i] * phis[h, sh, ah, j]
+                    Gp[(h * d1 + i) * d1 + j] = phis[h, i, sh * A + ah] * phis[h, j, sh * A + ah]
             for i in range(d2):
                 Cr[h * d2 + i] = phi_r[sh * A + ah, i] * rew[h]
                 for j in range(d2):
