@@ -117,14 +117,14 @@ def run_episodes(
         t_exact, t_suffix = _counter_arrays(reg.target_counter)
         c = reg.calibration
         sigma_g, sigma_t, shift, lam_min, lam_max, nu = c.sigma_gram, c.sigma_target, c.shift, c.lam_min, c.lam_max, c.nu
-        gram_sum, target_sum, lam = np.zeros((p, p)), np.zeros((p, n)), 1.0
-        noise_rng = reg.gram_counter.rng if noisy else np.random.default_rng(0)  # unused without noise
+        gram_sum, target_sum, lam = np.zeros((p, p)), np.zeros((p, n)), 0.0  # ridge state: unused here
+        noise_rng = reg.gram_counter.rng if noisy else np.random.default_rng(0)  # a typed placeholder without noise
     elif isinstance(reg, NonPrivateRegularizer):
         private = noisy = False
         g_exact = g_suffix = t_exact = t_suffix = np.zeros((1, 1))
         sigma_g = sigma_t = shift = lam_min = lam_max = nu = 0.0
         gram_sum, target_sum, lam = reg._gram, reg._target, reg.lam
-        noise_rng = np.random.default_rng(0)  # unused: no privacy noise
+        noise_rng = np.random.default_rng(0)  # a typed placeholder: no privacy noise
     else:
         raise TypeError(f"the LQ loop runs OFU-RL's ridge or Private-OFU-RL's central regularizer, not {type(reg).__name__}")
     if check_ridge and built.lam is None:
@@ -133,6 +133,7 @@ def run_episodes(
     theta_star = system.theta
     marks = checkpoints(episodes, n_checkpoints)
     stops = np.union1d(marks, np.arange(block, episodes, block))
+    marks = set(marks.tolist())
     ridge = np.zeros((p, p + n))
     if check_ridge:
         ridge[:, :p] = np.sqrt(built.lam) * np.eye(p)  # [√λ I | 0]: the prior rows of the augmented system
@@ -141,7 +142,7 @@ def run_episodes(
     counts = np.zeros(5, dtype=np.int64)
     theta_hat, theta_tilde = np.zeros((p, n)), np.zeros((p, n))
     w_agent = oracle.w_cov
-    args = (private, noisy, gram_sum, target_sum, float(lam if not private else 1.0),
+    args = (private, noisy, gram_sum, target_sum, float(lam),
             g_exact, g_suffix, t_exact, t_suffix, float(sigma_g), float(sigma_t), float(shift), float(lam_min),
             float(lam_max), float(nu), system.a, system.b, system.q, system.r, system.x1,
             float(system.noise_radius), system.w_cov, float(evaluator.optimal), oracle.n_candidates,
