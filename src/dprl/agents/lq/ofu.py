@@ -8,6 +8,10 @@ Gaussian tree counters B1, B2: Private-OFU-RL).
 Reading only released statistics is structural: :meth:`OFUAgent.plan` takes the released
 :class:`RegularizedStats` as its only data argument, and the agent reaches its data only
 through ``regularizer.release()`` (tests run it behind a proxy exposing nothing else).
+The kernels are compiled (Numba): :func:`plan_step` (lines 4-5) has the released
+``(V_k, U_k)`` and the regularizer's public constants as its only data arguments, and the
+compiled loop (:mod:`dprl.agents.lq.loop`) calls it with the output of the counters'
+release only; its equality with the NumPy agent is tested (``tests/lq/test_compiled_loop.py``).
 """
 
 from __future__ import annotations
