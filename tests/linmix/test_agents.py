@@ -89,7 +89,8 @@ def test_agent_reads_only_released_statistics():
     # ... and the compiled kernel's: public features, the released (gram, target) pairs, the
     # radii, the current policy, and its outputs
     kernel = list(inspect.signature(plan_into.py_func).parameters)
-    assert kernel == ["psi_starts", "psi_lens", "psi_values", "psi_indices", "phi_rT", "gram_p", "target_p", "gram_r", "target_r",
+    assert kernel == ["psi_cols_ptr", "psi_cols", "psi_rows_ptr", "psi_row_ids", "psi_values", "psi_row_pattern",
+                      "psi_row_offset", "phi_rT", "gram_p", "target_p", "gram_r", "target_r",
                       "beta_p", "beta_r", "po", "policy", "Q", "V", "phis"]
     env = make_mixture(6, 2, 2, 2, 2, np.random.default_rng(0))
     feat = env.features()

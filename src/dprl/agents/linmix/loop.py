@@ -112,73 +112,75 @@ def _release_into(
     return repaired, not_pd
 
 
-_CHUNK = 32  # rows summed side by side (SIMD lanes) in the sliced-ELLPACK layout
-
-
-def sell_rows(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The non-zeros of a 2-D matrix in sliced ELLPACK (SELL-C) layout: rows in chunks of
-    ``_CHUNK``, each chunk padded to its longest row and stored column by column, so the
-    matrix-vector product runs over ``_CHUNK`` rows at once (each row still summed in order).
-    Returns ``starts`` (per chunk, length chunks + 1), ``lens`` (per chunk), ``values`` and
-    int32 ``indices`` (padding: value 0 at column 0). Only the non-zeros are read: ψ and P of
-    the mixtures are sparse (one cluster of successors per base kernel), and the compact
-    layout keeps ψ near a core's L2 cache."""
+def pattern_rows(dense: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The non-zeros of a 2-D matrix grouped by column pattern: rows with the same set of
+    non-zero columns share one column list, so a product gathers ``x`` at those columns
+    once and runs contiguous dot products (ψ of a mixture has one pattern per cluster of
+    successors; a dense matrix is a single pattern). Returns ``(pat_cols_ptr, pat_cols,
+    pat_rows_ptr, pat_rows, values, row_pattern, row_offset)``: pattern ``p``'s columns and
+    rows, the values row after row in pattern order, and each row's pattern and offset."""
     from scipy.sparse import csr_matrix  # lazy: SciPy is slow to import
 
     m = csr_matrix(dense)
-    n = m.shape[0]
-    chunks = -(-n // _CHUNK)
-    row_len = np.zeros(chunks * _CHUNK, dtype=np.int64)
-    row_len[:n] = np.diff(m.indptr)
-    lens = row_len.reshape(chunks, _CHUNK).max(axis=1)
-    starts = np.concatenate(([0], np.cumsum(lens * _CHUNK))).astype(np.int64)
-    values = np.zeros(starts[-1])
-    indices = np.zeros(starts[-1], dtype=np.int32)
-    row = np.repeat(np.arange(n), np.diff(m.indptr))
-    k = np.arange(m.nnz) - m.indptr[row]  # position inside the row
-    pos = starts[row // _CHUNK] + k * _CHUNK + row % _CHUNK
-    values[pos], indices[pos] = m.data, m.indices
-    return starts, lens, values, indices
+    groups: dict[bytes, list[int]] = {}
+    for r in range(m.shape[0]):
+        groups.setdefault(m.indices[m.indptr[r] : m.indptr[r + 1]].tobytes(), []).append(r)
+    rows = np.array([r for g in groups.values() for r in g], dtype=np.int64)
+    lengths = np.diff(m.indptr)
+    pat_rows_ptr = np.concatenate(([0], np.cumsum([len(g) for g in groups.values()]))).astype(np.int64)
+    pat_cols = [m.indices[m.indptr[g[0]] : m.indptr[g[0] + 1]] for g in groups.values()]
+    pat_cols_ptr = np.concatenate(([0], np.cumsum([c.size for c in pat_cols]))).astype(np.int64)
+    row_pattern = np.empty(m.shape[0], dtype=np.int64)
+    row_pattern[rows] = np.repeat(np.arange(len(groups)), np.diff(pat_rows_ptr))
+    row_offset = np.empty(m.shape[0], dtype=np.int64)
+    row_offset[rows] = np.concatenate(([0], np.cumsum(lengths[rows])[:-1]))
+    values = np.concatenate([m.data[m.indptr[r] : m.indptr[r + 1]] for r in rows]) if m.nnz else np.zeros(0)
+    return (pat_cols_ptr, np.concatenate(pat_cols).astype(np.int64) if pat_cols else np.zeros(0, dtype=np.int64),
+            pat_rows_ptr, rows, values.astype(float), row_pattern, row_offset)
 
 
-def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`sell_rows`), a public feature map."""
+def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, ...]:
+    """``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`pattern_rows`), a public feature map."""
     S, A, d1 = feat.S, feat.A, feat.d1
-    return sell_rows(feat.psi.reshape(S * A * d1, S))
+    return pattern_rows(feat.psi.reshape(S * A * d1, S))
 
 
 @njit(cache=True)
-def _sell_rowdot(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indices: np.ndarray, row: int, x: np.ndarray) -> float:
-    """Row ``row`` of ``M`` (:func:`sell_rows`) times ``x``, summed in order."""
-    c, lane = row // _CHUNK, row % _CHUNK
+def _row_dot(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, values: np.ndarray, row_pattern: np.ndarray,
+             row_offset: np.ndarray, row: int, x: np.ndarray) -> float:
+    """Row ``row`` of ``M`` (:func:`pattern_rows`) times ``x``, summed in column order."""
+    p = row_pattern[row]
+    c0 = pat_cols_ptr[p]
+    off = row_offset[row]
     acc = 0.0
-    p = starts[c] + lane
-    for _ in range(lens[c]):
-        acc += values[p] * x[indices[p]]
-        p += _CHUNK
+    for k in range(pat_cols_ptr[p + 1] - c0):
+        acc += values[off + k] * x[pat_cols[c0 + k]]
     return acc
 
 
 @njit(cache=True)
-def _sell_matvec(starts: np.ndarray, lens: np.ndarray, values: np.ndarray, indices: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """``M x`` (:func:`sell_rows`) into ``out`` of shape ``(d, n / d)``: row ``r`` goes to
+def _matvec(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, pat_rows_ptr: np.ndarray, pat_rows: np.ndarray,
+            values: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``M x`` (:func:`pattern_rows`) into ``out`` of shape ``(d, n / d)``: row ``r`` goes to
     ``out[r % d, r // d]`` (``d = 1``: the plain product; ψ's rows ``(s, a, i)`` land at
-    ``out[i, (s, a)]``, the layout the vectorised bonus loop reads). ``_CHUNK`` rows at a
-    time, each summed in order (the same sums as :func:`_sell_rowdot`); the NumPy reference
-    sums in another order, so results agree to round-off."""
+    ``out[i, (s, a)]``, the layout the vectorised bonus loop reads). Each row is summed in
+    column order (as :func:`_row_dot`); the NumPy reference sums in another order, so
+    results agree to round-off."""
     d = out.shape[0]
-    n = out.shape[0] * out.shape[1]
-    acc = np.empty(_CHUNK)
-    for c in range(lens.shape[0]):
-        acc[:] = 0.0
-        p = starts[c]
-        for _ in range(lens[c]):
-            for lane in range(_CHUNK):
-                acc[lane] += values[p + lane] * x[indices[p + lane]]
-            p += _CHUNK
-        for lane in range(min(_CHUNK, n - c * _CHUNK)):
-            row = c * _CHUNK + lane
-            out[row % d, row // d] = acc[lane]
+    xg = np.empty(x.shape[0])
+    off = 0
+    for p in range(pat_cols_ptr.shape[0] - 1):
+        c0 = pat_cols_ptr[p]
+        m = pat_cols_ptr[p + 1] - c0
+        for k in range(m):  # gather x once per pattern
+            xg[k] = x[pat_cols[c0 + k]]
+        for j in range(pat_rows_ptr[p], pat_rows_ptr[p + 1]):
+            acc = 0.0
+            for k in range(m):
+                acc += values[off + k] * xg[k]
+            off += m
+            r = pat_rows[j]
+            out[r % d, r // d] = acc
 
 
 @njit(cache=True)
@@ -221,7 +223,9 @@ def _whitening_into(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarr
 
 
 @njit(cache=True)
-def _bonus_terms(xT: np.ndarray, W: np.ndarray, whitened: bool, theta: np.ndarray, lin: np.ndarray, quad: np.ndarray, z: np.ndarray) -> None:
+def _bonus_terms(
+    xT: np.ndarray, W: np.ndarray, whitened: bool, theta: np.ndarray, lin: np.ndarray, quad: np.ndarray, z: np.ndarray,
+) -> None:
     """For every column ``x = xT[:, n]``: ``lin[n] = xᵀθ`` and ``quad[n] = ||x||²_{Λ^{-1}}``,
     as ``||W x||²`` (whitened) or ``xᵀ M x`` with ``W = M = Λ^{-1}`` (the fallback for a
     Gram matrix that is not positive definite). Loops run along ``n`` (contiguous, SIMD)."""
@@ -251,7 +255,8 @@ def _regression(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarray, 
 
 @njit(cache=True)
 def plan_into(
-    psi_starts: np.ndarray, psi_lens: np.ndarray, psi_values: np.ndarray, psi_indices: np.ndarray, phi_rT: np.ndarray,
+    psi_cols_ptr: np.ndarray, psi_cols: np.ndarray, psi_rows_ptr: np.ndarray, psi_row_ids: np.ndarray, psi_values: np.ndarray,
+    psi_row_pattern: np.ndarray, psi_row_offset: np.ndarray, phi_rT: np.ndarray,
     gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
     beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
 ) -> None:
@@ -276,7 +281,7 @@ def plan_into(
         if h == H - 1:
             phis[h] = 0.0
         else:
-            _sell_matvec(psi_starts, psi_lens, psi_values, psi_indices, V[h + 1], phis[h])
+            _matvec(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, V[h + 1], phis[h])
         # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
         _bonus_terms(phis[h], Mp, white_p, theta_p, lin, quad, z)
         _bonus_terms(phi_rT, Mr, white_r, theta_r, lin_r, quad_r, z)
@@ -296,7 +301,8 @@ def plan_into(
 
 @njit(cache=True)
 def _policy_value(
-    P_starts: np.ndarray, P_lens: np.ndarray, P_values: np.ndarray, P_indices: np.ndarray, r: np.ndarray, pi: np.ndarray, s1: int,
+    P_cols_ptr: np.ndarray, P_cols: np.ndarray, P_rows_ptr: np.ndarray, P_rows: np.ndarray, P_values: np.ndarray,
+    P_row_pattern: np.ndarray, P_row_offset: np.ndarray, r: np.ndarray, pi: np.ndarray, s1: int,
     deterministic: bool, actions: np.ndarray, Vbuf: np.ndarray, PV: np.ndarray,
 ) -> float:
     """``V^π_1(s_1)`` by backward induction on the true model (``LinearMixtureMDP.policy_value``;
@@ -310,9 +316,9 @@ def _policy_value(
         if deterministic:
             for s in range(S):
                 a = actions[h, s]
-                Vbuf[0, s] = r[s, a] + _sell_rowdot(P_starts, P_lens, P_values, P_indices, s * A + a, Vbuf[1])
+                Vbuf[0, s] = r[s, a] + _row_dot(P_cols_ptr, P_cols, P_values, P_row_pattern, P_row_offset, s * A + a, Vbuf[1])
         else:
-            _sell_matvec(P_starts, P_lens, P_values, P_indices, Vbuf[1], PV2)
+            _matvec(P_cols_ptr, P_cols, P_rows_ptr, P_rows, P_values, Vbuf[1], PV2)
             for s in range(S):
                 acc = 0.0
                 for a in range(A):
@@ -325,8 +331,10 @@ def _policy_value(
 @njit(cache=True)
 def _run_block(
     # features and model
-    psi_starts: np.ndarray, psi_lens: np.ndarray, psi_values: np.ndarray, psi_indices: np.ndarray, phi_r: np.ndarray,
-    P_starts: np.ndarray, P_lens: np.ndarray, P_values: np.ndarray, P_indices: np.ndarray, r: np.ndarray, cumP: np.ndarray, s1: int,
+    psi_cols_ptr: np.ndarray, psi_cols: np.ndarray, psi_rows_ptr: np.ndarray, psi_row_ids: np.ndarray, psi_values: np.ndarray,
+    psi_row_pattern: np.ndarray, psi_row_offset: np.ndarray, phi_r: np.ndarray,
+    P_cols_ptr: np.ndarray, P_cols: np.ndarray, P_rows_ptr: np.ndarray, P_rows: np.ndarray, P_values: np.ndarray,
+    P_row_pattern: np.ndarray, P_row_offset: np.ndarray, r: np.ndarray, cumP: np.ndarray, s1: int,
     # regularizers: kinds, [σ_gram, σ_target, shift, λ_min] for p and r, their arrays
     d1: int, kinds: np.ndarray, params: np.ndarray, noisy: bool, t0: int,
     sums_gp: np.ndarray, sums_tp: np.ndarray, exact_gp: np.ndarray, suffix_gp: np.ndarray, exact_tp: np.ndarray, suffix_tp: np.ndarray,
@@ -370,7 +378,8 @@ def _run_block(
                 for s in range(S):
                     for a in range(A):
                         pi[h, s, a] = math.exp(log_policy[h, s, a])
-        plan_into(psi_starts, psi_lens, psi_values, psi_indices, phi_rT, gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
+        plan_into(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
+                  gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
         if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
             for h in range(H):
                 for s in range(S):
@@ -385,7 +394,8 @@ def _run_block(
                     greedy[h, s] = best_a
                     for a in range(A):
                         pi[h, s, a] = 1.0 if a == best_a else 0.0
-        regret[k] = v_star - _policy_value(P_starts, P_lens, P_values, P_indices, r, pi, s1, not po, greedy, Vbuf, PV)
+        regret[k] = v_star - _policy_value(P_cols_ptr, P_cols, P_rows_ptr, P_rows, P_values, P_row_pattern, P_row_offset,
+                                           r, pi, s1, not po, greedy, Vbuf, PV)
         # the episode: actions from π, transitions and Bernoulli rewards by inverse CDF
         s = s1
         states[0] = s

@@ -12,7 +12,7 @@ import pandas as pd
 
 from dprl.agents.linmix.calibration import PrivatizerCalibration, privatizer_calibration
 from dprl.agents.linmix.linopt import LinOptAgent, confidence_radii
-from dprl.agents.linmix.loop import CENTRAL, LOCAL, NONPRIVATE, _run_block, psi_rows, sell_rows
+from dprl.agents.linmix.loop import CENTRAL, LOCAL, NONPRIVATE, _run_block, pattern_rows, psi_rows
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 from dprl.privacy.regularizer import (
     CentralRegularizer,
@@ -164,7 +164,7 @@ def run_episodes(
     log_policy = agent.log_policy if po else np.zeros((H, S, A))
     eta = float(agent.eta)
     model = (*psi_rows(feat), np.ascontiguousarray(feat.phi_r.reshape(S * A, d2), dtype=float),
-             *sell_rows(env.P.reshape(S * A, S)), env.r, env._cumP, int(env.s1))
+             *pattern_rows(env.P.reshape(S * A, S)), env.r, env._cumP, int(env.s1))
     kinds = np.array([kp, kr], dtype=np.int64)
     params = np.array([params_p, params_r])
     marks = checkpoints(K, n_checkpoints)
