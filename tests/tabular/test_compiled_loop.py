@@ -2,6 +2,10 @@
 regret and sampled return bit-identical, the tree-counter kernel equal to ``TreeCounter``,
 and the online checkpoint summaries equal to the NumPy expressions on full arrays."""
 
+import importlib
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +19,7 @@ from dprl.experiments.tabular import jobs
 from dprl.privacy.noise import LaplaceNoise
 from dprl.privacy.tree_counter import TreeCounter, tree_levels
 from dprl.runner.job import JobContext, JobSpec
+from dprl.runner import kernel_cache
 from dprl.runner.online import CheckpointSummary, EpisodeRecord, StreamingSum, pairwise_sum
 
 ENVS = {
@@ -154,3 +159,31 @@ def test_regret_job_table_equals_reference_table():
         "mean_gap_last": [gap[max(0, c - max(c // 10, 1)) : c].mean() for c in cp],
     })
     pd.testing.assert_frame_equal(new[expected.columns], expected, check_exact=True)
+
+
+# --------------------------------------------------------------------- Numba caches
+
+
+@pytest.mark.parametrize("module,callee", [
+    ("dprl.agents.tabular.agent", "dprl.agents.tabular.planner"),
+    ("dprl.agents.linmix.loop", "dprl.agents.tabular.statistics"),
+])
+def test_an_edited_callee_file_drops_the_loops_cache(monkeypatch, tmp_path, module, callee):
+    """Numba checks only a kernel's own file: after an edit of a module the loop calls
+    into, the loop's cached kernels are flushed (once), and left alone while the sources
+    match."""
+    importlib.import_module(module)
+    kernels = kernel_cache._kernels(module)
+    flushed = []
+    for k in kernels:  # record instead of flushing: the real caches stay warm
+        monkeypatch.setattr(k._cache, "flush", lambda k=k: flushed.append(k.__name__))
+    stamp = tmp_path / "stamp"
+    assert kernel_cache.drop_stale_caches(module, (callee,), stamp)  # no stamp yet: flushed
+    assert sorted(flushed) == sorted(k.__name__ for k in kernels) and "_run_block" in flushed
+    flushed.clear()
+    assert not kernel_cache.drop_stale_caches(module, (callee,), stamp) and not flushed  # unchanged sources
+    edited = tmp_path / "callee.py"
+    edited.write_bytes(Path(sys.modules[callee].__file__).read_bytes() + b"\n# an edit\n")
+    monkeypatch.setattr(sys.modules[callee], "__file__", str(edited))
+    assert kernel_cache.drop_stale_caches(module, (callee,), stamp)  # the callee changed
+    assert "_run_block" in flushed

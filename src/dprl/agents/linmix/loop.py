@@ -26,6 +26,7 @@ from numba import njit
 
 from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.linear_mixture import KnownFeatures
+from dprl.runner.kernel_cache import drop_stale_caches
 from dprl.runner.online import pairwise_sum
 
 NONPRIVATE, CENTRAL, LOCAL = 0, 1, 2
@@ -450,3 +451,7 @@ def _run_block(
                     lt = math.log(tot)
                     for a in range(A):
                         log_policy[h, s, a] -= lt
+
+
+# the kernels above embed the tree counter (tabular statistics) and NumPy's pairwise sum
+drop_stale_caches(__name__, ("dprl.agents.tabular.statistics", "dprl.runner.online"))

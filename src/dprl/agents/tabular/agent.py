@@ -24,6 +24,7 @@ from numba import njit
 from dprl.agents.tabular.planner import greedy_into, greedy_policy, log_term, priv_q, priv_q_into
 from dprl.agents.tabular.statistics import ExactStats, PrivateStats, _ctz, _indicators_into, feed_exact, feed_tree, laplace_into
 from dprl.envs.tabular import TabularMDP, rollout_into
+from dprl.runner.kernel_cache import drop_stale_caches
 from dprl.runner.online import pairwise_sum
 
 # Laplace draws held at once (2N per episode): bounds the loop's memory for large S
@@ -171,3 +172,8 @@ def run_episodes(
         if progress is not None:
             progress(done, T)
     return sink
+
+
+# _run_block embeds the planner, counter, rollout and summation kernels of these modules
+drop_stale_caches(__name__, ("dprl.agents.tabular.planner", "dprl.agents.tabular.statistics", "dprl.envs.tabular",
+                             "dprl.runner.online"))
