@@ -90,7 +90,7 @@ def test_spread_mixture_is_paired_across_S_and_nested_in_A():
 
 def _lumpable(env) -> bool:
     """Is the chain lumpable onto the clusters c(s) = s mod d2 with cluster-level values?"""
-    d2 = env.theta_r.size if env.name.endswith("[cluster]") or env.name == "mixture" else 2
+    d2 = env.theta_r.size
     cl = np.arange(env.S) % d2
     to_cluster = np.stack([env.P[:, :, cl == c].sum(-1) for c in range(d2)], -1)  # (S, A, d2)
     return all(np.allclose(to_cluster[cl == c], to_cluster[cl == c][0]) for c in range(d2))
@@ -107,14 +107,6 @@ def test_spread_mixture_is_not_lumpable_and_mixture_is():
     assert np.ptp(V[1][np.arange(20) % 2 == 0]) > 1e-3  # values differ inside a cluster
 
 
-def test_spread_mixture_controls_grow_the_dimension():
-    key = np.random.SeedSequence(3)
-    assert make_spread_mixture(30, 3, 2, 2, 3, key, rewards="state").d2 == 30
-    assert make_spread_mixture(10, 6, 2, 2, 3, key, rewards="action").d2 == 6
-    with pytest.raises(ValueError, match="rewards"):
-        make_spread_mixture(10, 3, 2, 2, 3, key, rewards="bogus")
-
-
 def _job(env, alg="private_linopt_vi", seed=0, K=300):
     priv = None if alg == "ucrl_vtr" else {"epsilon": 1000.0, "delta": 1e-5, "calibration": "tight"}
     spec = JobSpec("linmix_states", "linmix_states", {"name": alg, "alpha": 0.05}, env, priv, {"episodes": K, "checkpoints": 10}, seed)
@@ -122,7 +114,7 @@ def _job(env, alg="private_linopt_vi", seed=0, K=300):
 
 
 def test_jobs_record_regime_and_pair_instances_across_S():
-    base = {"name": "spread_mixture", "A": 3, "d1": 2, "d2": 2, "H": 3, "concentration": 0.5, "mix": 0.5, "rewards": "cluster"}
+    base = {"name": "spread_mixture", "A": 3, "d1": 2, "d2": 2, "H": 3, "concentration": 0.5, "mix": 0.5}
     a, b = _job({**base, "S": 10}), _job({**base, "S": 20})
     for df in (a, b):
         assert df["burn_in_episodes"].nunique() == 1 and df["horizon_needed"].iloc[0] >= RATE_DECADE * df["burn_in_episodes"].iloc[0] * 0.5

@@ -208,9 +208,6 @@ def make_mixture(
     return LinearMixtureMDP(psi, theta_p, phi_r, theta_r, H, 0, "mixture")
 
 
-REWARD_FEATURES = ("cluster", "state", "action")
-
-
 def _keyed(key: np.random.SeedSequence, *index: int) -> np.random.Generator:
     """The generator of one indexed draw: it depends on ``key`` and ``index`` only, never on
     the instance's size, so instances of different sizes share the draws they have in common."""
@@ -219,7 +216,7 @@ def _keyed(key: np.random.SeedSequence, *index: int) -> np.random.Generator:
 
 def make_spread_mixture(
     S: int, A: int, d1: int, d2: int, H: int, key: np.random.SeedSequence, concentration: float = 0.5,
-    mix: float = 0.5, rewards: str = "cluster",
+    mix: float = 0.5,
 ) -> LinearMixtureMDP:
     """Non-lumpable mixture of ``d1`` base kernels, paired across ``S`` and nested in ``A``.
 
@@ -233,45 +230,29 @@ def make_spread_mixture(
     :func:`_keyed`): ``θ`` and ``q`` do not depend on ``S`` or ``A``, ``u_{i,s,a}`` only on
     ``(s, a)``, so the pairing across ``S`` (Z4) and the nesting in ``A`` (Z5) are exact.
 
-    ``rewards``: ``"cluster"`` (the test family): ``φ(s, a) = e_{c(s)}``, ``θ_r`` uniform on
-    ``[0, 1]^{d2}``; rewards do not depend on the action, which acts through the
-    transitions only, so with ``H >= 3`` the value of a state depends on its own row and
-    the learner must generalise across states through ``θ_p``. ``"state"`` (positive
-    control for Z4): one reward coordinate per state (``d2 = S``, ``θ_r[s]`` keyed by
-    ``s``), so the dimension grows with ``S``. ``"action"`` (positive control for Z5):
-    ``φ(s, a) = e_a`` (``d2 = A``, ``θ_r[a]`` keyed by ``a``), so it grows with ``A``.
-    ``d2`` is then ignored for the rewards but still sets the clusters of the transitions.
+    Rewards: ``φ(s, a) = e_{c(s)}``, ``θ_r`` uniform on ``[0, 1]^{d2}``. They do not depend on
+    the action, which acts through the transitions only, so with ``H >= 3`` the value of a
+    state depends on its own row and the learner must generalise across states through
+    ``θ_p`` (with ``H = 2`` only the first step's choice matters).
     """
     _check_clustered("spread_mixture", S, A, d1, d2, H, concentration)
     if not 0 <= mix <= 1:
         raise ValueError(f"mix must lie in [0, 1], got {mix}")
-    if rewards not in REWARD_FEATURES:
-        raise ValueError(f"rewards must be one of {REWARD_FEATURES}, got {rewards!r}")
     cluster = np.arange(S) % d2
     size = np.bincount(cluster, minlength=d2).astype(float)
     alpha = np.full(d2, concentration)
     structure = _keyed(key, 0)
     theta_p = structure.dirichlet(np.ones(d1))
-    theta_r_clusters = structure.uniform(0.0, 1.0, size=d2)
+    theta_r = structure.uniform(0.0, 1.0, size=d2)
     q = np.array([[_keyed(key, 1, c, a).dirichlet(alpha, size=d1) for a in range(A)] for c in range(d2)])  # (d2, A, d1, d2)
     w = np.empty((S, A, d1, d2))
     for s in range(S):
         for a in range(A):
             w[s, a] = (1.0 - mix) * q[cluster[s], a] + mix * _keyed(key, 2, s, a).dirichlet(alpha, size=d1)
     psi = w[..., cluster] / size[cluster]  # (S, A, d1, S): ψ_i(s, a, s') = w_{i,s,a}(c(s')) / |c(s')|
-    if rewards == "cluster":
-        phi_r = np.zeros((S, A, d2))
-        phi_r[np.arange(S), :, cluster] = 1.0
-        theta_r = theta_r_clusters
-    elif rewards == "state":
-        phi_r = np.zeros((S, A, S))
-        phi_r[np.arange(S), :, np.arange(S)] = 1.0
-        theta_r = np.array([_keyed(key, 3, s).uniform() for s in range(S)])
-    else:
-        phi_r = np.zeros((S, A, A))
-        phi_r[:, np.arange(A), np.arange(A)] = 1.0
-        theta_r = np.array([_keyed(key, 4, a).uniform() for a in range(A)])
-    return LinearMixtureMDP(psi, theta_p, phi_r, theta_r, H, 0, f"spread_mixture[{rewards}]")
+    phi_r = np.zeros((S, A, d2))
+    phi_r[np.arange(S), :, cluster] = 1.0
+    return LinearMixtureMDP(psi, theta_p, phi_r, theta_r, H, 0, "spread_mixture")
 
 
 def make_hard_linear(d: int, H: int, K_ref: int, rng: np.random.Generator) -> LinearMixtureMDP:
@@ -346,7 +327,7 @@ def make_env(name: str, params: dict, rng: np.random.Generator, key: np.random.S
         if key is None:
             key = np.random.SeedSequence(int(rng.integers(2**63)))
         return make_spread_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], key,
-                                   params.get("concentration", 0.5), params.get("mix", 0.5), params.get("rewards", "cluster"))
+                                   params.get("concentration", 0.5), params.get("mix", 0.5))
     if name == "mixture":
         return make_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], rng, params.get("concentration", 0.5))
     if name == "hard_linear":

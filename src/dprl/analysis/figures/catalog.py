@@ -56,6 +56,7 @@ FIGURES: tuple[Figure, ...] = (
     # private RL in linear mixture MDPs (2022)
     Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog"),
     Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig"),
+    Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime"),
     Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig"),
     Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig"),
     Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig"),

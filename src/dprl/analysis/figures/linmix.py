@@ -43,7 +43,53 @@ def regret_loglog(tables: Tables, stem: Path) -> None:
             ax.legend(fontsize=7)
         else:
             ax.text(0.5, 0.5, "not run in this preset", transform=ax.transAxes, ha="center")
-        ax.set(xscale="log", yscale="log", title=f"LinOpt-{fam}", xlabel="T = KH", ylabel="cumulative regret")
+        if "burn_in_episodes" in sub:  # predicted burn-in T* of each private curve (agents/linmix/regime.py), seed median
+            priv = sub[sub["calibration"] != "none"].dropna(subset=["burn_in_episodes"])
+            t_star = priv.groupby(["curve", "seed"])["burn_in_episodes"].first().groupby("curve").median() * priv["H"].max()
+            colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+            for curve, t in t_star.items():
+                if sub["T"].min() <= t <= sub["T"].max():
+                    ax.axvline(t, color=colors.get(curve, "0.5"), ls="--", lw=0.8)
+        ax.set(xscale="log", yscale="log", title=f"LinOpt-{fam}", ylabel="cumulative regret",
+               xlabel="T = KH (dashed: predicted burn-in T*·H of a private curve, seed median)")
+    _save(fig, stem)
+
+
+def regime(tables: Tables, stem: Path) -> None:
+    """Mean per-episode regret ``R(k)/k`` (relative to its initial level) against ``k/T*``
+    for every private setting of ``linmix_regret``: if the burn-in is set by ``β²`` against
+    the ceiling gaps (``agents/linmix/regime.py``), the curves of all ε collapse onto one,
+    falling near ``k/T* ≈ 1``. ``T*`` is each job's own (its instance and calibration)."""
+    df = tables["linmix_regret"]
+    df = df[df["calibration"] != "none"].dropna(subset=["burn_in_episodes"]).copy() if "burn_in_episodes" in df else df.iloc[:0]
+    fams = [("VI", "private_linopt_vi"), ("PO", "private_linopt_po")]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, (fam, alg) in zip(axes, fams):
+        g = df[df["algorithm"] == alg].copy()
+        if g.empty:
+            ax.text(0.5, 0.5, "not run in this preset", transform=ax.transAxes, ha="center")
+            continue
+        g = g.sort_values("episode")
+        g["k_over_t"] = g["episode"] / g["burn_in_episodes"]
+        keys = ["privacy_label", "seed"]
+        # per-episode regret between checkpoints, over the job's initial level (first checkpoint >= 10 episodes)
+        g["per_episode"] = g.groupby(keys)["regret"].diff() / g.groupby(keys)["episode"].diff()
+        first = g[g["episode"] >= 10].groupby(keys).first()
+        level = (first["regret"] / first["episode"]).rename("level")
+        g = g.join(level, on=keys)
+        g["relative"] = g["per_episode"] / g["level"]
+        g["curve"] = _label(g)
+        # seed means at each checkpoint (every seed of a setting shares the checkpoints)
+        mean = g.dropna(subset=["relative"]).groupby(["curve", "episode"], as_index=False)[["k_over_t", "relative"]].mean()
+        palette = dict(zip(sorted(mean["curve"].unique()), sns.color_palette("viridis", mean["curve"].nunique())))
+        for curve, gc in mean.groupby("curve"):
+            ax.plot(gc["k_over_t"], gc["relative"].clip(lower=1e-4), color=palette[curve], lw=1.2, label=curve)
+        ax.axvline(1.0, color="k", ls="--", lw=0.9, label="k = T* (predicted onset)")
+        ax.axhline(0.5, color="k", ls=":", lw=0.8, label="half the initial level (measured onset)")
+        ax.set(xscale="log", yscale="log", title=f"Private-LinOpt-{fam}", xlabel="k / T* (episodes over the job's predicted burn-in)")
+        ax.legend(fontsize=6.5)
+    axes[0].set_ylabel("per-episode regret / its initial level (seed mean)")
+    fig.suptitle("Linear mixture: regret is a function of k/T* across ε (T* = C·Σ w b²/g²)", fontsize=10)
     _save(fig, stem)
 
 

@@ -37,8 +37,6 @@ ENVS = environments(
         "H": Param(3, minimum=1, doc="horizon (>= 3 for states after the first to matter)"),
         "concentration": Param(0.5, exclusive_minimum=0.0, doc="Dirichlet concentration of the cluster weights"),
         "mix": Param(0.5, minimum=0.0, maximum=1.0, doc="weight of the per-(s,a) cluster weights (0: lumpable)"),
-        "rewards": Param("cluster", choices=("cluster", "state", "action"),
-                         doc="reward features: cluster (test family), state (d2 = S, Z4 positive control), action (d2 = A, Z5 positive control)"),
     }, "non-lumpable mixture with ψ on every state, paired across S and nested in A (envs/linear_mixture.py)"),
     Environment("hard_linear", {
         "d": Param(3, minimum=2, maximum=8, doc="feature dimension (A = 2^(d-1) actions)"),
