@@ -27,8 +27,11 @@ d1=d2=2, H=2) the measured onset (per-episode regret below half its initial leve
 0–3 at ε = 1000 (K = 2e5) and seeds 0–2 at ε = 100 (K = 1e5, ``tight``), the same ratio
 per seed at both ε (2.76/2.80, 5.20/4.99, 2.50/2.51): the formula carries the dependence
 on ε, the constant the instance's. ``C = 3.3`` is the geometric mean of the ratios.
-Privacy enters through
-``β``: ``sqrt(d1 λ_max)`` with ``λ_max ∝ σ ∝ 1/μ(ε, δ)``, so ``T*`` grows like ``1/μ(ε,δ)``
+LinOpt-PO has a second, K-dependent burn-in that this formula does not carry: its
+mirror-descent step ``η = sqrt(2 log|A|/(H² K))`` moves the policy by ``η·ΔQ`` per episode,
+so its measured onset grows like ``sqrt(K)`` (OPPO on ``spread_mixture``: about 1e4 at
+K = 3e4 and 1.9e4 at K = 1.2e5, against ``T*`` ≈ 500); the claims therefore also require
+the measured onset before ``K/10``. Privacy enters through ``β``: ``sqrt(d1 λ_max)`` with ``λ_max ∝ σ ∝ 1/μ(ε, δ)``, so ``T*`` grows like ``1/μ(ε,δ)``
 for small ε (and like ``1/sqrt(ε)`` for large ε, where ``μ ≈ sqrt(2ε)``).
 
 A decade-long slope window needs the onset before ``K/10``: a Z2/Z3 setting is in its
