@@ -341,13 +341,15 @@ def _run_block(
     sums_gp: np.ndarray, sums_tp: np.ndarray, exact_gp: np.ndarray, suffix_gp: np.ndarray, exact_tp: np.ndarray, suffix_tp: np.ndarray,
     sums_gr: np.ndarray, sums_tr: np.ndarray, exact_gr: np.ndarray, suffix_gr: np.ndarray, exact_tr: np.ndarray, suffix_tr: np.ndarray,
     # agent
-    po: bool, log_policy: np.ndarray, eta: float, beta_p: float, beta_r: float, v_star: float,
+    po: bool, log_policy: np.ndarray, pi: np.ndarray, eta: float, beta_p: float, beta_r: float, v_star: float,
     # random blocks
     keys: np.ndarray, u: np.ndarray, a_u: np.ndarray, z: np.ndarray,
     # outputs per episode
     regret: np.ndarray, returns: np.ndarray, repaired: np.ndarray, actions_out: np.ndarray,
 ) -> None:
     """Episodes ``t0 + 1 .. t0 + len(u)`` (Alg. 1 / Alg. 2 loop body, see module docstring).
+    PO: ``pi`` holds ``π^k = exp(log_policy)`` on entry and is kept current by the mirror
+    step (VI: scratch).
     Per episode: ``regret[k] = V*_1(s_1) − V^{π_k}_1(s_1)``, the sampled return, the
     releases floored / not PD (``repaired[k]``: p floored, p not PD, r floored, r not PD)
     and the actions."""
@@ -357,7 +359,6 @@ def _run_block(
     gram_r, target_r = np.empty((H, d2, d2)), np.empty((H, d2, 1))
     Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, d1, S * A))
     phi_rT = np.ascontiguousarray(phi_r.T)
-    pi = np.empty((H, S, A))
     greedy = np.zeros((H, S), dtype=np.int64)
     Vbuf, PV = np.empty((2, S)), np.empty(S * A)
     Gp, Cp, Gr, Cr = np.zeros(H * d1 * d1), np.zeros(H * d1), np.zeros(H * d2 * d2), np.zeros(H * d2)
@@ -374,11 +375,6 @@ def _run_block(
                                                        params[0, 2], params[0, 3], gram_p, target_p)
         repaired[k, 2], repaired[k, 3] = _release_into(kinds[1], H, d2, sums_gr, sums_tr, suffix_gr, suffix_tr, t,
                                                        params[1, 2], params[1, 3], gram_r, target_r)
-        if po:
-            for h in range(H):
-                for s in range(S):
-                    for a in range(A):
-                        pi[h, s, a] = math.exp(log_policy[h, s, a])
         plan_into(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
                   gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
         if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
@@ -447,10 +443,12 @@ def _run_block(
                     tot = 0.0
                     for a in range(A):
                         log_policy[h, s, a] -= m
-                        tot += math.exp(log_policy[h, s, a])
+                        pi[h, s, a] = math.exp(log_policy[h, s, a])
+                        tot += pi[h, s, a]
                     lt = math.log(tot)
                     for a in range(A):
                         log_policy[h, s, a] -= lt
+                        pi[h, s, a] /= tot  # = exp(log π^{k+1}) up to round-off, one exp fewer
 
 
 # the kernels above embed the tree counter (tabular statistics) and NumPy's pairwise sum

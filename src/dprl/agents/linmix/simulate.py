@@ -162,6 +162,7 @@ def run_episodes(
     v_star = float(env.optimal_values()[0, env.s1])
     po = agent.mode == "po"
     log_policy = agent.log_policy if po else np.zeros((H, S, A))
+    pi = np.exp(log_policy) if po else np.zeros((H, S, A))  # π^k, as LinOptAgent.policy computes it
     eta = float(agent.eta)
     model = (*psi_rows(feat), np.ascontiguousarray(feat.phi_r.reshape(S * A, d2), dtype=float),
              *pattern_rows(env.P.reshape(S * A, S)), env.r, env._cumP, int(env.s1))
@@ -183,7 +184,7 @@ def run_episodes(
         a_u = agent_rng.random((b, H)) if po else np.zeros((b, 0))
         z = rng_p.standard_normal((b, n_noise)) if noisy else np.zeros((b, 0))
         acts = actions[done : done + b] if record_actions else actions[:b]
-        _run_block(*model, d1, kinds, params, noisy, t_p + done, *arr_p, *arr_r, po, log_policy, eta, beta[0], beta[1],
+        _run_block(*model, d1, kinds, params, noisy, t_p + done, *arr_p, *arr_r, po, log_policy, pi, eta, beta[0], beta[1],
                    v_star, keys, u, a_u, z, regret[:b], returns[:b], repaired[:b], acts)
         # the NumPy loop's running sums, one episode at a time
         cr = np.cumsum(np.concatenate(([cum_regret], regret[:b])))[1:]
