@@ -89,3 +89,12 @@ def test_private_job_rows_record_the_accounted_epsilon():
                  {"epsilon": 1.0, "delta": None, "calibration": "tight"}, {"episodes": 50, "checkpoints": 5})
     df = execute(spec)
     assert df["accounted_epsilon"].to_numpy() == pytest.approx(1.0)
+
+
+def test_lq_accounting_does_not_depend_on_the_system():
+    """The LQ accounting skips building the system: σ_i ∝ Δ_i, so μ does not depend on γ."""
+    from dprl.agents.lq.calibration import private_ofu_calibration
+
+    for cal in ("paper", "tight"):
+        eps = [private_ofu_calibration(1.0, 1e-3, cal, 1000, 10, g, 2, 1, 0.1).accounted_epsilon for g in (0.05, 0.25, 1.0, 3.0)]
+        assert max(eps) - min(eps) < 1e-9

@@ -21,13 +21,14 @@ except ConfigError as err:
 validate(config, schema="../schemas/config.schema.yaml", set_default=False)
 
 # Private jobs whose accounted ε under replacement exceeds the nominal ε are refused before
-# any job (dprl.config.privacy_check). Only the main Snakemake process checks: it builds
-# calibrations (SciPy), and job processes re-parse this file.
+# any job (dprl.config.privacy_check; `dprl validate` checks every preset). Only the main
+# Snakemake process checks, and only the preset it runs: it builds calibrations (SciPy),
+# and job processes re-parse this file.
 if workflow.is_main_process:
     from dprl.config.privacy_check import check_privacy_accounting
 
     try:
-        check_privacy_accounting(config)
+        check_privacy_accounting(config, presets=(CFG.preset,))
     except ConfigError as err:
         fail(f"config.yaml is invalid:\n  {err}")
 

@@ -13,14 +13,15 @@ from dprl.config.load import PRESETS, ConfigError, resolve_all_presets, validate
 from dprl.experiments.accounting import check_accounting
 
 
-def check_privacy_accounting(raw: dict[str, Any]) -> None:
+def check_privacy_accounting(raw: dict[str, Any], presets: tuple[str, ...] = PRESETS) -> None:
     """Raise :class:`ConfigError` naming every offending ``experiments.<name>.privacy``
-    entry (in every preset) with its accounted ε."""
+    entry (in every preset of ``presets``: ``dprl validate`` checks all, a workflow run the
+    one it runs) with its accounted ε."""
     cfg = validate_schema(raw)
     per_preset = resolve_all_presets(cfg)
     problems = check_accounting(
         (preset, name, job.spec)
-        for preset in PRESETS
+        for preset in presets
         for name, exp in per_preset[preset].items()
         for job in exp.jobs
     )

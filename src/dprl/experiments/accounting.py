@@ -41,13 +41,15 @@ def _dp_se(spec: JobSpec) -> float:
 
 
 def _private_ofu_rl(spec: JobSpec) -> float:
+    """Both counters at the job's ``Δ1 = H(1+γ)², Δ2 = H(1+γ)``; the noise scales are
+    proportional to them, so the accounted ε does not depend on ``γ`` or the draw of the
+    system (``γ = 1`` here; a test checks the independence)."""
     from dprl.agents.lq.calibration import private_ofu_calibration
-    from dprl.experiments.lq.jobs import make_system
 
-    system = make_system(spec.environment, JobContext(spec))
-    n, d = system.n, system.d
+    env = spec.environment
+    n, d = int(env.get("n", 2)), int(env.get("d", 1))
     cal = private_ofu_calibration(spec.epsilon, float(spec.delta), spec.calibration, int(spec.settings["episodes"]),
-                                  system.horizon, system.gamma, n, d, float(spec.algorithm["alpha"]))
+                                  int(env["horizon"]), 1.0, n, d, float(spec.algorithm["alpha"]))
     return cal.accounted_epsilon
 
 
