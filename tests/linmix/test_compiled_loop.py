@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from linmix_reference import ReferenceAgent, reference_run_episodes
 
+from dprl.agents.linmix import simulate
 from dprl.agents.linmix.simulate import build_agent, run_episodes
 from dprl.envs.linear_mixture import make_env
 from dprl.privacy.regularizer import RegularizerCalibration
@@ -46,13 +47,27 @@ def _assert_equal_to_round_off(new, ref):
         np.testing.assert_allclose(agent_a.log_policy, agent_b.log_policy, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("epsilon", [10.0, 1e6])
 @pytest.mark.parametrize("name", ALGS)
-def test_compiled_linopt_equals_reference_to_round_off(name):
-    """300 episodes, ε = 10 (tight): every action identical, regret to round-off."""
-    privacy = None if name in ("ucrl_vtr", "oppo") else {"epsilon": 10.0, "delta": 1e-5, "calibration": "tight"}
+def test_compiled_linopt_equals_reference_to_round_off(name, epsilon):
+    """300 episodes (tight calibration): every action identical, regret to round-off. At
+    ε = 10 the bonuses clip every Q (ties, random priorities); at ε = 10⁶ the estimates and
+    bonuses decide the actions (the positive control below shows it)."""
+    privacy = None if name in ("ucrl_vtr", "oppo") else {"epsilon": epsilon, "delta": 1e-5, "calibration": "tight"}
     new, ref = _both(name, privacy)
     assert np.unique(ref[0].attrs["actions"], axis=0).shape[0] > 1  # the agent does change its actions
     _assert_equal_to_round_off(new, ref)
+
+
+@pytest.mark.parametrize("name", ["ucrl_vtr", "private_linopt_vi", "ldp_linopt_po"])
+def test_a_loop_with_other_radii_is_caught(monkeypatch, name):
+    """Positive control: the compiled loop with confidence radii 10% too large (a broken
+    variant) no longer matches the reference, so the equivalence test has power."""
+    privacy = None if name == "ucrl_vtr" else {"epsilon": 1e6, "delta": 1e-5, "calibration": "tight"}
+    radii = simulate.confidence_radii
+    monkeypatch.setattr(simulate, "confidence_radii", lambda *a: tuple(1.1 * b for b in radii(*a)))
+    (new, _), (ref, _) = _both(name, privacy)
+    assert not np.array_equal(new.attrs["actions"], ref.attrs["actions"])
 
 
 @pytest.mark.parametrize("name", ["private_linopt_vi", "ldp_linopt_po"])
@@ -79,7 +94,7 @@ def test_final_regret_over_seeds_is_indistinguishable():
     Private-LinOpt-PO and -VI): the paired differences are at round-off, far below the
     seed-to-seed spread."""
     for name in ("private_linopt_vi", "private_linopt_po"):
-        finals = np.array([[df["regret"].iloc[-1] for df, _ in _both(name, {"epsilon": 100.0, "delta": 1e-5, "calibration": "tight"},
+        finals = np.array([[df["regret"].iloc[-1] for df, _ in _both(name, {"epsilon": 1e6, "delta": 1e-5, "calibration": "tight"},
                                                                       K=600, seed=seed)] for seed in range(6)])
         diff = finals[:, 0] - finals[:, 1]
         assert np.abs(diff).max() <= 1e-8 * max(1.0, np.abs(finals).max()), diff

@@ -64,6 +64,11 @@ def test_compiled_loop_with_tight_bonus_exploits_and_stays_identical():
     late = ref.gap[-1000:]
     assert late.mean() < 0.5 * ref.gap[:200].mean()  # it learned: the comparison covers exploitation
     assert np.array_equal(new.gap, ref.gap) and np.array_equal(new.ret, ref.sampled_return)
+    # positive control: a variant with a 10% larger bonus (a broken loop) is caught
+    agent = make_agent("pucb", env, 4000, {"epsilon": 100.0, "calibration": "tight"}, 0.05, 0.055,
+                       np.random.default_rng(1), np.random.default_rng(2))
+    broken = run_episodes(env, agent, 4000, np.random.default_rng(3), EpisodeRecord())
+    assert not np.array_equal(broken.gap, ref.gap)
 
 
 def test_noise_drawn_in_chunks_gives_the_same_run(monkeypatch):
