@@ -168,7 +168,10 @@ def z3(tables: Tables) -> list[ClaimResult]:
 # ------------------------------------------------------------------------------ Z4, Z5
 
 
-Z4_MARGIN = 0.1  # |exponent of regret in S| <= 0.1: at most a 1.4x change over S = 10..300
+# Equivalence margins: half the distance from the claimed exponent to the nearest competing
+# rate, so that a CI inside the margin excludes the competitor. Z4: independent of S (b = 0)
+# against the tabular √S (b = 1/2); Z5: (ln|A|)^(1/2) against ln|A| (b = 1).
+Z4_MARGIN = 0.25  # |exponent of regret in S| <= 0.25: at most a 1.78x change from S = 10 to 100
 Z5_MARGIN = 0.25  # exponent of regret in ln|A| <= 0.5 + 0.25
 
 
