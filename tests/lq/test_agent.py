@@ -188,8 +188,12 @@ def test_paper_calibration_formulas_and_tight_guarantee():
     assert paper.levels == L
     d1, d2 = H * (1 + gamma) ** 2, H * (1 + gamma)
     # printed σ² times 4.5/2: the pair's replacement sensitivity (calibration.py docstring)
-    assert paper.regularizer.sigma_gram ** 2 == pytest.approx(2.25 * 8 * L * d1**2 * math.log(2 / delta) / eps**2)
-    assert paper.regularizer.sigma_target ** 2 == pytest.approx(2.25 * 8 * L * d2**2 * math.log(2 / delta) / eps**2)
+    printed = private_ofu_calibration(eps, delta, "paper", K, H, gamma, n, d, alpha, variant="printed")
+    assert printed.regularizer.sigma_gram ** 2 == pytest.approx(2.25 * 8 * L * d1**2 * math.log(2 / delta) / eps**2)
+    assert printed.regularizer.sigma_target ** 2 == pytest.approx(2.25 * 8 * L * d2**2 * math.log(2 / delta) / eps**2)
+    # the exact solve of the same zCDP route: ε/2 = ρ + 2 sqrt(ρ ln(2/δ)) per counter
+    rho = (math.sqrt(math.log(2 / delta) + eps / 2) - math.sqrt(math.log(2 / delta))) ** 2
+    assert paper.regularizer.sigma_gram ** 2 == pytest.approx(2.25 * L * d1**2 / (2 * rho))
     lam = paper.regularizer.sigma_gram * math.sqrt(L) * (4 * math.sqrt(n + d) + math.sqrt(8 * math.log(4 * K / alpha)))
     assert paper.regularizer.lam_min == pytest.approx(lam)
     assert paper.regularizer.shift == pytest.approx(2 * lam) and paper.regularizer.lam_max == pytest.approx(3 * lam)

@@ -16,7 +16,7 @@ from dprl.agents.lq.run import build_agent, private_regularizer
 from dprl.envs.lq import random_system
 from dprl.privacy.replacement import JOINT, gram_cross_replacement_weight
 
-EPS = (0.1, 1.0, 5.0, 10.0)
+EPS = (0.1, 1.0, 5.0, 10.0, 100.0, 1000.0)
 DELTAS = (1e-1, 1e-3, 1e-5)
 
 
@@ -62,7 +62,7 @@ def test_null_user_calibration_is_not_private_under_replacement(eps):
     `tight`; the printed `paper` constants exceed it at ε = 10."""
     tight = _cal(eps, 1e-3, "tight", relation="null_user")
     assert tight.accounted_epsilon > 1.5 * eps
-    paper = _cal(eps, 1e-3, "paper", relation="null_user")
+    paper = private_ofu_calibration(eps, 1e-3, "paper", 8000, 10, 1.0, 2, 1, 0.1, relation="null_user", variant="printed")
     if eps >= 10:
         assert paper.accounted_epsilon > 1.05 * eps
     # the σ's of the fixed calibration are exactly 1.5x the null-user ones (μ grows by 1.5)
@@ -146,3 +146,16 @@ def test_released_noise_stays_within_lambda_and_nu(calibration):
     if calibration == "tight":  # not vacuous: the per-node-σ bug is exceeded often
         per_node = r.lam_min / math.sqrt(cal.levels)
         assert np.mean(noise_op > per_node) > 0.2
+
+
+def test_printed_paper_sigma_is_not_private_at_large_epsilon():
+    """The printed σ² = 8LΔ² ln(2/δ)/ε² drops ρ from the zCDP conversion: even with the
+    replacement factor it is not private at large ε, the exact solve is (and differs from
+    the printed form by under 2% at ε = 1)."""
+    printed = private_ofu_calibration(1000.0, 1e-3, "paper", 8000, 10, 1.0, 2, 1, 0.1, variant="printed")
+    assert printed.accounted_epsilon > 10 * 1000.0
+    exact = _cal(1000.0, 1e-3, "paper")
+    assert exact.accounted_epsilon <= 1000.0
+    small = [private_ofu_calibration(1.0, 1e-3, "paper", 8000, 10, 1.0, 2, 1, 0.1, variant=v).regularizer.sigma_gram
+             for v in ("corrected", "printed")]
+    assert small[0] / small[1] == pytest.approx(1.0, abs=0.02) and small[0] >= small[1]

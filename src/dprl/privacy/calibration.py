@@ -128,6 +128,16 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest ρ with ``ρ + 2 sqrt(ρ ln(1/δ)) <= ε``: the papers' zCDP-to-DP conversion
+    (Bun & Steinke 2016, Prop. 1.3) solved exactly for ρ. Printed closed forms that drop
+    the ρ term are only valid for small ε."""
+    _check_eps(epsilon)
+    _check_delta(delta)
+    log_inv = math.log(1.0 / delta)
+    return (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+
+
 def gaussian_delta(epsilon: float, mu: float) -> float:
     """Exact privacy profile of μ-GDP (Balle & Wang 2018, Theorem 8):
     ``δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2)``."""

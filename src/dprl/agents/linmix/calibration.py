@@ -25,6 +25,7 @@ from dprl.privacy.calibration import (
     chi2_norm_bound,
     composed_epsilon,
     gaussian_mu,
+    zcdp_rho,
     symmetric_gaussian_norm_bound_paper,
     symmetric_gaussian_norm_bound_tight,
 )
@@ -117,13 +118,6 @@ def _constants(
 
 
 VARIANTS = ("corrected", "printed")
-
-
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """Largest ρ with ``ρ + 2 sqrt(ρ ln(1/δ)) <= ε`` (the zCDP-to-DP conversion solved
-    exactly for ρ, Bun & Steinke 2016 Prop. 1.3)."""
-    log_inv = math.log(1.0 / delta)
-    return (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
 
 
 def privatizer_calibration(

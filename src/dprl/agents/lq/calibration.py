@@ -35,6 +35,7 @@ from dprl.privacy.calibration import (
     gaussian_sigma_tight,
     symmetric_gaussian_norm_bound_paper,
     symmetric_gaussian_norm_bound_tight,
+    zcdp_rho,
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
 from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT, NULL_USER_JOINT, gram_cross_replacement_weight
@@ -100,7 +101,7 @@ def sensitivities(horizon: int, gamma: float) -> tuple[float, float]:
 
 def private_ofu_calibration(
     epsilon: float, delta: float, calibration: str, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float,
-    relation: str = "replacement",
+    relation: str = "replacement", variant: str = "corrected",
 ) -> LQPrivacyCalibration:
     """Noise scales ``σ1, σ2`` and good-event constants ``(η, λ_min, λ_max, ν)``.
 
@@ -123,10 +124,14 @@ def private_ofu_calibration(
 
     ``relation="null_user"`` reproduces the calibration for a null-user relation (factor
     ``2`` instead of ``4.5``); it is not private under Definition 2 and exists only as a
-    variant that the accounting tests and audits must reject.
+    variant that the accounting tests and audits must reject. ``variant="printed"`` uses the
+    printed closed form of ``σ`` under ``paper`` (the zCDP conversion with ρ dropped), also
+    only for those tests.
     """
     if calibration not in ("paper", "tight"):
         raise ValueError(f"calibration must be 'paper' or 'tight', got {calibration!r}")
+    if variant not in ("corrected", "printed"):
+        raise ValueError(f"variant must be 'corrected' or 'printed', got {variant!r}")
     if relation not in RELATIONS:
         raise ValueError(f"relation must be one of {RELATIONS}, got {relation!r}")
     if not 0 < alpha <= 1:
@@ -136,7 +141,15 @@ def private_ofu_calibration(
     d1, d2 = sensitivities(horizon, gamma)
     joint = JOINT if relation == "replacement" else NULL_USER_JOINT
     if calibration == "paper":
-        scale = math.sqrt(8.0 * levels * math.log(2.0 / delta)) / epsilon * math.sqrt(joint / NULL_USER_JOINT)
+        if variant == "printed":
+            scale = math.sqrt(8.0 * levels * math.log(2.0 / delta)) / epsilon
+        else:
+            # Theorem 2's route solved exactly: each counter ρ-zCDP with ρ = L Δ_i²/(2σ_i²)
+            # and (ε/2, δ/2)-DP by ε/2 = ρ + 2 sqrt(ρ ln(2/δ)); the printed
+            # σ² = 8 L Δ² ln(2/δ)/ε² drops the ρ term, harmless for small ε (1.6% more noise
+            # at ε = 1, δ = 1e-3) but not private for large ε (accounted ε 17,000 at "ε = 1000").
+            scale = math.sqrt(levels / (2.0 * zcdp_rho(epsilon / 2.0, delta / 2.0)))
+        scale *= math.sqrt(joint / NULL_USER_JOINT)  # the pair's replacement sensitivity
         sigma1, sigma2 = scale * d1, scale * d2
         # Lemma 4 with t = σ√(2 ln(4K/α)) fails w.p. 2·α/(4K) = α/(2K).
         lam = symmetric_gaussian_norm_bound_paper(sigma1 * math.sqrt(levels), p, alpha / (4.0 * episodes))

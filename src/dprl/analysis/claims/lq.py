@@ -52,40 +52,64 @@ def _centre(df: pd.DataFrame) -> pd.Series:
     return nonpriv | centre
 
 
+REGRET_TABLES = ("lq_regret", "lq_regime")  # lq_regime: high ε and long K, inside the regime
+FIT_DECADES = 1.0  # a private slope is fitted over at least one decade after the measured onset
+
+
+def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
+    return [(name, tables[name]) for name in REGRET_TABLES if name in tables and not tables[name].empty]
+
+
 def _c2(tables: Tables) -> list[ClaimResult]:
-    df = tables["lq_regret"]
-    df = df[_centre(df)]
     out = []
-    for (env, alg, calib), g in df.groupby(["env_label", "algorithm", "calibration"]):
-        k_max = int(g["episode"].max())
-        tail = g[g["episode"] >= k_max / SLOPE_WINDOW]
-        est = paired_slope_by_seed(tail, "episode", "regret")
-        label = "OFU-RL" if calib == "none" else f"Private-OFU-RL (ε={CENTRE_EPS:g}, δ={CENTRE_DELTA:g})"
-        regime, need, regime_note = _regime(g, k_max)
-        out.append(ClaimResult(
-            est.value, est.low, est.high, verdict_upper(est, 0.6), "n/a" if calib == "none" else str(calib),
-            f"{label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
-            f"k ∈ [{k_max // SLOPE_WINDOW}, {k_max}], CI by resampling {est.n} seeds; "
-            f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
-            f"λ_min = {_median(g, 'lam_min'):.3g}{regime_note}",
-            regime, need,
-        ))
+    for name, df in _regret_tables(tables):
+        if name == "lq_regret":  # its ε/δ grids serve C3; C2 reads its centre setting
+            df = df[_centre(df)]
+        for (env, alg, calib, eps, delta), g in df.groupby(
+                ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
+            k_max = int(g["episode"].max())
+            regime, need, start, regime_note = _regime(g, k_max)
+            tail = g[g["episode"] >= start]
+            est = paired_slope_by_seed(tail, "episode", "regret")
+            label = "OFU-RL" if calib == "none" else f"Private-OFU-RL (ε={eps:g}, δ={delta:g})"
+            out.append(ClaimResult(
+                est.value, est.low, est.high, verdict_upper(est, 0.6), "n/a" if calib == "none" else str(calib),
+                f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
+                f"k ∈ [{int(start)}, {k_max}], CI by resampling {est.n} seeds; "
+                f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
+                f"λ_min = {_median(g, 'lam_min'):.3g}{regime_note}",
+                regime, need,
+            ))
     return out
 
 
-def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, str]:
-    """Regime of one private setting (``agents/lq/regime.py``): reached when K is beyond the
-    predicted burn-in ``T* = 170·Λ(T*)`` and the measured onset (median over seeds) lies
-    before the slope window. Non-private rows: ``n/a``."""
+def _onset(g: pd.DataFrame) -> float:
+    """Median over seeds of the measured onset (``NaN`` if a majority never left the burn-in)."""
+    if "onset_episode" not in g:
+        return float("nan")
+    per_seed = g.groupby("seed")["onset_episode"].first()
+    return float(per_seed.median()) if per_seed.notna().mean() > 0.5 else float("nan")
+
+
+def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
+    """Regime of one setting (``agents/lq/regime.py``) and where its slope is fitted.
+
+    Private: reached when ``K`` is beyond the predicted burn-in ``T* = 170·Λ(T*)`` and at
+    least a decade beyond the measured onset (median over seeds); the slope is then fitted
+    from ``max(K/32, onset)``. Non-private: ``n/a``, fitted from ``K/32``."""
+    start = k_max / SLOPE_WINDOW
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
-        return "n/a", float("nan"), ""
+        return "n/a", float("nan"), start, ""
     t_star = float(g["burn_in_episodes"].max())
-    onset = float(g.groupby("seed")["onset_episode"].first().median()) if "onset_episode" in g else float("nan")
-    reached = k_max >= t_star and np.isfinite(onset) and onset <= k_max / SLOPE_WINDOW
-    need = max(t_star, SLOPE_WINDOW * onset if np.isfinite(onset) else 0.0)
-    note = (f"; regime: predicted burn-in T* = 170Λ(T*) = {t_star:.3g} episodes, measured onset (regret below half of "
-            f"u ≡ 0's) {'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median over seeds)")
-    return ("reached" if reached else "not reached"), (float("nan") if reached else need), note
+    onset = _onset(g)
+    need = max(t_star, 10**FIT_DECADES * onset) if np.isfinite(onset) else max(t_star, 10**FIT_DECADES * k_max)
+    reached = bool(np.isfinite(onset) and k_max >= need)
+    if np.isfinite(onset):
+        start = max(start, onset)
+    note = (f"; regime: predicted burn-in T* = 170Λ(T*) = {t_star:.3g} episodes, measured onset (per-episode regret "
+            f"halved) {'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median over seeds); "
+            f"needs K >= max(T*, 10·onset)")
+    return ("reached" if reached else "not reached"), (float("nan") if reached else need), start, note
 
 
 def privacy_cost_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -100,14 +124,19 @@ def privacy_cost_table(df: pd.DataFrame) -> pd.DataFrame:
     return priv.dropna(subset=["cost"])
 
 
-def _exponent_rows(cost: pd.DataFrame, x: str, fixed: str, fixed_value: float, expected: float, what: str) -> list[ClaimResult]:
+def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: float, what: str) -> list[ClaimResult]:
+    """One row per (env, calibration): the fitted exponent of the privacy cost in ``x`` at the
+    value of ``fixed`` that has the most ``x`` values in this table."""
     out = []
     for (env, calib), g in cost.groupby(["env_label", "calibration"]):
+        counts = g.groupby(fixed)[x].nunique()
+        fixed_value = float(counts.idxmax())
         g = g[np.isclose(g[fixed], fixed_value)]
         grid = sorted(g[x].unique())
+        where = f"{name}: {env}: {what} at {fixed}={fixed_value:g}"
         if len(grid) < 3:
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
-                                   f"{env}: {what} grid has {len(grid)} point(s) in this preset; need >= 3"))
+                                   f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3"))
             continue
         means = g.groupby(x)["cost"].mean()
         shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
@@ -118,27 +147,33 @@ def _exponent_rows(cost: pd.DataFrame, x: str, fixed: str, fixed_value: float, e
         pred = float(np.polyfit(np.log(sig.index.to_numpy(float)), 0.5 * np.log(sig.to_numpy(float)), 1)[0])
         verdict = verdict_near(est, pred, width_limit=2.0)  # a CI wider than 2: too little data
         k_fin = int(g["episode"].max())
-        t_star = float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
-        regime = "reached" if k_fin >= t_star else "not reached"
+        needs = np.array([_regime(gs, k_fin)[1] for _, gs in g.groupby(x)]) if "burn_in_episodes" in g \
+            else np.array([np.inf])
+        need = float(np.nanmax(needs)) if not np.all(np.isnan(needs)) else float("nan")
+        regime = "reached" if np.isnan(need) else "not reached"
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
-            f"{env}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "
-            f"paired by seed) vs {what} over {[round(float(v), 3) for v in grid]}; expected {pred:+.3f} for the σ's of "
+            f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "
+            f"paired by seed) over {[round(float(v), 3) for v in grid]}; expected {pred:+.3f} for the σ's of "
             f"this calibration (the paper's zCDP route gives {expected:+g}); mean costs "
             f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
             f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds; "
-            f"regime: the largest burn-in on the grid is T* = {t_star:.3g} episodes",
-            regime, float("nan") if regime == "reached" else t_star,
+            f"regime: {'every grid point past max(T*, 10·onset)' if regime == 'reached' else f'needs K >= {need:.3g}'}",
+            regime, need,
         ))
     return out
 
 
 def _c3(tables: Tables) -> list[ClaimResult]:
-    cost = privacy_cost_table(tables["lq_regret"])
-    if cost.empty:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "no private runs paired with OFU-RL runs")]
-    rows = _exponent_rows(cost, "epsilon", "delta", CENTRE_DELTA, -0.5, f"ε (δ={CENTRE_DELTA:g})")
-    rows += _exponent_rows(cost, "log_inv_delta", "epsilon", CENTRE_EPS, 0.25, f"ln(1/δ) (ε={CENTRE_EPS:g})")
+    rows = []
+    for name, df in _regret_tables(tables):
+        cost = privacy_cost_table(df)
+        if cost.empty:
+            rows.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
+                                    f"{name}: no private runs paired with OFU-RL runs"))
+            continue
+        rows += _exponent_rows(name, cost, "epsilon", "delta", -0.5, "ε")
+        rows += _exponent_rows(name, cost, "log_inv_delta", "epsilon", 0.25, "ln(1/δ)")
     return rows
 
 

@@ -52,7 +52,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost"),
     Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size"),
     Figure("lq_audit", "lq", ("lq_audit",), "lq:audit"),
-    Figure("lq_regime", "lq", ("lq_regret",), "lq:regime"),
+    Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", optional=("lq_regime",)),
     # private RL in linear mixture MDPs (2022)
     Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog"),
     Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig"),

@@ -158,7 +158,7 @@ def regime(tables: Tables, stem: Path) -> None:
     ε and δ collapse onto one; the onset (50Λ) and rate (170Λ) marks are drawn."""
     from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA, RATE_K_OVER_LAMBDA
 
-    df = tables["lq_regret"]
+    df = pd.concat([tables[name] for name in ("lq_regret", "lq_regime") if name in tables], ignore_index=True)
     df = df[df["calibration"] != "none"].copy()
     envs = sorted(df["env_label"].unique()) or ["(none)"]
     fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.0), squeeze=False)
