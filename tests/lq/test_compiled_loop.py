@@ -187,31 +187,31 @@ def test_bad_input_is_rejected_before_the_loop():
         run_episodes(system, built, 5, np.random.default_rng(3), 3, check_ridge=True)
 
 
-def test_an_edited_kernel_file_drops_every_dependent_cache(monkeypatch):
-    """Numba checks only a function's own file; ``loop._drop_stale_caches`` flushes the caches
-    of all LQ kernels (``run_block`` embeds the oracle, Riccati, ...) when any source differs
-    from the stamp, and nothing when it matches."""
+@pytest.mark.parametrize("module,callee,kernel", [
+    ("dprl.agents.lq.loop", "dprl.agents.lq.oracle", "run_block"),
+    ("dprl.agents.lq.loop", "dprl.envs.lq", "run_block"),
+    ("dprl.agents.lq.ofu", "dprl.agents.lq.oracle", "plan_step"),
+    ("dprl.agents.lq.oracle", "dprl.envs.lq", "optimistic_step"),
+])
+def test_an_edited_kernel_file_drops_every_dependent_cache(monkeypatch, tmp_path, module, callee, kernel):
+    """Numba checks only a function's own file (``run_block`` embeds the oracle, Riccati,
+    ...): editing a callee's file flushes the caller's cached kernels, and nothing is
+    flushed while the sources match (``runner/kernel_cache.py``, called by ``loop.py``)."""
+    import importlib
     from pathlib import Path
 
-    from numba.core.registry import CPUDispatcher
+    from dprl.runner import kernel_cache
 
-    from dprl.agents.lq import loop
-
-    stamp = Path(loop.run_block._cache.cache_path) / "dprl_lq_kernels.sha256"
+    importlib.import_module("dprl.agents.lq.loop")
+    kernels = kernel_cache._kernels(module)
     flushed = []
-    kernels = {obj.__name__: obj for name in loop._KERNEL_MODULES for obj in vars(sys.modules[name]).values()
-               if isinstance(obj, CPUDispatcher) and obj.__module__ == name}
-    for fn in kernels.values():  # record instead of flushing: the real caches stay warm
-        monkeypatch.setattr(fn._cache, "flush", lambda fn=fn: flushed.append(fn.__name__))
-    good = stamp.read_text()
-    try:
-        stamp.write_text("an older version of the sources")
-        loop._drop_stale_caches()
-        assert {"run_block", "plan_step", "optimistic_step", "riccati_into", "policy_cost_one"} <= set(flushed)
-        assert set(flushed) == set(kernels)
-        assert stamp.read_text() == good
-        flushed.clear()
-        loop._drop_stale_caches()
-        assert flushed == []
-    finally:
-        stamp.write_text(good)
+    for k in kernels:  # record instead of flushing: the real caches stay warm
+        monkeypatch.setattr(k._cache, "flush", lambda k=k: flushed.append(k.__name__))
+    stamp = tmp_path / "stamp"
+    assert kernel_cache.drop_stale_caches(module, (callee,), stamp) and kernel in flushed
+    flushed.clear()
+    assert not kernel_cache.drop_stale_caches(module, (callee,), stamp) and not flushed
+    edited = tmp_path / "callee.py"
+    edited.write_bytes(Path(sys.modules[callee].__file__).read_bytes() + b"\n# an edit\n")
+    monkeypatch.setattr(sys.modules[callee], "__file__", str(edited))
+    assert kernel_cache.drop_stale_caches(module, (callee,), stamp) and kernel in flushed

@@ -20,18 +20,15 @@ counters' ``noise_rng.standard_normal((p, p))`` (B1, symmetrised) then
 
 from __future__ import annotations
 
-import hashlib
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 from numba import njit
-from numba.core.registry import CPUDispatcher
 
 from dprl.agents.lq.ofu import plan_step, user_statistics
 from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.lq import ball_noise_into, policy_cost_one, rollout_into
+from dprl.runner.kernel_cache import drop_stale_caches
 
 # Scalars carried across blocks: cumulative exact and sampled regret, last episode's regret and β.
 CUM_REGRET, CUM_SAMPLED, LAST_REGRET, LAST_BETA = range(4)
@@ -207,32 +204,11 @@ def run_block(
 
 
 # Numba's cache checks only the file that defines a function: after an edit of, say, the
-# oracle, the cached ``run_block`` would still run the old oracle. The kernels of these
-# modules call each other, so their caches are dropped together whenever any of the files
-# changes (checked by content at import; one recompile follows).
-_KERNEL_MODULES = ("dprl.envs.lq", "dprl.agents.lq.oracle", "dprl.agents.lq.ofu", __name__)
-_CALLED_MODULES = ("dprl.agents.tabular.statistics",)
-
-
-def _drop_stale_caches() -> None:
-    sources = hashlib.sha256()
-    for name in _KERNEL_MODULES + _CALLED_MODULES:
-        sources.update(Path(sys.modules[name].__file__).read_bytes())
-    digest = sources.hexdigest()
-    stamp = Path(run_block._cache.cache_path) / "dprl_lq_kernels.sha256"
-    try:
-        if stamp.read_text() == digest:
-            return
-    except OSError:
-        pass
-    for name in _KERNEL_MODULES:
-        for obj in vars(sys.modules[name]).values():
-            if isinstance(obj, CPUDispatcher) and obj.__module__ == name:
-                obj._cache.flush()
-    try:
-        stamp.write_text(digest)
-    except OSError:  # a read-only install: Numba then caches elsewhere or not at all
-        pass
-
-
-_drop_stale_caches()
+# oracle, a cached caller would still run the old oracle. Each module's kernels are
+# flushed when its file or a file it calls into changes (runner/kernel_cache.py).
+for _module, _called in (
+    ("dprl.agents.lq.oracle", ("dprl.envs.lq",)),
+    ("dprl.agents.lq.ofu", ("dprl.agents.lq.oracle", "dprl.envs.lq")),
+    (__name__, ("dprl.envs.lq", "dprl.agents.lq.oracle", "dprl.agents.lq.ofu", "dprl.agents.tabular.statistics")),
+):
+    drop_stale_caches(_module, _called)
