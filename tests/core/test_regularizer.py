@@ -34,7 +34,7 @@ def test_nonprivate_is_ridge():
 
 def test_central_without_noise_equals_ridge_with_shift():
     rng = np.random.default_rng(1)
-    a = CentralRegularizer((2,), 3, 2, horizon=16, calibration=CAL, rng=None, noise=False)
+    a = CentralRegularizer((2,), 3, 2, max_users=16, calibration=CAL, rng=None, noise=False)
     b = NonPrivateRegularizer((2,), 3, 2, lam=CAL.shift)
     for g, c in users(rng, 11):
         a.observe(g, c)
@@ -47,7 +47,7 @@ def test_central_without_noise_equals_ridge_with_shift():
 def test_central_noise_is_symmetric_and_pd_repairs_are_counted():
     rng = np.random.default_rng(2)
     big = RegularizerCalibration(sigma_gram=50.0, sigma_target=1.0, shift=0.1, lam_min=0.1, lam_max=1.0, nu=1.0)
-    reg = CentralRegularizer((4,), 3, 2, horizon=16, calibration=big, rng=rng)
+    reg = CentralRegularizer((4,), 3, 2, max_users=16, calibration=big, rng=rng)
     for g, c in users(rng, 5, batch=(4,)):
         reg.observe(g, c)
         st = reg.release()
@@ -89,7 +89,7 @@ def test_gram_and_target_noise_have_their_own_sigma(kind):
     target's σ, or the reverse, is off by 6x here."""
     runs, p, q = 50_000, 3, 2
     rng = np.random.default_rng(3)
-    reg = (CentralRegularizer((runs,), p, q, horizon=8, calibration=UNEQUAL, rng=rng) if kind == "central"
+    reg = (CentralRegularizer((runs,), p, q, max_users=8, calibration=UNEQUAL, rng=rng) if kind == "central"
            else LocalRegularizer((runs,), p, q, calibration=UNEQUAL, rng=rng))
     s_gram, s_target = _measured_sigmas(reg, runs, p, q)
     assert s_gram == pytest.approx(UNEQUAL.sigma_gram, rel=0.02)
@@ -99,7 +99,7 @@ def test_gram_and_target_noise_have_their_own_sigma(kind):
 def test_central_release_noise_sums_the_set_bits_nodes():
     """After t users the release sums popcount(t) independent nodes, each with its own σ."""
     runs, p, q = 20_000, 2, 1
-    reg = CentralRegularizer((runs,), p, q, horizon=16, calibration=UNEQUAL, rng=np.random.default_rng(4))
+    reg = CentralRegularizer((runs,), p, q, max_users=16, calibration=UNEQUAL, rng=np.random.default_rng(4))
     for _ in range(7):  # 7 = 0b111: three nodes
         reg.observe(np.zeros((runs, p, p)), np.zeros((runs, p, q)))
     assert reg.gram_counter.release()[:, 0, 1].var() == pytest.approx(3 * UNEQUAL.sigma_gram**2, rel=0.05)

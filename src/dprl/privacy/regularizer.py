@@ -165,7 +165,7 @@ class CentralRegularizer(Regularizer):
         batch_shape: tuple[int, ...],
         p: int,
         q: int,
-        horizon: int,
+        max_users: int,
         calibration: RegularizerCalibration,
         rng: np.random.Generator | None,
         noise: bool = True,
@@ -174,8 +174,9 @@ class CentralRegularizer(Regularizer):
         self.calibration = calibration
         gram_noise = GaussianNoise(calibration.sigma_gram) if noise else None
         target_noise = GaussianNoise(calibration.sigma_target) if noise else None
-        self.gram_counter = TreeCounter(self.gram_shape, horizon, gram_noise, rng, symmetric=True)
-        self.target_counter = TreeCounter(self.target_shape, horizon, target_noise, rng)
+        # the counters run over users (= episodes, at most max_users), not over the steps h
+        self.gram_counter = TreeCounter(self.gram_shape, max_users, gram_noise, rng, symmetric=True)
+        self.target_counter = TreeCounter(self.target_shape, max_users, target_noise, rng)
 
     def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
         self.gram_counter.update(gram)
