@@ -42,6 +42,20 @@ def lsw_psi(counts: np.ndarray, rho: np.ndarray, b: float) -> np.ndarray:
     return np.exp(log_smooth_bound(np.log(lsw_u(counts, rho, cand)), b, cand))
 
 
+def lsw_argmax_k(counts: np.ndarray, rho: np.ndarray, b: float) -> np.ndarray:
+    """The maximiser ``k*`` of ``e^{-kb} U_k`` in :func:`lsw_psi` per batch (smallest on ties),
+    over the same candidates ``{0} ∪ {m_s - 1}``. Diagnostic only (it selects no noise): ``k* = 0``
+    means ``Ψ_X`` is the local sensitivity ``U_0`` and σ_X ∝ 1/m (``regime.py``, claim B2)."""
+    counts = np.atleast_2d(np.asarray(counts, dtype=float))
+    cand = np.concatenate([np.zeros((counts.shape[0], 1)), np.maximum(counts - 1.0, 0.0)], axis=1)
+    if np.isinf(b):
+        return np.zeros(counts.shape[0])
+    score = np.log(lsw_u(counts, rho, cand)) - b * cand
+    best = score.max(axis=1, keepdims=True)
+    # smallest k among the (numerically) tied maximisers
+    return np.where(score >= best - 1e-12 * np.abs(best), cand, np.inf).min(axis=1)
+
+
 def lsl_log_u(counts: np.ndarray, m: np.ndarray, rho: np.ndarray, c_lam: np.ndarray, k: np.ndarray) -> np.ndarray:
     """``ln U_k = 2 ln(c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)``; ``k`` ``(B, K)``, ``c_λ`` ``(B,)``."""
     a_k = np.sum(rho * np.minimum(counts[:, None, :] + k[:, :, None], m[:, None, None]), axis=-1)

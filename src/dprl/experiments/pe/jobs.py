@@ -14,9 +14,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from dprl.agents.pe.bounds import lsw_argmax_k
 from dprl.agents.pe.broken import BROKEN_VARIANTS, variant_class
 from dprl.agents.pe.estimators import DPLSL, DPLSW, LSL, LSW
 from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
+from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabilities
 from dprl.envs.mrp import BatchStats, FiniteMRP, FirstVisitData, chain_mrp
 from dprl.privacy.audit import audit
 from dprl.privacy.smooth_sensitivity import gaussian_pair_epsilon, gaussian_release
@@ -54,11 +56,11 @@ def _evaluate(alg: dict, spec: JobSpec, phi: np.ndarray, rho: np.ndarray, f_max:
     nan = np.full(len(stats), np.nan)
     if name == "lsw":
         est = LSW(phi, rho)
-        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": nan,
+        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": nan, "argmax_k": nan,
                 "accounted_epsilon": nan}
     if name == "lsl":
         est = LSL(phi, rho, alg["c"], alg["p"])
-        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": est.lam(stats.m),
+        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": est.lam(stats.m), "argmax_k": nan,
                 "accounted_epsilon": nan}
     eps, delta = _privacy(spec)
     if name == "dp_lsw":
@@ -70,10 +72,12 @@ def _evaluate(alg: dict, spec: JobSpec, phi: np.ndarray, rho: np.ndarray, f_max:
     else:
         raise ValueError(f"unknown algorithm {name!r}")
     release, report = est.release(stats, rng)
+    # the maximiser k* of DP-LSW's smooth bound (k* = 0: σ_X ∝ 1/m, claim B2); NaN for LSL
+    k_star = lsw_argmax_k(stats.counts, rho, est.const.b) if name == "dp_lsw" else nan
     return {
         "rmse": weighted_rmse(values, release.values(phi), rho),
         "rmse_np": weighted_rmse(values, est.fit(stats) @ phi.T, rho),  # same batch, no noise
-        "sigma": report.sigma, "psi": report.psi, "lam": lam,
+        "sigma": report.sigma, "psi": report.psi, "lam": lam, "argmax_k": k_star,
         # under the replacement relation: NRS07's nominal ε (smooth), analytic Gaussian ε (GS)
         "accounted_epsilon": est.accounted_epsilon(stats),
     }
@@ -103,6 +107,19 @@ def job_accounted_epsilon(spec: JobSpec) -> float | None:
     return max(out)
 
 
+def regime_columns(spec: JobSpec, mrp: FiniteMRP, phi: np.ndarray, rho: np.ndarray) -> dict[str, float]:
+    """The job's regime boundaries (``agents/pe/regime.py``): DP-LSW's ``m_flat = 1/b``,
+    ``m_half = 1/(b q_min)``, ``m_star`` (maximiser ``k = 0`` beyond; batch sizes m), and DP-LSL's
+    noise floor ``eps_m_floor`` (in ε·m). NaN for non-private jobs."""
+    if spec.privacy is None:
+        return dict.fromkeys(("m_flat", "m_half", "m_star", "eps_m_floor"), np.nan)
+    eps, delta = _privacy(spec)
+    q = visit_probabilities(mrp)
+    reg = lsw_regime(eps, delta, phi, rho, q)
+    return {"m_flat": reg.m_flat, "m_half": reg.m_half, "m_star": reg.m_star,
+            "eps_m_floor": lsl_noise_floor(delta, phi, rho, q, mrp.true_values(), mrp.f_max)}
+
+
 def run_batch(ctx: JobContext) -> pd.DataFrame:
     """``pe_batch``: RMSE ``||V - Φθ̃||_ρ`` and ``σ_X`` vs ``m`` (spec, "Experiments")."""
     spec, st = ctx.spec, ctx.settings
@@ -116,7 +133,8 @@ def run_batch(ctx: JobContext) -> pd.DataFrame:
     for i, feat in enumerate(feats):
         phi = feature_matrix(feat, mrp.n_states)
         cols = _evaluate(spec.algorithm, spec, phi, rho, mrp.f_max, stats, values, ctx.noise_rng)
-        frames.append(pd.DataFrame({"features": feat, "d": phi.shape[1], "m": sizes, **cols}))
+        frames.append(pd.DataFrame({"features": feat, "d": phi.shape[1], "m": sizes, **cols,
+                                    **regime_columns(spec, mrp, phi, rho)}))
         ctx.progress(i + 1, len(feats), unit="feature maps")
     return pd.concat(frames, ignore_index=True)
 
@@ -133,6 +151,7 @@ def run_lambda(ctx: JobContext) -> pd.DataFrame:
     values = mrp.true_values()
     rho = uniform_weights(mrp.n_states, mrp.absorbing)
     phi = feature_matrix(st["features"], mrp.n_states)
+    regime = regime_columns(spec, mrp, phi, rho)
     cs = np.logspace(st["log10_c_min"], st["log10_c_max"], st["c_points"])
     ps = np.linspace(st["p_min"], st["p_max"], st["p_points"])
     frames = []
@@ -140,7 +159,7 @@ def run_lambda(ctx: JobContext) -> pd.DataFrame:
         for p in ps:
             cols = _evaluate({"name": "dp_lsl", "c": float(c), "p": float(p)}, spec, phi, rho, mrp.f_max, stats, values, ctx.noise_rng)
             frames.append(pd.DataFrame({"features": st["features"], "c": c, "p": p, "m": sizes, **cols,
-                                        "rmse_zero": weighted_rmse(values, np.zeros_like(values), rho)}))
+                                        "rmse_zero": weighted_rmse(values, np.zeros_like(values), rho), **regime}))
         ctx.progress(i + 1, len(cs), unit="values of c")
     return pd.concat(frames, ignore_index=True)
 
