@@ -41,6 +41,11 @@ class OptimisticAgent:
         self.bonus_scale = bonus_scale
         self.tie_rng = tie_rng
         self._shape = (source.H, source.S, source.A)
+        # measured burn-in (filled by run_episodes): the last episode (1-based) whose
+        # greedy policy was all-tied (0: none), how many were, and episodes run so far
+        self.last_all_tied_episode = 0
+        self.all_tied_episodes = 0
+        self.episodes_run = 0
 
     def policy(self) -> np.ndarray:
         Q = priv_q(self.source.release(), self.beta, self.bonus_scale)
@@ -75,18 +80,34 @@ class EpisodeSink(Protocol):
 
 
 @njit(cache=True)
+def _all_tied(Q: np.ndarray) -> bool:
+    """Whether every action ties at every ``(h, s)``: the greedy rule then plays the
+    uniform tie-break everywhere."""
+    H, S, A = Q.shape
+    for h in range(H):
+        for s in range(S):
+            for a in range(1, A):
+                if Q[h, s, a] != Q[h, s, 0]:
+                    return False
+    return True
+
+
+@njit(cache=True)
 def _run_block(
     cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
     private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int, T: int,
     scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
     u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
+    all_tied: np.ndarray,
 ) -> None:
     """Episodes ``t0 + 1 .. t0 + len(u)`` of Algorithm 2, compiled.
 
     Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
     counters ``exact``/``suffix`` after ``t0`` elements (``statistics.feed_tree``), with
     ``counts`` all zeros (the release before the first element). Writes episode ``k``'s
-    policy to ``policies[k]`` and its sampled return to ``returns[k]``."""
+    policy to ``policies[k]``, its sampled return to ``returns[k]`` and whether every action
+    tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
+    ``all_tied[k]``; the check reads ``Q`` only, so regret is unchanged."""
     H, S, A = keys.shape[1], keys.shape[2], keys.shape[3]
     Q = np.empty((H, S, A))
     V = np.empty((2, S))
@@ -108,6 +129,7 @@ def _run_block(
         priv_q_into(rel, E, S, A, H, log_sah_beta, bonus_scale, Q, V)
         # for h = 1..H: execute a := argmax_a' Q̃⁺_t(s, a', h), observe r and s'
         greedy_into(Q, keys[k], policies[k])
+        all_tied[k] = _all_tied(Q)
         rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, policies[k], u[k], states, actions, rewards)
         returns[k] = pairwise_sum(rewards, 0, H)
         # Feed r to r̃(s, a, h); feed 1 to ñ(s, a, h) and m̃(s, a, s', h), 0 to all others
@@ -126,7 +148,8 @@ def run_episodes(
     progress: Callable[[int, int], None] | None = None, block: int = 1024,
 ) -> EpisodeSink:
     """Run ``T`` episodes (:func:`_run_block`) and hand their exact gaps and sampled returns
-    to ``sink`` in blocks of ``block`` episodes; returns ``sink``. Regret is exact: every
+    to ``sink`` in blocks of ``block`` episodes; returns ``sink``. Records the measured
+    burn-in on ``agent`` (``last_all_tied_episode``, ``all_tied_episodes``). Regret is exact: every
     committed policy is evaluated by backward induction on the true model
     (:meth:`TabularMDP.policy_values`, vectorised over the block; the agent never sees
     these values). Memory is bounded by the block, whatever ``T``."""
@@ -144,6 +167,7 @@ def run_episodes(
     chunk = max(1, min(block, _NOISE_DOUBLES // (2 * N))) if noisy else block
     policies = np.empty((block, H, S), dtype=np.int64)
     returns = np.empty(block)
+    all_tied = np.empty(block, dtype=np.bool_)
     model = env.kernel_model()
     if private:
         counts, exact, suffix = np.zeros(N), src.exact, src.suffix
@@ -163,14 +187,19 @@ def run_episodes(
             e1e2 = src.rng.standard_exponential((k, 2, N)) if noisy else np.zeros((k, 2, 0))
             t0 = src.t if private else done + j
             _run_block(*model, private, counts, exact, suffix, t0, T_counter, scale, e_first, e_rest, lt,
-                       float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k])
+                       float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k])
             if private:
                 src.t += k
             j += k
         sink.add(rho_star - env.policy_values(policies[:b]), returns[:b])
+        tied = np.flatnonzero(all_tied[:b])
+        if tied.size:
+            agent.last_all_tied_episode = agent.episodes_run + done + int(tied[-1]) + 1
+        agent.all_tied_episodes += int(tied.size)
         done += b
         if progress is not None:
             progress(done, T)
+    agent.episodes_run += T
     return sink
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.tabular.counter_audit import audited_pair
+from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, verdict_near, verdict_upper
@@ -31,6 +32,37 @@ def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
 
 def _last_decade(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["episode"] >= df["episode"].max() / 10]
+
+
+CENSOR_FRACTION = 0.01  # V5: more α-suboptimal episodes than this in the last decade: censored by T
+
+
+def _onset(g: pd.DataFrame) -> float:
+    """Median over seeds of the measured onset (first episode after the last all-tied one;
+    ``NaN`` if a majority of seeds were still all-tied at the end)."""
+    if "onset_episode" not in g:
+        return float("nan")
+    per_seed = g.groupby("seed")["onset_episode"].first()
+    return float(per_seed.median()) if per_seed.notna().mean() > 0.5 else float("nan")
+
+
+def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
+    """Regime of one PUCB setting (``agents/tabular/regime.py``): ``(regime,
+    horizon_needed, fit start, note)``. Reached when some seed left the all-tied play
+    (measured onset) and ``T >= RATE_FACTOR·T*`` (``T*`` the predicted burn-in, max over
+    seeds' instances); the slope is then fitted over ``[max(T/10, T*), T]``."""
+    T = float(g["episode"].max())
+    if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
+        return "n/a", float("nan"), T / 10, ""
+    t_star = float(g["burn_in_episodes"].max())
+    onset = _onset(g)
+    need = RATE_FACTOR * t_star
+    reached = bool(np.isfinite(onset) and T >= need)
+    start = max(T / 10, t_star) if reached else T / 10
+    note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes (every Q̃⁺ below H under uniform play), "
+            f"measured onset (first episode not all-tied, median over seeds) "
+            f"{'not within T' if not np.isfinite(onset) else f'{onset:.3g}'}; needs T >= {RATE_FACTOR:g}·T*")
+    return ("reached" if reached else "not reached"), (float("nan") if reached else need), start, note
 
 
 def _fit_exponent(xs: list[float], groups: list[np.ndarray]) -> Estimate:
@@ -83,19 +115,23 @@ def v1(tables: Tables) -> list[ClaimResult]:
 
 
 def _slopes(tables: Tables, calibration: str) -> list[tuple[str, float, Estimate, pd.DataFrame]]:
+    """Per (env, ε): the log-log slope of regret vs T from the regime's fit start on."""
     df = tables["tabular_regret"]
     pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == calibration)]
     out = []
     for (env, eps), g in pu.groupby(["env_label", "epsilon"]):
-        out.append((env, eps, paired_slope_by_seed(_last_decade(g), "episode", "regret"), g))
+        start = regime(g)[2]
+        out.append((env, eps, paired_slope_by_seed(g[g["episode"] >= start], "episode", "regret"), g))
     return out
 
 
 def v2(tables: Tables) -> list[ClaimResult]:
     res = []
-    for env, eps, est, _ in _slopes(tables, "tight"):
+    for env, eps, est, g in _slopes(tables, "tight"):
+        reg, need, start, note = regime(g)
         res.append(_res(est, verdict_upper(est, 0.6), "tight",
-                        f"{env}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over the last decade of T ({est.n} seeds)"))
+                        f"{env}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ [{start:.3g}, "
+                        f"{g['episode'].max():.3g}] ({est.n} seeds){note}", reg, need))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no tight PUCB runs")]
 
 
@@ -104,15 +140,32 @@ def v4(tables: Tables) -> list[ClaimResult]:
     for env, eps, est, g in _slopes(tables, "paper"):
         t_first = float(g["t_exploit_possible"].median())
         T = int(g["episode"].max())
+        onset, t_star = _onset(g), float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
         lin = "reproduced" if est.n >= 2 and np.isfinite(est.value) and est.high >= 0.95 else (
             "inconclusive" if est.n < 2 else "not reproduced")
         res.append(_res(est, lin, "paper",
                         f"{env}, ε={eps:g}: regret slope over the last decade up to T={T} (linear = 1); "
-                        f"ñ >= 2E_ε first possible at episode {t_first:.3g}"))
+                        f"ñ >= 2E_ε first possible at episode {t_first:.3g}; predicted burn-in T* = {t_star:.3g}; "
+                        f"measured onset (first episode not all-tied) "
+                        f"{'none: all-tied to the end' if not np.isfinite(onset) else f'{onset:.3g}'}"))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "paper", "no paper-calibration PUCB runs")]
 
 
 # ------------------------------------------------------------------------------ V3
+
+
+def expected_eps_exponent(final: pd.DataFrame) -> float:
+    """V3's expected exponent of the privacy cost in ε under the calibration in use: the
+    cost at fixed T past the burn-in is dominated by the burn-in's linear regret, ``∝ T*(ε)``
+    (``agents/tabular/regime.py``), so the expectation is the least-squares slope of
+    ``log T*`` against ``log ε`` over the jobs' own ``burn_in_episodes`` (about −1: ``E``
+    is ``∝ 1/ε`` under both calibrations, and ``T*`` is about linear in ``E``)."""
+    if "burn_in_episodes" not in final:  # tables from before the regime columns: the paper's 1/ε
+        return -1.0
+    t = final.groupby("epsilon")["burn_in_episodes"].median()
+    if len(t) < 2 or not np.all(np.isfinite(t.to_numpy(float))):
+        return -1.0
+    return float(np.polyfit(np.log(t.index.to_numpy(float)), np.log(t.to_numpy(float)), 1)[0])
 
 
 def v3(tables: Tables) -> list[ClaimResult]:
@@ -121,19 +174,28 @@ def v3(tables: Tables) -> list[ClaimResult]:
     res = []
     for env, g in cost.groupby("env_label"):
         eps_max = g["epsilon"].max()
-        ge = _last_decade(g[g["epsilon"] == eps_max])
-        est = paired_slope_by_seed(ge, "episode", "cost")
+        g_max = g[g["epsilon"] == eps_max]
+        reg, need, start, note = regime(g_max)
+        est = paired_slope_by_seed(g_max[g_max["episode"] >= start], "episode", "cost")
         res.append(_res(est, verdict_upper(est, 0.5), "tight",
-                        f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_PUCB − Regret_UBEV vs T over the "
-                        "last decade (lower order than √T: slope <= 0.5)"))
+                        f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_PUCB − Regret_UBEV vs T over "
+                        f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need))
         fin = _final(g)
         epss = sorted(fin["epsilon"].unique())
         if len(epss) >= 2:
             groups = [fin[fin["epsilon"] == e]["cost"].to_numpy() for e in epss]
             est = _fit_exponent(epss, groups)
-            res.append(_res(est, verdict_near(est, -1.0, width_limit=3.0), "tight",
-                            f"{env}: exponent of the final privacy cost vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}} "
-                            "(1/ε scaling: −1)"))
+            expected = expected_eps_exponent(fin)
+            regs = [regime(g[g["epsilon"] == e]) for e in epss]
+            reached = all(r[0] == "reached" for r in regs)
+            known = any(r[0] != "n/a" for r in regs)
+            need_e = float(np.nanmax([r[1] for r in regs])) if known and not reached else float("nan")
+            res.append(_res(est, verdict_near(est, expected, width_limit=3.0), "tight",
+                            f"{env}: exponent of the final privacy cost vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
+                            f"expected {expected:+.3f} from this calibration (the burn-in's regret ∝ T*(ε), slope of log T* "
+                            f"vs log ε), the paper's 1/ε gives −1; regime: "
+                            f"{'every ε past 3·T*' if reached else f'needs T >= {need_e:.3g}'}",
+                            "reached" if reached else ("not reached" if known else "n/a"), need_e))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs")]
 
 
@@ -149,13 +211,42 @@ def v5(tables: Tables) -> list[ClaimResult]:
     x = [1.0 / (a * e) for a, e in keys]
     groups = [pu[(pu["alpha"] == a) & (pu["epsilon"] == e)]["n_subopt"].to_numpy(float) for a, e in keys]
     est = _fit_exponent(x, groups)
+    censored = censored_points(tables["tabular_pac"])
+    reg = "not reached" if censored else "reached"
+    need = float(max(c[2] for c in censored)) if censored else float("nan")
+    cens_note = (f"; regime: {len(censored)} of {len(keys)} (α, ε) points censored by T (more than "
+                 f"{CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade: "
+                 + ", ".join(f"α={a:.3g} ε={e:g}" for a, e, _ in censored) + ")" if censored
+                 else f"; regime: no point censored (<= {CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade)")
     row = pu.iloc[0]
     lb = [row["S"] * row["A"] * row["H"] * np.log(1 / 0.05) / (a * e) for a, e in keys]
     ratio = min(g.mean() / b for g, b in zip(groups, lb))
     T = int(df["episode"].max())
     return [_res(est, verdict_near(est, 1.0, width_limit=3.0), "tight",
                  f"exponent of the number of α-suboptimal episodes (PUCB, T={T}) vs 1/(αε) over {len(keys)} (α, ε) points "
-                 f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}")]
+                 f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}{cens_note}",
+                 reg, need)]
+
+
+def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
+    """``(α, ε, horizon needed)`` of the private (α, ε) points whose count is censored by
+    ``T``: seed-mean fraction of α-suboptimal episodes over the last decade (from the
+    checkpoint at or before ``T/10``) above :data:`CENSOR_FRACTION`: the algorithm is still
+    learning at the end, so the count measures ``T``, not the sample complexity. Needed: a
+    decade more, and past ``RATE_FACTOR·T*``."""
+    pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")]
+    out = []
+    for (a, e), g in pu.groupby(["alpha", "epsilon"]):
+        T = g["episode"].max()
+        lo = g[g["episode"] <= T / 10]["episode"].max()
+        if not np.isfinite(lo):
+            lo = g["episode"].min()
+        wide = g.pivot_table(index="seed", columns="episode", values="n_subopt")
+        frac = float(((wide[T] - wide[lo]) / (T - lo)).mean())
+        if frac > CENSOR_FRACTION:
+            t_star = float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else 0.0
+            out.append((float(a), float(e), float(max(10 * T, RATE_FACTOR * t_star))))
+    return out
 
 
 # ------------------------------------------------------------------------------ V6
@@ -194,8 +285,15 @@ def v7(tables: Tables) -> list[ClaimResult]:
             v = "inconclusive"
         else:
             v = "reproduced" if (est.high >= 1 and est.low <= 2) else "not reproduced"
+        regs = [regime(df[(df["algorithm"] == "pucb") & (df["epsilon"] == eps) & (df["calibration"] == calib)
+                          & (df["S"] == s)]) for s in Ss]
+        reached = all(r[0] == "reached" for r in regs)
+        known = any(r[0] != "n/a" for r in regs)
+        need = float("nan") if reached or not known else float(np.nanmax([r[1] for r in regs]))
         res.append(_res(est, v, calib, f"ε={eps:g}: fitted exponent of the final privacy cost vs S over S ∈ {{{', '.join(map(str, Ss))}}} "
-                                       "(between 1 and 2 expected)"))
+                                       f"(between 1 and 2 expected); regime: "
+                                       f"{'every S past 3·T*' if reached else f'needs T >= {need:.3g} (largest S), not reached in default'}",
+                        "reached" if reached else ("not reached" if known else "n/a"), need))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two S values")]
 
 

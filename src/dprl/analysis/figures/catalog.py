@@ -47,6 +47,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("tabular_pac_counts", "tabular", ("tabular_pac",), "tabular:pac_counts"),
     Figure("tabular_scaling_S", "tabular", ("tabular_scaling",), "tabular:scaling_S"),
     Figure("tabular_mab_pulls", "tabular", ("private_mab",), "tabular:mab_pulls"),
+    Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime"),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog"),
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost"),

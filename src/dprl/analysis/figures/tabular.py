@@ -14,6 +14,7 @@ import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
+from dprl.agents.tabular.regime import RATE_FACTOR  # noqa: E402
 from dprl.analysis.claims.tabular import _final, privacy_cost  # noqa: E402
 
 
@@ -41,13 +42,18 @@ def regret_loglog(tables: Tables, stem: Path) -> None:
         g = df[df["env_label"] == env]
         for run, gr in g.groupby("run"):
             _band(ax, gr, "episode", "regret", run, pal[run], ls="--" if "paper" in run else "-")
+            # the predicted burn-in T* (agents/tabular/regime.py), where it lies inside the run
+            if "burn_in_episodes" in gr and gr["algorithm"].iloc[0] == "pucb":
+                t_star = float(gr["burn_in_episodes"].median())
+                if gr["episode"].min() <= t_star <= gr["episode"].max():
+                    ax.axvline(t_star, color=pal[run], lw=0.8, ls=(0, (2, 2)))
         T = np.array([g["episode"].min(), g["episode"].max()], float)
         ub = g[g["algorithm"] == "ubev"]
         ref = ub[ub["episode"] == ub["episode"].max()]["regret"].mean() if len(ub) else g["regret"].max()
         ax.plot(T, ref * np.sqrt(T / T[1]), color="k", lw=0.8, ls=":", label="∝ √T")
         ax.set(xscale="log", yscale="log", xlabel="episodes T", ylabel="cumulative regret", title=env)
         ax.legend(fontsize=7)
-    fig.suptitle("Cumulative exact regret (mean over seeds, 95% band)")
+    fig.suptitle("Cumulative exact regret (mean over seeds, 95% band; thin dashed: PUCB's predicted burn-in T*)")
     fig.tight_layout()
     save(fig, stem)
 
@@ -134,5 +140,36 @@ def mab_pulls(tables: Tables, stem: Path) -> None:
         ax.plot(b.index, b.to_numpy(), color=f"C{i}", ls="--", label=f"α={alpha:g}: Lemma 8 bound")
     ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="pulls of an α-suboptimal arm")
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    save(fig, stem)
+
+
+def regime(tables: Tables, stem: Path) -> None:
+    """Per-episode regret ``R(T)/T`` (seed mean) of every PUCB setting against ``T/T*``,
+    ``T*`` the job's predicted burn-in (``agents/tabular/regime.py``, median over seeds): if
+    the all-tied burn-in is the mechanism, the curves of every ε and calibration collapse,
+    flat up to ``T/T* ≈ 1`` and falling after. Markers: the measured onsets (first episode not
+    all-tied) on the same axis; dotted: ``T = RATE_FACTOR·T*``, where V2/V3 are judged."""
+    df = tables["tabular_regret"]
+    df = df[df["algorithm"] == "pucb"].copy()
+    envs = sorted(df["env_label"].unique()) or ["(none)"]
+    fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.0), squeeze=False)
+    for ax, env in zip(axes[0], envs):
+        g = df[df["env_label"] == env]
+        for i, ((calib, eps), gs) in enumerate(g.groupby(["calibration", "epsilon"])):
+            t_star = float(gs["burn_in_episodes"].median())
+            m = gs.assign(rate=gs["regret"] / gs["episode"]).groupby("episode")["rate"].mean()
+            color = f"C{i}"
+            ax.plot(m.index / t_star, m.to_numpy(), color=color, ls="--" if calib == "paper" else "-",
+                    label=f"ε={eps:g} ({calib}), T* = {t_star:.2g}")
+            onsets = gs.groupby("seed")["onset_episode"].first().dropna() / t_star
+            if len(onsets):
+                y = np.interp(onsets.to_numpy(), m.index / t_star, m.to_numpy())
+                ax.plot(onsets, y, "o", color=color, ms=4, mfc="none")
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.axvline(RATE_FACTOR, color="k", lw=0.8, ls=":")
+        ax.set(xscale="log", yscale="log", xlabel="T / T*", ylabel="regret per episode R(T)/T", title=env)
+        ax.legend(fontsize=7)
+    fig.suptitle("PUCB's burn-in: per-episode regret against T/T* (circles: measured onsets)")
     fig.tight_layout()
     save(fig, stem)

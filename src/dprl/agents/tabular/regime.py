@@ -1,0 +1,126 @@
+"""Where PUCB's regret rate applies (contract, "Regimes"; spec, "Pitfall to expect").
+
+PrivQ (``planner.priv_q_into``) clamps ``Q̃⁺ = min(H, Q̃ + conf)``. While every ``Q̃⁺`` is
+``H`` all actions tie and the random tie-break plays uniformly, so regret is linear for every
+ε. Under the good event ``Q̃⁺ >= Q*`` (optimism) and ``Q̃ ≈ Q*``, so ``Q̃⁺(s, a, h) < H``
+needs ``ñ >= max(2E, 1)`` and
+
+    conf(ñ) = (H+1) φ̃(ñ) + ψ̃(ñ) < H − Q*(s, a, h),    ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²),
+
+i.e. ``ñ ≈ 3(1+SH)E/(H − Q*)``: 12E-60E per (s, a, h) on garnet S=3 A=2 H=2 (the issue's
+"ñ ≈ 20E"). Under uniform play ``(s, a, h)`` is visited ``d_h(s)/A`` times per episode
+(``d_h`` the state distribution of the uniform policy), so the pair crosses its threshold
+``n*(s, a, h)`` after ``n*·A/d_h(s)`` episodes. Two horizons follow:
+
+- the first untie, ``min`` over the last step ``h = H`` (for ``h < H`` the target contains
+  ``Ṽ_{h+1} = H`` and stays clamped until step ``h+1`` unclamps): the first episode after
+  which the policy is no longer all-tied, compared with the measured onset (the agent's last
+  all-tied episode, ``agent.run_episodes``);
+- the burn-in ``T*``, ``max`` over every reachable ``(s, a, h)``: by then every optimistic
+  value has left ``H`` and the greedy policy is the learnt one everywhere; regret curves bend
+  there (garnet S3 H2: 4.9e5 at ε=10, 4.4e6 at ε=1 at T = 3e6, measured bends near 3.7e5 and
+  4.4e6). The uniform visit rate is an approximation once some pairs unclamp (the greedy
+  policy then shifts visits), which is why ``T*`` is a prediction and the onset is measured.
+
+A rate is fitted over ``[max(T/10, T*), T]`` and is inside its regime when ``T >=
+RATE_FACTOR·T*`` (at least half a decade past the burn-in).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dprl.agents.tabular import calibration as cal
+from dprl.agents.tabular.planner import log_term
+from dprl.envs.tabular import TabularMDP
+
+RATE_FACTOR = 3.0  # a slope is inside its regime when T >= RATE_FACTOR·T* (about half a decade)
+
+
+def confidence_width(n: float, E: float, S: int, A: int, H: int, beta: float, bonus_scale: float = 1.0) -> float:
+    """``conf`` of PrivQ's known branch at released count ``n >= max(2E, 1)`` (the same
+    formula as ``planner.priv_q_into``; ψ̃ vanishes for ``E = 0``)."""
+    phi = math.sqrt((2.0 * math.log(n + E) + log_term(S, A, H, beta)) / max(n - E, 1.0))
+    conf = (H + 1) * phi + ((1.0 + S * H) * (3.0 * E / n + 2.0 * E * E / (n * n)) if E > 0 else 0.0)
+    return conf * bonus_scale
+
+
+def unclamp_count(margin: float, E: float, S: int, A: int, H: int, beta: float, bonus_scale: float = 1.0) -> float:
+    """Smallest released count ``n >= max(2E, 1)`` with ``conf(n) < margin`` (``inf`` if
+    ``margin <= 0``). ``conf`` decreases in ``n`` on the known branch, so bisection on
+    ``log n`` finds the crossing."""
+    lo = max(2.0 * E, 1.0)
+    if margin <= 0:
+        return math.inf
+    if confidence_width(lo, E, S, A, H, beta, bonus_scale) < margin:
+        return lo
+    a, b = math.log(lo), math.log(lo) + 1.0
+    while confidence_width(math.exp(b), E, S, A, H, beta, bonus_scale) >= margin:
+        a, b = b, b + 1.0
+        if b > 100:
+            return math.inf
+    for _ in range(80):
+        m = 0.5 * (a + b)
+        if confidence_width(math.exp(m), E, S, A, H, beta, bonus_scale) < margin:
+            b = m
+        else:
+            a = m
+    return math.exp(b)
+
+
+def uniform_visit_rates(env: TabularMDP) -> np.ndarray:
+    """Expected visits per episode of each ``(h, s, a)`` under uniform play: ``d_h(s)/A``
+    with ``d_1 = p0`` and ``d_{h+1}(s') = Σ_{s,a} d_h(s) P(s'|s,a,h)/A``."""
+    rates = np.empty((env.H, env.S, env.A))
+    d = env.p0.copy()
+    for h in range(env.H):
+        rates[h] = d[:, None] / env.A
+        d = np.einsum("s,sat->t", d, env.P[h]) / env.A
+    return rates
+
+
+def unclamp_episodes(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.0) -> np.ndarray:
+    """Episodes of uniform play until each ``(h, s, a)`` reaches its unclamping count
+    ``n*`` (margin ``H − Q*(s, a, h)``), ``(H, S, A)``; ``inf`` where never visited."""
+    S, A, H = env.S, env.A, env.H
+    rates = uniform_visit_rates(env)
+    margin = H - env.optimal_q
+    out = np.full((H, S, A), math.inf)
+    cache: dict[float, float] = {}
+    for idx in zip(*np.nonzero(rates > 0)):
+        m = round(float(margin[idx]), 12)
+        if m not in cache:
+            cache[m] = unclamp_count(m, E, S, A, H, beta, bonus_scale)
+        out[idx] = cache[m] / rates[idx]
+    return out
+
+
+def error_bound(epsilon: float, calibration: str, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
+    """The ``E`` PrivQ uses from episode 2 on (``calibration.e_eps_paper`` or the constant
+    of ``e_eps_tight``)."""
+    if calibration == "paper":
+        return cal.e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
+    if calibration == "tight":
+        return cal.e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step) if T >= 2 else 0.0
+    raise ValueError(f"unknown calibration {calibration!r}")
+
+
+def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.0) -> tuple[float, float]:
+    """``(first untie, T*)`` of PUCB with error bound ``E`` on ``env`` (``E = 0``: UBEV),
+    module docstring: the min over the last step and the max over every reachable pair of
+    :func:`unclamp_episodes`."""
+    eps = unclamp_episodes(env, E, beta, bonus_scale)
+    reach = np.isfinite(eps) | (uniform_visit_rates(env) > 0)
+    return float(eps[-1].min()), float(eps[reach].max())
+
+
+def job_burn_in(env: TabularMDP, privacy: dict | None, T: int, beta: float, bonus_scale: float = 1.0,
+                l1_per_step: int = 2) -> tuple[float, float]:
+    """:func:`pucb_burn_in` from a job's own constants: its instance, ``T``, ``β``,
+    ``bonus_scale`` and privacy calibration (``None``: UBEV, ``E = 0``)."""
+    if privacy is None:
+        return pucb_burn_in(env, 0.0, beta, bonus_scale)
+    E = error_bound(float(privacy["epsilon"]), privacy["calibration"], env.S, env.A, env.H, T, beta, l1_per_step)
+    return pucb_burn_in(env, E, beta, bonus_scale)

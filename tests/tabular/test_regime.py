@@ -1,0 +1,172 @@
+"""PUCB's burn-in (agents/tabular/regime.py), its measured onset in the compiled loop, and
+the regime-aware claims V2, V3 and V5 on synthetic tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprl.agents.tabular.agent import _all_tied, make_agent, run_episodes
+from dprl.agents.tabular.regime import (confidence_width, job_burn_in, pucb_burn_in, unclamp_count,
+                                        uniform_visit_rates)
+from dprl.analysis.claims import tabular as tc
+from dprl.envs.tabular import garnet, riverswim
+from dprl.runner.online import CheckpointSummary
+
+TIGHT = {"calibration": "tight"}
+
+
+def _garnet(seed: int = 0):
+    return garnet(np.random.default_rng(seed), S=3, A=2, H=2, branching=2)
+
+
+def test_unclamp_count_is_the_crossing():
+    E, S, A, H = 1640.0, 3, 2, 2
+    n = unclamp_count(1.0, E, S, A, H, 0.05)
+    assert confidence_width(n, E, S, A, H, 0.05) < 1.0 <= confidence_width(n * 0.999, E, S, A, H, 0.05)
+    # the ψ̃ term alone puts the crossing near 3(1+SH)E/margin = 21E
+    assert 15 * E < n < 30 * E
+    assert unclamp_count(0.0, E, S, A, H, 0.05) == np.inf
+    assert unclamp_count(1.0, E, S, A, H, 0.05, bonus_scale=2.0) > n
+
+
+def test_burn_in_matches_the_issue_and_scales_like_one_over_eps():
+    T = 30_000_000
+    t10 = job_burn_in(_garnet(0), {"epsilon": 10, **TIGHT}, T, 0.05)
+    t1 = job_burn_in(_garnet(0), {"epsilon": 1, **TIGHT}, T, 0.05)
+    # issue 13: garnet S3 H2 unclamps near 3.7e5 (ε=10) and 4.4e6 (ε=1) episodes
+    assert 2e5 < t10[1] < 8e5 and 2.5e6 < t1[1] < 8e6
+    assert 8 < t1[1] / t10[1] < 12 and 8 < t1[0] / t10[0] < 12
+    assert t10[0] < t10[1]  # the first untie precedes the full unclamp
+    ubev = job_burn_in(_garnet(0), None, T, 0.05)
+    assert ubev[1] < t10[0] / 10
+    paper = job_burn_in(_garnet(0), {"epsilon": 10, "calibration": "paper"}, T, 0.05)
+    assert paper[1] > t10[1]
+
+
+def test_uniform_visit_rates_sum_to_one_per_step():
+    rates = uniform_visit_rates(riverswim(3, 3))
+    np.testing.assert_allclose(rates.sum(axis=(1, 2)), 1.0)
+    assert rates[0, 0].sum() == 1.0  # riverswim starts in state 0
+
+
+def test_all_tied():
+    Q = np.full((2, 3, 2), 2.0)
+    assert _all_tied(Q)
+    Q[1, 2, 1] = 1.9
+    assert not _all_tied(Q)
+
+
+def _run(T: int, eps: float = 10.0):
+    env = _garnet(0)
+    priv = {"epsilon": eps, **TIGHT}
+    agent = make_agent("pucb", env, T, priv, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
+    s = CheckpointSummary(np.array([T]))
+    run_episodes(env, agent, T, np.random.default_rng(3), s)
+    return agent, pucb_burn_in(env, agent.source.e_rest, 0.05)
+
+
+def test_measured_onset_on_a_run_that_unclamps():
+    T = 300_000
+    agent, (first, t_star) = _run(T)
+    last = agent.last_all_tied_episode
+    assert 0 < last < T
+    assert 0.5 * first < last < 2 * first  # the prediction from the code's constants
+    assert agent.all_tied_episodes <= last
+
+
+def test_onset_is_absent_during_the_burn_in():
+    agent, (first, _) = _run(20_000)
+    assert first > 20_000
+    assert agent.last_all_tied_episode == 20_000 == agent.all_tied_episodes
+
+
+# ------------------------------------------------------------------ claims on synthetic tables
+
+
+def _regret_table(slope: float, T: float, t_star: float, onset: float, eps=(1.0, 10.0), seeds: int = 4) -> pd.DataFrame:
+    """PUCB (tight, per ε) and UBEV curves: PUCB's extra regret linear up to ``T* ∝ 1/ε``,
+    then ``∝ T^slope``, so the final cost is ``∝ T*^(1−slope) ∝ ε^(slope−1)``."""
+    rng = np.random.default_rng(0)
+    ks = np.unique(np.geomspace(10, T, 40).round())
+    rows = []
+    for seed in range(seeds):
+        ub = 10 * np.sqrt(ks)
+        rows.append(pd.DataFrame({"algorithm": "ubev", "calibration": "none", "epsilon": np.inf, "seed": seed,
+                                  "episode": ks, "regret": ub, "burn_in_episodes": 10.0, "onset_episode": 5.0}))
+        for e in eps:
+            ts = t_star / e
+            reg = np.where(ks < ts, 0.3 * ks, 0.3 * ts * (ks / ts) ** slope) * (1 + 0.01 * rng.standard_normal())
+            rows.append(pd.DataFrame({"algorithm": "pucb", "calibration": "tight", "epsilon": e, "seed": seed,
+                                      "episode": ks, "regret": ub + reg,
+                                      "burn_in_episodes": ts, "onset_episode": onset / e}))
+    df = pd.concat(rows, ignore_index=True)
+    df["env_label"], df["alg_label"], df["privacy_label"] = "garnet", df["algorithm"], df["epsilon"].astype(str)
+    return df
+
+
+def test_v2_inside_the_regime_fits_past_the_burn_in():
+    df = _regret_table(0.3, 3e7, 1e6, 2e5)
+    res = tc.v2({"tabular_regret": df})
+    assert [r.regime for r in res] == ["reached", "reached"]
+    assert all(r.verdict == "reproduced" and abs(r.measured - 0.3) < 0.1 for r in res)
+
+
+def test_v2_outside_the_regime_is_inconclusive_not_refuted():
+    from dprl.analysis.claims import evaluate
+    df = _regret_table(0.3, 1e6, 1e6, 2e5)  # ε=1: T = T*, all linear
+    rows = evaluate(next(c for c in tc.CLAIMS if c.id == "V2"), {"tabular_regret": df})
+    eps1 = next(r for r in rows if "ε=1:" in r["note"])
+    assert eps1["regime"] == "not reached" and eps1["horizon_needed"] == pytest.approx(3e6)
+    assert eps1["verdict"] == "inconclusive"
+    eps10 = next(r for r in rows if "ε=10:" in r["note"])
+    assert eps10["regime"] == "reached"
+
+
+def test_v2_inside_the_regime_can_fail():
+    res = tc.v2({"tabular_regret": _regret_table(0.9, 3e7, 1e6, 2e5)})
+    assert all(r.regime == "reached" and r.verdict == "not reproduced" for r in res)
+
+
+def test_v3_expected_exponent_from_the_burn_in():
+    res = tc.v3({"tabular_regret": _regret_table(0.0, 3e7, 1e6, 2e5)})  # cost = burn-in regret ∝ 1/ε
+    exp = [r for r in res if "exponent" in r.note][0]
+    assert "expected -1.000" in exp.note and exp.regime == "reached"
+    assert exp.measured == pytest.approx(-1.0, abs=0.05) and exp.verdict == "reproduced"
+    # a cost still growing like T^0.5 past T* scales like ε^-0.5: refuted inside the regime
+    bad = [r for r in tc.v3({"tabular_regret": _regret_table(0.5, 3e7, 1e6, 2e5)}) if "exponent" in r.note][0]
+    assert bad.measured == pytest.approx(-0.5, abs=0.05) and bad.verdict == "not reproduced"
+
+
+def _pac_table(frac_last_decade: float, T: int = 1_000_000) -> pd.DataFrame:
+    ks = np.unique(np.geomspace(1, T, 30).round())
+    rows = []
+    for a in (0.1, 0.2):
+        for e in (1.0, 10.0):
+            base = 50.0 / (a * e)
+            n = np.minimum(ks, base) + frac_last_decade * np.maximum(ks - base, 0)
+            for seed in range(3):
+                rows.append(pd.DataFrame({"algorithm": "pucb", "calibration": "tight", "alpha": a, "epsilon": e,
+                                          "seed": seed, "episode": ks, "n_subopt": n * (1 + 0.01 * seed),
+                                          "S": 4, "A": 2, "H": 2, "burn_in_episodes": 1e4 / e}))
+    df = pd.concat(rows, ignore_index=True)
+    df["env_label"], df["alg_label"], df["privacy_label"] = "lowerbound", "pucb", df["epsilon"].astype(str)
+    return df
+
+
+def test_v5_flags_censored_counts():
+    ok = tc.v5({"tabular_pac": _pac_table(0.0)})[0]
+    assert ok.regime == "reached" and ok.verdict == "reproduced"
+    cens = tc.v5({"tabular_pac": _pac_table(0.5)})[0]
+    assert cens.regime == "not reached" and "censored" in cens.note
+    assert cens.horizon_needed >= 1e7
+
+
+def test_regime_figure_and_burn_in_marks(tmp_path):
+    from dprl.analysis.figures import tabular as figs
+    df = _regret_table(0.3, 3e7, 1e6, 2e5)
+    figs.regime({"tabular_regret": df}, tmp_path / "tabular_regime")
+    figs.regret_loglog({"tabular_regret": df}, tmp_path / "loglog")
+    assert any(p.name.startswith("tabular_regime") for p in tmp_path.iterdir())
+    assert any(p.name.startswith("loglog") for p in tmp_path.iterdir())
