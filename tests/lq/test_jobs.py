@@ -86,7 +86,7 @@ def test_config_yaml_lq_section_expands_within_budget():
         pytest.skip("lq section not in config.yaml yet")
     raw["experiments"] = {k: v for k, v in raw["experiments"].items() if k.startswith("lq_")}
     counts = {p: sum(len(e.jobs) for e in load_config(raw, p).experiments.values()) for p in ("smoke", "default")}
-    # lq_regime adds 42 long jobs (4e5 episodes each, ~20 s with the compiled loop)
+    # lq_regime adds 28 long jobs (8e5 episodes each, ~27 s with the compiled loop)
     assert counts["smoke"] <= 20 and counts["default"] <= 200
 
 
