@@ -40,7 +40,7 @@ def test_ceiling_gaps_and_shares_on_a_known_instance():
 
 def test_burn_in_is_c_times_weighted_bonus_over_gap_squared():
     env = _default(0)
-    bp, br = radii((2, 2, 2), 20000, 0.05, "central", "tight", 1000.0, 1e-5, 1.0, env.features())
+    bp, br = radii(env.features(), 20000, 0.05, "central", "tight", 1000.0, 1e-5)
     g, w = ceiling_gaps(env), uniform_regret_shares(env)
     expect = BURN_IN_CONSTANT * (w[0, 0] * (bp + br) ** 2 / g[0, 0] ** 2 + w[1].sum() * br ** 2 / g[1, 0] ** 2)
     assert linopt_burn_in(env, 20000, 0.05, "central", "tight", 1000.0, 1e-5) == pytest.approx(expect)
@@ -52,7 +52,7 @@ def test_radii_are_the_agents_confidence_radii():
     from dprl.agents.linmix.calibration import privatizer_calibration
     env = _default(0)
     cal = privatizer_calibration("central", "tight", 10.0, 1e-5, 5000, env.features(), 0.05)
-    assert radii((2, 2, 2), 5000, 0.05, "central", "tight", 10.0, 1e-5, 1.0, env.features()) == confidence_radii(cal.p, cal.r, 2, 2, 5000, 2, 0.05)
+    assert radii(env.features(), 5000, 0.05, "central", "tight", 10.0, 1e-5) == confidence_radii(cal.p, cal.r, 2, 2, 5000, 2, 0.05)
 
 
 def test_burn_in_grows_as_epsilon_shrinks_like_the_issue_measured():

@@ -31,8 +31,13 @@ LinOpt-PO has a second, K-dependent burn-in that this formula does not carry: it
 mirror-descent step ``η = sqrt(2 log|A|/(H² K))`` moves the policy by ``η·ΔQ`` per episode,
 so its measured onset grows like ``sqrt(K)`` (OPPO on ``spread_mixture``: about 1e4 at
 K = 3e4 and 1.9e4 at K = 1.2e5, against ``T*`` ≈ 500); the claims therefore also require
-the measured onset before ``K/10``. Privacy enters through ``β``: ``sqrt(d1 λ_max)`` with ``λ_max ∝ σ ∝ 1/μ(ε, δ)``, so ``T*`` grows like ``1/μ(ε,δ)``
-for small ε (and like ``1/sqrt(ε)`` for large ε, where ``μ ≈ sqrt(2ε)``).
+the measured onset before ``K/10``.
+
+Privacy enters through ``β``: ``sqrt(d1 λ_max)`` with ``λ_max ∝ σ ∝ 1/μ(ε, δ)``, so ``T*``
+grows like ``1/μ(ε, δ)`` (like ``1/ε`` for small ε, ``1/sqrt(ε)`` for large ε). On the
+default instance (seed medians at K = 6e5, ``tight``, δ = 1e-5): ``T*`` = 4.3e3 (ε = 1000),
+1.4e4 (100), 6.7e4 (10), 4.8e5 (1); issue 13 measured the seed-mean curves reaching their
+rate near 2e4, 7e4, 3–4e5 and 2e6, about 4.5 times these onsets at every ε.
 
 A decade-long slope window needs the onset before ``K/10``: a Z2/Z3 setting is in its
 regime when ``K >= RATE_DECADE · T*(K)`` (:func:`horizon_needed`, a fixed point because
@@ -48,7 +53,7 @@ import numpy as np
 from dprl.agents.linmix.calibration import privatizer_calibration
 from dprl.agents.linmix.linopt import confidence_radii
 from dprl.analysis.regime import burn_in_episodes as fixed_point
-from dprl.envs.linear_mixture import LinearMixtureMDP
+from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 
 BURN_IN_CONSTANT = 3.3  # C above: measured onset / Σ w b²/g² on the default mixture (geometric mean)
 RATE_DECADE = 10.0  # the slope window is the last decade of K: the onset must precede K/10
@@ -87,16 +92,15 @@ def ceiling_gaps(env: LinearMixtureMDP) -> np.ndarray:
     return out
 
 
-def radii(feat_dims: tuple[int, int, int], K: int, alpha: float, scheme: str, route: str | None,
-          epsilon: float | None, delta: float | None, lam: float, feat=None) -> tuple[float, float]:
+def radii(feat: KnownFeatures, K: int, alpha: float, scheme: str, route: str | None = None,
+          epsilon: float | None = None, delta: float | None = None, lam: float = 1.0) -> tuple[float, float]:
     """``(β_p, β_r)`` a job uses (``linopt.confidence_radii`` on its calibration's
     ``λ_min, λ_max, ν``; ``scheme="none"``: ridge ``λ``)."""
-    d1, d2, H = feat_dims
     if scheme == "none":
         ridge = SimpleNamespace(lam_min=lam, lam_max=lam, nu=0.0)
-        return confidence_radii(ridge, ridge, d1, d2, K, H, alpha)
+        return confidence_radii(ridge, ridge, feat.d1, feat.d2, K, feat.horizon, alpha)
     cal = privatizer_calibration(scheme, route, float(epsilon), float(delta), K, feat, alpha)
-    return confidence_radii(cal.p, cal.r, d1, d2, K, H, alpha)
+    return confidence_radii(cal.p, cal.r, feat.d1, feat.d2, K, feat.horizon, alpha)
 
 
 def predicted_burn_in(beta_p: float, beta_r: float, gaps: np.ndarray, shares: np.ndarray,
@@ -118,7 +122,7 @@ def linopt_burn_in(env: LinearMixtureMDP, K: int, alpha: float, scheme: str, rou
                    epsilon: float | None = None, delta: float | None = None, lam: float = 1.0) -> float:
     """The burn-in ``T*`` of a job run for ``K`` episodes (its radii use ``K``). LinOpt-PO
     uses the same ``Q``: its mirror-descent policy stays uniform while they all tie."""
-    beta = radii((env.d1, env.d2, env.horizon), K, alpha, scheme, route, epsilon, delta, lam, env.features())
+    beta = radii(env.features(), K, alpha, scheme, route, epsilon, delta, lam)
     return predicted_burn_in(*beta, ceiling_gaps(env), uniform_regret_shares(env))
 
 
@@ -131,8 +135,7 @@ def horizon_needed(env: LinearMixtureMDP, alpha: float, scheme: str, route: str 
     feat = env.features()
 
     def t_star(k: int) -> float:
-        return predicted_burn_in(*radii((env.d1, env.d2, env.horizon), k, alpha, scheme, route, epsilon, delta, lam, feat),
-                                 gaps, shares)
+        return predicted_burn_in(*radii(feat, k, alpha, scheme, route, epsilon, delta, lam), gaps, shares)
 
     return fixed_point(t_star, factor)
 
