@@ -123,3 +123,19 @@ def test_jobs_record_regime_and_pair_instances_across_S():
     assert a["v_star"].iloc[0] == pytest.approx(b["v_star"].iloc[0], rel=0.2)
     c = _job({**base, "S": 10}, seed=1)
     assert c["v_star"].iloc[0] != a["v_star"].iloc[0]  # other seed: other instance
+
+
+def test_job_instances_share_theta_across_S_and_A_not_across_other_parameters():
+    from dprl.experiments.linmix.jobs import make_job_env
+
+    def env(seed=0, **kw):
+        params = {"name": "spread_mixture", "S": 10, "A": 3, "d1": 2, "d2": 2, "H": 3, "concentration": 0.5, "mix": 0.5, **kw}
+        return make_job_env(JobContext(JobSpec("linmix_states", "linmix_states", {"name": "ucrl_vtr"}, params, None, {}, seed)))
+
+    ref = env()
+    for other in (env(S=40), env(A=5)):
+        np.testing.assert_array_equal(other.theta_p, ref.theta_p)
+        np.testing.assert_array_equal(other.theta_r, ref.theta_r)
+    np.testing.assert_array_equal(env(A=5).psi[:, :3], ref.psi)  # nested actions through the job's key
+    assert not np.array_equal(env(mix=0.3).theta_p, ref.theta_p)  # other parameters: other instance
+    assert not np.array_equal(env(seed=1).theta_p, ref.theta_p)
