@@ -83,9 +83,10 @@ class PrivateStats:
                              flat[2 * k :].reshape(H, S, A, S), float(self._e[min(self.counter.t + 1, self.T)]))
 
 
-def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0) -> np.ndarray:
+def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0, n_actions: np.ndarray | None = None) -> np.ndarray:
     r, n, m, E = stats.r, stats.n, stats.m, stats.e
     H, S, A = n.shape
+    invalid = np.arange(A)[None, :] >= (np.full(S, A) if n_actions is None else np.asarray(n_actions))[:, None]
     unknown = n < max(2.0 * E, 1.0)
     n_safe = np.where(unknown, 1.0, n)
     inv_n = 1.0 / n_safe
@@ -105,6 +106,7 @@ def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0) -> np.nd
         q += conf[h]
         np.minimum(q, H, out=q)
         np.copyto(q, H, where=unknown[h])
+        q[invalid] = -np.inf
         V = q.max(axis=1)
     return Q
 
@@ -140,7 +142,7 @@ class ReferenceAgent(OptimisticAgent):
     reference statistics above)."""
 
     def policy(self) -> np.ndarray:
-        Q = priv_q(self.source.release(), self.beta, self.bonus_scale)
+        Q = priv_q(self.source.release(), self.beta, self.bonus_scale, self.n_actions)
         return greedy_policy(Q, self.tie_rng.random(self._shape))
 
 
@@ -151,7 +153,7 @@ def make_reference_agent(name: str, env: TabularMDP, T: int, privacy: dict | Non
         source: ExactStats | PrivateStats = ExactStats(env.S, env.A, env.H)
     else:
         source = PrivateStats(env.S, env.A, env.H, T, float(privacy["epsilon"]), privacy["calibration"], beta, noise_rng, l1_per_step)
-    return ReferenceAgent(source, beta, bonus_scale, agent_rng)
+    return ReferenceAgent(source, beta, bonus_scale, agent_rng, env.n_actions)
 
 
 @dataclass

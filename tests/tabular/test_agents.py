@@ -48,11 +48,11 @@ def test_pucb_without_noise_reproduces_ubev_exactly():
 def test_planner_reads_only_released_statistics():
     # structural: the planner's only data argument is a ReleasedStats ...
     params = list(inspect.signature(priv_q).parameters)
-    assert params == ["stats", "beta", "bonus_scale"]
+    assert params == ["stats", "beta", "bonus_scale", "n_actions"]  # n_actions: the MDP's public action sets
     assert inspect.signature(priv_q).parameters["stats"].annotation in (ReleasedStats, "ReleasedStats")
     # the compiled kernel's only array inputs are the release (rel) and its scratch/output
     kernel = list(inspect.signature(priv_q_into.py_func).parameters)
-    assert kernel == ["rel", "E", "S", "A", "H", "log_sah_beta", "bonus_scale", "Q", "V"]
+    assert kernel == ["rel", "E", "S", "A", "H", "n_actions", "log_sah_beta", "bonus_scale", "Q", "V"]
     # ... whose arrays are read-only views
     src = PrivateStats(3, 2, 2, 16, 1.0, "tight", 0.05, np.random.default_rng(0))
     rel = src.release()

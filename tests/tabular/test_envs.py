@@ -69,3 +69,21 @@ def test_instances_depend_only_on_rng():
     assert np.array_equal(a.P, b.P) and np.array_equal(a.R, b.R)
     m = mab(np.random.default_rng(0), k=5, alpha=0.1)
     assert np.isclose(np.sort(m.gaps())[1:], 0.1).all()
+
+
+def test_lowerbound_plus_and_minus_have_a_single_action():
+    """Figure 1: ``+`` and ``−`` have one action; copies would split the visits (spec)."""
+    import numpy as np
+
+    from dprl.agents.tabular.agent import make_agent, run_episodes
+    from dprl.envs.tabular import lowerbound
+    from dprl.runner.online import EpisodeRecord
+
+    env, _ = lowerbound(np.random.default_rng(0), n=2, m=2, gap=0.4, H=3)
+    assert env.n_actions.tolist() == [3, 3, 1, 1]
+    assert np.all(np.isinf(env.optimal_q[:, 2:, 1:]))
+    agent = make_agent("ubev", env, 3000, None, 0.05, 1.0, np.random.default_rng(1), None)
+    run_episodes(env, agent, 3000, np.random.default_rng(2), EpisodeRecord())
+    n = agent.source.release().n  # (H, S, A) exact visit counts
+    assert n[1:, 2:, 1:].sum() == 0 and n[1:, 2:, 0].sum() == 2 * 3000  # every later step in + or −, action 0
+    assert n[0, :2, :].sum() == 3000 and np.all(n[0, :2, :] > 0)  # initial states: every action tried

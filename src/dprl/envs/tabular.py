@@ -25,6 +25,9 @@ class TabularMDP:
     p0: np.ndarray  # (S,)
     next_reward: np.ndarray | None = None  # (S,) deterministic reward of entering s'
     name: str = "mdp"
+    # (S,) actions available in each state, ``0..n_actions[s]-1`` (public structure the agent
+    # knows, like S and A); None: all A everywhere. Arrays stay (H, S, A); the rest are unused.
+    n_actions: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.P = np.asarray(self.P, dtype=float)
@@ -48,6 +51,9 @@ class TabularMDP:
             raise ValueError(f"{self.name}: R must have shape (H, S, A) = {(H, S, A)}, got {self.R.shape}")
         if np.any((self.R < 0) | (self.R > 1)):
             raise ValueError(f"{self.name}: mean rewards must lie in [0, 1]")
+        self.n_actions = np.full(S, A, dtype=np.int64) if self.n_actions is None else np.asarray(self.n_actions, dtype=np.int64)
+        if self.n_actions.shape != (S,) or np.any((self.n_actions < 1) | (self.n_actions > A)):
+            raise ValueError(f"{self.name}: n_actions must give 1..{A} actions for each of the {S} states")
         self.H, self.S, self.A = H, S, A
         # cumulative distributions for inverse-CDF sampling; last entry forced to 1 so a
         # uniform in [0, 1) always lands inside
@@ -69,6 +75,7 @@ class TabularMDP:
         for h in range(H - 1, -1, -1):
             if policy is None:
                 Q[h] = self.R[h] + self.P[h] @ V[h + 1]
+                Q[h][np.arange(A)[None, :] >= self.n_actions[:, None]] = -np.inf  # unavailable actions
                 V[h] = Q[h].max(axis=1)
             else:
                 a = policy[h]
@@ -205,8 +212,8 @@ def lowerbound(rng: np.random.Generator, n: int = 2, m: int = 1, gap: float = 0.
     """The hard class of Figure 1. States ``0..n-1`` are the initial states ``[n]``,
     ``n`` is ``+`` and ``n+1`` is ``−``; actions ``0..m``. ``P[+|s,0] = 1/2 + α'/2``,
     ``P[+|s,a] = 1/2`` for ``a ∉ {0, I_s}``, ``P[+|s,I_s] = 1/2 + α'`` if ``I_s ≠ 0``
-    (``α' = gap``). ``+``/``−`` are absorbing; every action there is the same self-loop
-    (the paper's single fixed action). Reward 1 for every transition into ``+``
+    (``α' = gap``). ``+``/``−`` are absorbing with a single action (``n_actions = 1``, as in
+    Figure 1: copies of one action would split the visits and delay learning). Reward 1 for every transition into ``+``
     (self-loops included), so an episode returns ``H`` or 0. ``I`` is drawn from ``rng``
     uniformly in ``{0..m}^n``. Returns the MDP and ``I``."""
     if n < 1 or m < 1 or H < 1:
@@ -231,7 +238,9 @@ def lowerbound(rng: np.random.Generator, n: int = 2, m: int = 1, gap: float = 0.
     p0[:n] = 1.0 / n
     nr = np.zeros(S)
     nr[plus] = 1.0
-    return TabularMDP(P, np.zeros((H, S, A)), p0, next_reward=nr, name="lowerbound"), I
+    n_actions = np.full(S, A)
+    n_actions[[plus, minus]] = 1
+    return TabularMDP(P, np.zeros((H, S, A)), p0, next_reward=nr, name="lowerbound", n_actions=n_actions), I
 
 
 def lowerbound_optimal_value(I: np.ndarray, gap: float, H: int) -> float:

@@ -35,8 +35,11 @@ class OptimisticAgent:
     """Algorithm 2's loop body. ``policy()`` is "Private planning" + the greedy rule;
     ``observe`` is the two "Feed" lines."""
 
-    def __init__(self, source: ExactStats | PrivateStats, beta: float, bonus_scale: float, tie_rng: np.random.Generator) -> None:
+    def __init__(self, source: ExactStats | PrivateStats, beta: float, bonus_scale: float, tie_rng: np.random.Generator,
+                 n_actions: np.ndarray | None = None) -> None:
         self.source = source
+        # the MDP's public action sets (TabularMDP.n_actions); all A if None
+        self.n_actions = np.full(source.S, source.A, dtype=np.int64) if n_actions is None else np.asarray(n_actions, dtype=np.int64)
         self.beta = beta
         self.bonus_scale = bonus_scale
         self.tie_rng = tie_rng
@@ -48,7 +51,7 @@ class OptimisticAgent:
         self.episodes_run = 0
 
     def policy(self) -> np.ndarray:
-        Q = priv_q(self.source.release(), self.beta, self.bonus_scale)
+        Q = priv_q(self.source.release(), self.beta, self.bonus_scale, self.n_actions)
         return greedy_policy(Q, self.tie_rng.random(self._shape))
 
     def observe(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
@@ -69,7 +72,7 @@ def make_agent(
         source = PrivateStats(env.S, env.A, env.H, T, float(privacy["epsilon"]), privacy["calibration"], beta, noise_rng, l1_per_step)
     else:
         raise ValueError(f"unknown tabular agent {name!r}")
-    return OptimisticAgent(source, beta, bonus_scale, agent_rng)
+    return OptimisticAgent(source, beta, bonus_scale, agent_rng, env.n_actions)
 
 
 class EpisodeSink(Protocol):
@@ -95,7 +98,7 @@ def _all_tied(Q: np.ndarray) -> bool:
 @njit(cache=True)
 def _run_block(
     cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
-    private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int, T: int,
+    n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int, T: int,
     scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
     u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
     all_tied: np.ndarray,
@@ -126,7 +129,7 @@ def _run_block(
         else:
             rel = counts
             E = 0.0
-        priv_q_into(rel, E, S, A, H, log_sah_beta, bonus_scale, Q, V)
+        priv_q_into(rel, E, S, A, H, n_actions, log_sah_beta, bonus_scale, Q, V)
         # for h = 1..H: execute a := argmax_a' Q̃⁺_t(s, a', h), observe r and s'
         greedy_into(Q, keys[k], policies[k])
         all_tied[k] = _all_tied(Q)
@@ -186,7 +189,7 @@ def run_episodes(
             keys = agent.tie_rng.random((k, H, S, A))
             e1e2 = src.rng.standard_exponential((k, 2, N)) if noisy else np.zeros((k, 2, 0))
             t0 = src.t if private else done + j
-            _run_block(*model, private, counts, exact, suffix, t0, T_counter, scale, e_first, e_rest, lt,
+            _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, T_counter, scale, e_first, e_rest, lt,
                        float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k])
             if private:
                 src.t += k

@@ -20,13 +20,15 @@ def log_term(S: int, A: int, H: int, beta: float) -> float:
 
 @njit(cache=True)
 def priv_q_into(
-    rel: np.ndarray, E: float, S: int, A: int, H: int, log_sah_beta: float, bonus_scale: float,
-    Q: np.ndarray, V: np.ndarray,
+    rel: np.ndarray, E: float, S: int, A: int, H: int, n_actions: np.ndarray, log_sah_beta: float,
+    bonus_scale: float, Q: np.ndarray, V: np.ndarray,
 ) -> None:
     """Optimistic ``Q̃⁺[h, s, a]`` into ``Q`` from the released statistics ``rel`` (flat
     ``[r̃ | ñ | m̃]``, ``statistics`` module) and the public bound ``E``: the only data
     argument is the release. ``V`` is scratch of shape ``(2, S)``; ``log_sah_beta`` is
-    :func:`log_term`.
+    :func:`log_term`; ``n_actions[s]`` the actions available in ``s`` (public structure of
+    the MDP, not data): unavailable actions get ``Q̃⁺ = −inf``, so neither ``Ṽ`` nor the
+    greedy rule ever uses them.
 
     For ``h = H..1`` (Algorithm 3), all ``(s, a)``: where ``ñ >= 2E``,
     ``conf = (H+1)φ̃ + ψ̃`` with ``φ̃ = sqrt((2 ln(ñ+E) + 2 ln(SAH/β)) / max(ñ−E, 1))`` and
@@ -53,6 +55,9 @@ def priv_q_into(
         for s in range(S):
             best = -math.inf
             for a in range(A):
+                if a >= n_actions[s]:
+                    Q[h, s, a] = -math.inf
+                    continue
                 i = (h * S + s) * A + a
                 n = rel[sah + i]
                 if n < threshold:  # "else conf := H", so Q̃⁺ = H (deviation above)
@@ -100,12 +105,13 @@ def greedy_into(Q: np.ndarray, tie_keys: np.ndarray, policy: np.ndarray) -> None
             policy[h, s] = best_a
 
 
-def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0) -> np.ndarray:
+def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0, n_actions: np.ndarray | None = None) -> np.ndarray:
     """``Q̃⁺[h, s, a]`` (:func:`priv_q_into`) from a :class:`ReleasedStats`, the planner's
-    only data argument."""
+    only data argument (``n_actions``: the MDP's public action sets, all ``A`` if None)."""
     S, A, H = stats.S, stats.A, stats.H
     Q = np.empty((H, S, A))
-    priv_q_into(np.ascontiguousarray(stats.values, dtype=float), float(stats.e), S, A, H,
+    na = np.full(S, A, dtype=np.int64) if n_actions is None else np.asarray(n_actions, dtype=np.int64)
+    priv_q_into(np.ascontiguousarray(stats.values, dtype=float), float(stats.e), S, A, H, na,
                 log_term(S, A, H, beta), float(bonus_scale), Q, np.empty((2, S)))
     return Q
 

@@ -71,13 +71,15 @@ def unclamp_count(margin: float, E: float, S: int, A: int, H: int, beta: float, 
 
 
 def uniform_visit_rates(env: TabularMDP) -> np.ndarray:
-    """Expected visits per episode of each ``(h, s, a)`` under uniform play: ``d_h(s)/A``
-    with ``d_1 = p0`` and ``d_{h+1}(s') = Σ_{s,a} d_h(s) P(s'|s,a,h)/A``."""
+    """Expected visits per episode of each ``(h, s, a)`` under uniform play over the
+    available actions: ``d_h(s)/A_s`` with ``d_1 = p0`` and
+    ``d_{h+1}(s') = Σ_{s,a} d_h(s) P(s'|s,a,h)/A_s`` (``A_s = n_actions[s]``)."""
+    pi = (np.arange(env.A)[None, :] < env.n_actions[:, None]) / env.n_actions[:, None]  # (S, A)
     rates = np.empty((env.H, env.S, env.A))
     d = env.p0.copy()
     for h in range(env.H):
-        rates[h] = d[:, None] / env.A
-        d = np.einsum("s,sat->t", d, env.P[h]) / env.A
+        rates[h] = d[:, None] * pi
+        d = np.einsum("sa,sat->t", rates[h], env.P[h])
     return rates
 
 
