@@ -214,7 +214,7 @@ def test_b2_fits_where_the_maximiser_is_zero(m_star, slope, k_top, verdict, regi
         assert row["measured"] == pytest.approx(slope, abs=0.02) and np.isnan(row["horizon_needed"])
     else:  # a decade beyond max(m*, measured onset), in batch size m; onset: first grid m past m*
         ms = np.unique(np.round(np.geomspace(10, 1e5, 13)))
-        onset = ms[ms >= m_star][0] if k_top == 0 else np.inf
+        onset = ms[ms >= m_star][0] if k_top == 0 else ms[-1]  # not 0 at the top: beyond the grid
         assert row["horizon_needed"] == pytest.approx(10 * max(m_star, onset))
 
 

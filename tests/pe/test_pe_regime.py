@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dprl.agents.pe.bounds import lsw_argmax_k, lsw_psi, lsw_u
@@ -122,3 +123,19 @@ def test_batch_job_records_the_maximiser_and_the_regime():
     assert df["m_star"].iloc[0] == pytest.approx(reg.m_star) and df["m_flat"].iloc[0] == pytest.approx(reg.m_flat)
     lsw = jobs.run_batch(JobContext(spec("pe_batch", "lsw", "chain", None, settings={"m_max": 100})))
     assert lsw["argmax_k"].isna().all() and lsw["m_star"].isna().all()
+
+
+def test_regime_figure_draws_from_job_tables(tmp_path):
+    """The pe_regime figure from real (small) job tables, with and without the regime columns."""
+    from dprl.analysis.figures.catalog import FIGURES
+
+    frames = []
+    for alg, priv in (("dp_lsw", 1.0), ("dp_lsw", 100.0), ("dp_lsl", 100.0)):
+        s = spec("pe_batch", alg, "chain", {"epsilon": priv, "delta": 0.1, "calibration": "paper"},
+                 settings={"m_max": 300, "points_per_decade": 2})
+        frames.append(jobs.run_batch(JobContext(s)).assign(algorithm=alg, epsilon=priv, delta=0.1, seed=0))
+    df = pd.concat(frames, ignore_index=True)
+    fig = next(f for f in FIGURES if f.id == "pe_regime")
+    fig.make({"pe_batch": df}, tmp_path / "a")
+    fig.make({"pe_batch": df.drop(columns=["m_star", "m_flat", "m_half", "eps_m_floor"])}, tmp_path / "b")
+    assert all((tmp_path / f"{s}.{x}").stat().st_size > 0 for s in "ab" for x in ("pdf", "png"))

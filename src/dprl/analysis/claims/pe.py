@@ -129,12 +129,13 @@ def b2_regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     (``agents/pe/regime.py``, column ``m_star``) and the measured onset of ``k* = 0``; the slope
     is then fitted from ``max(m*, onset)``. Otherwise the top decade is fitted (reported, not a
     test of the 1/m rate) and the horizon needed is ``10^B2_DECADES · max(m*, onset)`` in
-    batch size ``m`` (trajectories) at this ε."""
+    batch size ``m`` (trajectories) at this ε (an onset beyond the grid counts as ``m_max``)."""
     m_max = float(g["m"].max())
     m_star = float(g["m_star"].max()) if "m_star" in g else float("nan")
     onset = _k0_onset(g) if "argmax_k" in g else float("nan")
     start = np.nanmax([m_star, onset])
-    need = 10**B2_DECADES * start
+    # an onset beyond the grid is only known to exceed m_max
+    need = 10**B2_DECADES * (start if np.isfinite(start) else max(m_star if np.isfinite(m_star) else 0.0, m_max))
     reached = bool(np.isfinite(need) and m_max >= need * (1 - 1e-9))
     note = (f"regime: predicted m* = {m_star:.3g} (maximiser k = 0 beyond; ε·m* = {g['epsilon'].iloc[0] * m_star:.3g}), "
             f"measured onset of k* = 0 in every seed {'beyond the grid' if not np.isfinite(onset) else f'at m = {onset:.3g}'}; "

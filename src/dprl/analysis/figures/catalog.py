@@ -67,4 +67,5 @@ FIGURES: tuple[Figure, ...] = (
     Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale"),
     Figure("pe_lambda_heatmap", "pe", ("pe_lambda",), "pe:lambda_heatmap"),
     Figure("pe_audit", "pe", ("pe_audit",), "pe:audit"),
+    Figure("pe_regime", "pe", ("pe_batch",), "pe:regime"),
 )

@@ -1,4 +1,5 @@
-"""Figures of Balle, Gomrokchi, Precup (2016): RMSE vs m, noise scale vs m, the λ grid."""
+"""Figures of Balle, Gomrokchi, Precup (2016): RMSE vs m, noise scale vs m, the λ grid, the
+regimes against ε·m."""
 
 from __future__ import annotations
 
@@ -94,6 +95,8 @@ def noise_scale(tables: Tables, stem: Path) -> None:
 def lambda_heatmap(tables: Tables, stem: Path) -> None:
     df = tables["pe_lambda"]
     ms = sorted(df["m"].unique())
+    decades = [m for m in ms if abs(np.log10(m) - round(np.log10(m))) < 1e-3]
+    ms = decades if len(decades) >= 2 else ms  # one panel per decade of m (B5 reads every m)
     eps = sorted(df["epsilon"].unique())
     fig, axes = plt.subplots(len(eps), len(ms), figsize=(3.9 * len(ms), 3.3 * len(eps)), squeeze=False)
     for i, e in enumerate(eps):
@@ -145,4 +148,58 @@ def audit(tables: Tables, stem: Path) -> None:
     fig.suptitle("Audits on replacement pairs (return change, visit counts 2→1 and 1→0): correct mechanisms "
                  "and negative controls", fontsize=9)
     fig.tight_layout(rect=(0, 0, 0.86, 1))
+    save(fig, stem)
+
+
+def regime(tables: Tables, stem: Path) -> None:
+    """The regimes of ``agents/pe/regime.py`` against ``ε·m``, one column per feature map.
+
+    Top: DP-LSW's ``sqrt(Ψ_X)`` (σ_X without its ``1/a ∝ 1/ε`` factor). Its flat and ``−1/2``
+    regimes depend on ``b·m ∝ ε·m`` only, so the curves of every ε collapse onto one until
+    their own ``m*`` (dotted, ε's colour), where the maximiser becomes ``k = 0`` and each curve
+    leaves on its own ``1/m`` line. Grey: ``ε/b`` and ``ε/(b q_min)`` (the same for every ε).
+    Bottom: RMSE of DP-LSW and DP-LSL against ``ε·m``; the noise floor of DP-LSL (B5's
+    regime starts at twice it) dashed."""
+    df = tables["pe_batch"]
+    df = df[df["algorithm"].isin(["dp_lsw", "dp_lsl"]) & np.isfinite(df["epsilon"])].copy()
+    df["eps_m"] = df["epsilon"] * df["m"]
+    df["sqrt_psi"] = np.sqrt(df["psi"])
+    feats = sorted(df["features"].unique())
+    eps = sorted(df["epsilon"].unique())
+    colors = dict(zip(eps, sns.color_palette("viridis", len(eps))))
+    fig, axes = plt.subplots(2, len(feats), figsize=(5.2 * len(feats), 7.4), squeeze=False, sharex=True)
+    for j, feat in enumerate(feats):
+        g = df[df["features"] == feat]
+        lsw = g[g["algorithm"] == "dp_lsw"]
+        top, bottom = axes[0, j], axes[1, j]
+        for e in eps:
+            sub = lsw[lsw["epsilon"] == e]
+            mean = sub.groupby("eps_m")[["sqrt_psi", "rmse"]].mean()
+            top.plot(mean.index, mean["sqrt_psi"], color=colors[e], marker="o", ms=3, label=f"ε={e:g}")
+            bottom.plot(mean.index, mean["rmse"], color=colors[e], marker="o", ms=3, label=f"DP-LSW ε={e:g}")
+            lsl = g[(g["algorithm"] == "dp_lsl") & (g["epsilon"] == e)].groupby("eps_m")["rmse"].mean()
+            bottom.plot(lsl.index, lsl.to_numpy(), color=colors[e], ls="--", marker="s", ms=2.5, lw=0.9,
+                        label=f"DP-LSL ε={e:g}")
+            if "m_star" in sub and np.isfinite(sub["m_star"]).any():
+                for ax in (top, bottom):
+                    ax.axvline(e * float(sub["m_star"].max()), color=colors[e], ls=":", lw=1.2)
+        if "m_flat" in lsw and len(lsw):
+            row = lsw.iloc[0]
+            for ax in (top, bottom):
+                ax.axvspan(row["epsilon"] * row["m_flat"], row["epsilon"] * row["m_half"], color="0.9", zorder=0)
+        if "eps_m_floor" in g and len(g):
+            bottom.axvline(float(g["eps_m_floor"].max()), color="k", ls="--", lw=0.8, label="DP-LSL noise floor")
+        top.set_title(f"{feat} features: DP-LSW sqrt(Ψ_X) (grey: −1/2 regime; dotted: ε·m*)", fontsize=8.5)
+        top.set_ylabel("sqrt(Ψ_X) = a·σ_X / (F_max ||(Γ^½Φ)^+||_F)")
+        bottom.set_title(f"{feat} features: RMSE ||V − Φθ̃||_ρ", fontsize=8.5)
+        bottom.set_ylabel("RMSE")
+        bottom.set_xlabel("ε·m (privacy budget × trajectories)")
+        for ax in (top, bottom):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        top.legend(fontsize=7)
+        bottom.legend(fontsize=6, ncol=2)
+    fig.suptitle(f"Policy evaluation regimes against ε·m (seed means over {df['seed'].nunique()} seeds, δ = "
+                 f"{df['delta'].dropna().iloc[0]:g})", fontsize=10)
+    fig.tight_layout()
     save(fig, stem)
