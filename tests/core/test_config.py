@@ -199,6 +199,7 @@ MORE_BAD = [
     (put(MAB + ["presets", "full", "settings"], {"alphas": [0.1, -1]}), r"private_mab\.presets\.full\.settings\.alphas\[1\]: must be > 0"),
     (put(PE + ["presets", "smoke", "settings"], {"m_max": 5}), r"pe_batch\.presets\.smoke\.settings\.m_max: must be >= m_min"),
     (put(LM + ["presets", "full", "environments"], [{"name": "mixture", "S": 2, "d2": 3}]), r"linmix_regret\.presets\.full\.environments\[0\]\.S: the mixture needs S >= d2"),
+    (put(LM + ["presets", "full", "environments"], [{"name": "spread_mixture", "S": 2, "d2": 3}]), r"linmix_regret\.presets\.full\.environments\[0\]\.S: the mixture needs S >= d2"),
     # a base value inherited by a preset is pointed at the base entry
     (put(TR + ["environments", 0, "branching"], 5), r"experiments\.tabular_regret\.environments\[0\]\.branching: must be <= S \(4\), got 5"),
     # list settings item by item

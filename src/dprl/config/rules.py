@@ -65,6 +65,7 @@ def _pe_lambda(p: dict[str, Any]) -> list[Problem]:
 # environment name -> rule (any kind that declares an environment of that name)
 ENVIRONMENT_RULES: dict[str, Rule] = {
     "mixture": _mixture,
+    "spread_mixture": _mixture,  # the same cluster structure: S >= d2
     "tabular_as_linear": _tabular_as_linear,
     "hard_linear": _hard_linear,
     "garnet": _garnet,

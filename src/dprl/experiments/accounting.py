@@ -56,10 +56,9 @@ def _private_ofu_rl(spec: JobSpec) -> float:
 def _linopt(spec: JobSpec) -> float:
     from dprl.agents.linmix.calibration import accounted_epsilon, privatizer_calibration
     from dprl.agents.linmix.simulate import ALGORITHMS
-    from dprl.envs.linear_mixture import make_env
+    from dprl.experiments.linmix.jobs import make_job_env
 
-    params = {k: v for k, v in spec.environment.items() if k != "name"}
-    feat = make_env(spec.environment["name"], params, JobContext(spec).env_rng).features()
+    feat = make_job_env(JobContext(spec)).features()  # the job's own instance
     _, scheme = ALGORITHMS[spec.algorithm["name"]]
     cal = privatizer_calibration(scheme, spec.calibration, spec.epsilon, float(spec.delta),
                                  int(spec.settings.get("episodes", 2000)), feat, float(spec.algorithm.get("alpha", 0.05)))
