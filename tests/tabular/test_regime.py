@@ -53,13 +53,17 @@ def test_uniform_visit_rates_sum_to_one_per_step():
 
 def test_all_tied():
     Q = np.full((2, 3, 2), 2.0)
-    assert _all_tied(Q)
+    full = np.array([2, 2, 2])
+    assert _all_tied(Q, full)
     Q[1, 2, 1] = 1.9
-    assert not _all_tied(Q)
+    assert not _all_tied(Q, full)
+    assert _all_tied(Q, np.array([2, 2, 1]))  # the differing action is unavailable
+    Q[1, 2, 1] = -np.inf
+    assert not _all_tied(Q, full)
 
 
-def _run(T: int, eps: float = 10.0):
-    env = _garnet(0)
+def _run(T: int, eps: float = 10.0, env=None):
+    env = _garnet(0) if env is None else env
     priv = {"epsilon": eps, **TIGHT}
     agent = make_agent("pucb", env, T, priv, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
     s = CheckpointSummary(np.array([T]))
@@ -74,6 +78,13 @@ def test_measured_onset_on_a_run_that_unclamps():
     assert 0 < last < T
     assert 0.5 * first < last < 2 * first  # the prediction from the code's constants
     assert agent.all_tied_episodes <= last
+
+
+def test_measured_onset_with_single_action_states():
+    from dprl.envs.tabular import lowerbound
+    env = lowerbound(np.random.default_rng(0), n=2, m=1, gap=0.4, H=2)[0]
+    agent, (first, _) = _run(300_000, 10.0, env)
+    assert 0.5 * first < agent.last_all_tied_episode < 2 * first
 
 
 def test_onset_is_absent_during_the_burn_in():

@@ -83,13 +83,13 @@ class EpisodeSink(Protocol):
 
 
 @njit(cache=True)
-def _all_tied(Q: np.ndarray) -> bool:
-    """Whether every action ties at every ``(h, s)``: the greedy rule then plays the
-    uniform tie-break everywhere."""
+def _all_tied(Q: np.ndarray, n_actions: np.ndarray) -> bool:
+    """Whether every available action ties at every ``(h, s)``: the greedy rule then plays
+    the uniform tie-break everywhere."""
     H, S, A = Q.shape
     for h in range(H):
         for s in range(S):
-            for a in range(1, A):
+            for a in range(1, n_actions[s]):
                 if Q[h, s, a] != Q[h, s, 0]:
                     return False
     return True
@@ -132,7 +132,7 @@ def _run_block(
         priv_q_into(rel, E, S, A, H, n_actions, log_sah_beta, bonus_scale, Q, V)
         # for h = 1..H: execute a := argmax_a' Q̃⁺_t(s, a', h), observe r and s'
         greedy_into(Q, keys[k], policies[k])
-        all_tied[k] = _all_tied(Q)
+        all_tied[k] = _all_tied(Q, n_actions)
         rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, policies[k], u[k], states, actions, rewards)
         returns[k] = pairwise_sum(rewards, 0, H)
         # Feed r to r̃(s, a, h); feed 1 to ñ(s, a, h) and m̃(s, a, s', h), 0 to all others

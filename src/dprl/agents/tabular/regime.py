@@ -12,10 +12,12 @@ i.e. ``ñ ≈ 3(1+SH)E/(H − Q*)``: 12E-60E per (s, a, h) on garnet S=3 A=2 H=2
 (``d_h`` the state distribution of the uniform policy), so the pair crosses its threshold
 ``n*(s, a, h)`` after ``n*·A/d_h(s)`` episodes. Two horizons follow:
 
-- the first untie, ``min`` over the last step ``h = H`` (for ``h < H`` the target contains
-  ``Ṽ_{h+1} = H`` and stays clamped until step ``h+1`` unclamps): the first episode after
-  which the policy is no longer all-tied, compared with the measured onset (the agent's last
-  all-tied episode, ``agent.run_episodes``);
+- the first untie, ``min`` over pairs in states with at least two actions, each no earlier
+  than the later steps it looks ahead to (for ``h < H`` the target contains
+  ``Ṽ_{h+1} = H`` and stays clamped until step ``h+1`` unclamps; on garnet and RiverSwim
+  this is the last step): the first episode after which the policy is no longer all-tied,
+  compared with the measured onset (the agent's last all-tied episode,
+  ``agent.run_episodes``);
 - the burn-in ``T*``, ``max`` over every reachable ``(s, a, h)``: by then every optimistic
   value has left ``H`` and the greedy policy is the learnt one everywhere; regret curves bend
   there (garnet S3 H2: 4.9e5 at ε=10, 4.4e6 at ε=1 at T = 3e6, measured bends near 3.7e5 and
@@ -111,11 +113,22 @@ def error_bound(epsilon: float, calibration: str, S: int, A: int, H: int, T: int
 
 def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.0) -> tuple[float, float]:
     """``(first untie, T*)`` of PUCB with error bound ``E`` on ``env`` (``E = 0``: UBEV),
-    module docstring: the min over the last step and the max over every reachable pair of
-    :func:`unclamp_episodes`."""
+    module docstring: from :func:`unclamp_episodes`, the first untie and the max over every
+    reachable pair."""
     eps = unclamp_episodes(env, E, beta, bonus_scale)
-    reach = np.isfinite(eps) | (uniform_visit_rates(env) > 0)
-    return float(eps[-1].min()), float(eps[reach].max())
+    reach = uniform_visit_rates(env) > 0
+    t_star = float(eps[reach].max())
+    # a pair unties its state only if the state has >= 2 actions, and (h < H) only once the
+    # later steps it looks ahead to have unclamped (bounded by their slowest reachable pair)
+    first = math.inf
+    choice = env.n_actions >= 2
+    for h in range(env.H):
+        later = eps[h + 1:][reach[h + 1:]]
+        wait = float(later.max()) if later.size else 0.0
+        cand = eps[h][reach[h] & choice[:, None]]
+        if cand.size:
+            first = min(first, max(float(cand.min()), wait))
+    return first, t_star
 
 
 def job_burn_in(env: TabularMDP, privacy: dict | None, T: int, beta: float, bonus_scale: float = 1.0,
