@@ -210,6 +210,7 @@ def test_b2_fits_where_the_maximiser_is_zero(m_star, slope, k_top, verdict, regi
     (row,) = evaluate(claim, {"pe_batch": _b2_table(m_star, slope, k_top)})
     assert (row["verdict"], row["regime"]) == (verdict, regime), row["note"]
     assert f"−1/2 regime m ∈ [10, {m_star:.3g}]: slope -0.50" in row["note"]  # reported as such
+    assert ("predicted regimes there: 1/m;" in row["note"]) == (m_star == 100.0)  # from the job's m*, not argmax_k
     if regime == "reached":
         assert row["measured"] == pytest.approx(slope, abs=0.02) and np.isnan(row["horizon_needed"])
     else:  # a decade beyond max(m*, measured onset), in batch size m; onset: first grid m past m*

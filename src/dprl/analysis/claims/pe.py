@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from dprl.agents.pe.regime import B5_FLOOR_FACTOR
+from dprl.agents.pe.regime import B5_FLOOR_FACTOR, LSWRegime
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import Estimate, bootstrap_units, paired_slope_by_seed, verdict_near
@@ -145,6 +145,16 @@ def b2_regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     return "not reached", need, m_max / 10.0, note
 
 
+def _regimes_of(g: pd.DataFrame, ms: np.ndarray) -> str:
+    """The predicted regimes (``LSWRegime.regime_of``: flat, −1/2, collapse, 1/m) the batch sizes
+    ``ms`` fall in, from the job's boundary columns ("" without them)."""
+    if not {"m_flat", "m_half", "m_star"} <= set(g.columns):
+        return ""
+    reg = LSWRegime(float(g["epsilon"].iloc[0]), np.nan, 0, np.nan, np.nan, float(g["m_flat"].max()),
+                    float(g["m_half"].max()), float(g["m_star"].max()))
+    return ", ".join(dict.fromkeys(reg.regime_of(np.sort(ms))))
+
+
 def _half_regime_slope(g: pd.DataFrame) -> str:
     """The −1/2 regime ``[1/b, 1/(b q_min)]`` of σ_X, fitted where the grid has 3 points in it."""
     lo, hi = float(g["m_flat"].max()), float(g["m_half"].max())
@@ -170,6 +180,7 @@ def _b2(tables: Tables) -> list[ClaimResult]:
         regime, need, start, regime_note = b2_regime(g)
         fit = g[g["m"] >= start * (1 - 1e-9)]
         est = paired_slope_by_seed(fit, "m", "sigma")
+        where = _regimes_of(g, fit["m"].unique())
         # widen by rounding error only: σ is deterministic given the counts
         v = verdict_near(Estimate(est.value, est.low - 1e-9, est.high + 1e-9, est.n), -1.0, width_limit=0.5)
         parts, desc = [v], []
@@ -181,7 +192,8 @@ def _b2(tables: Tables) -> list[ClaimResult]:
         out.append(ClaimResult(
             est.value, est.low, est.high, _combine(parts), CAL,
             f"{_fmt_eps(eps)}, {feat} features: log-log slope of DP-LSW σ_X vs m over m ∈ [{fit['m'].min():g}, "
-            f"{fit['m'].max():g}] ({'where the smooth bound’s maximiser is k = 0' if regime == 'reached' else 'top decade, outside the k = 0 regime'}; "
+            f"{fit['m'].max():g}] ({'where the smooth bound’s maximiser is k = 0' if regime == 'reached' else 'top decade, outside the k = 0 regime'}"
+            f"{f'; predicted regimes there: {where}' if where else ''}; "
             f"expected −1 within ±0.1); {regime_note}; {_half_regime_slope(g)}. Also required: the privacy cost "
             f"RMSE(DP) − RMSE(non-private, same batch) decreases with m (log-log slope over the m grid, CI below 0): "
             + "; ".join(desc) + f". 95% CIs resample {est.n} seeds.",
