@@ -181,3 +181,14 @@ def test_regime_figure_and_burn_in_marks(tmp_path):
     figs.regret_loglog({"tabular_regret": df}, tmp_path / "loglog")
     assert any(p.name.startswith("tabular_regime") for p in tmp_path.iterdir())
     assert any(p.name.startswith("loglog") for p in tmp_path.iterdir())
+
+
+def test_regime_horizon_is_the_fixed_point_and_v7_needs_1e8():
+    from dprl.agents.tabular.regime import RATE_FACTOR
+    from dprl.analysis.regime import burn_in_episodes
+    env = garnet(np.random.default_rng(0), S=12, A=2, H=2, branching=2)
+    priv = {"epsilon": 10, **TIGHT}
+    k = burn_in_episodes(lambda t: job_burn_in(env, priv, t, 0.05)[1], RATE_FACTOR)
+    assert k >= RATE_FACTOR * job_burn_in(env, priv, int(k), 0.05)[1]
+    assert 0.99 * k < RATE_FACTOR * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
+    assert 5e7 < k < 2e8  # issue 13: V7's regime needs T >= 1e8 at S = 12

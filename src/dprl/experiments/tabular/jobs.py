@@ -7,7 +7,8 @@ import pandas as pd
 
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.agent import make_agent, run_episodes
-from dprl.agents.tabular.regime import job_burn_in
+from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
+from dprl.analysis.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
 from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.envs.bandit import mab
@@ -50,7 +51,10 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
     # regime (contract, "Regimes"): predicted burn-in T* and the measured onset, the first
     # episode after the last all-tied one (NaN: still all-tied at the end of the run)
-    info["first_untie_predicted"], info["burn_in_episodes"] = job_burn_in(env, spec.privacy, T, alg["beta"], alg["bonus_scale"], alg.get("l1_per_step", 2))
+    consts = (alg["beta"], alg["bonus_scale"], alg.get("l1_per_step", 2))
+    info["first_untie_predicted"], info["burn_in_episodes"] = job_burn_in(env, spec.privacy, T, *consts)
+    # the horizon a rate needs: smallest T with T >= RATE_FACTOR·T*(T) (E, hence T*, grows with T)
+    info["regime_horizon"] = fixed_point(lambda k: job_burn_in(env, spec.privacy, k, *consts)[1], RATE_FACTOR)
     last = agent.last_all_tied_episode
     info["onset_episode"] = float(last + 1) if last < T else float("nan")
     info["all_tied_episodes"] = agent.all_tied_episodes
