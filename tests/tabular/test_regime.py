@@ -172,6 +172,10 @@ def test_v5_flags_censored_counts():
     cens = tc.v5({"tabular_pac": _pac_table(0.5)})[0]
     assert cens.regime == "not reached" and "censored" in cens.note
     assert cens.horizon_needed >= 1e7
+    # censored points (here every α=0.1 one) leave the fit when two others remain
+    mixed = pd.concat([_pac_table(0.0).query("alpha == 0.2"), _pac_table(0.5).query("alpha == 0.1")])
+    part = tc.v5({"tabular_pac": mixed})[0]
+    assert part.regime == "reached" and "left out of the fit" in part.note and "over 2 (α, ε)" in part.note
 
 
 def test_regime_figure_and_burn_in_marks(tmp_path):

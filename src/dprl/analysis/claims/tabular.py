@@ -210,15 +210,22 @@ def v5(tables: Tables) -> list[ClaimResult]:
     keys = sorted({(a, e) for a, e in zip(pu["alpha"], pu["epsilon"])})
     if len(keys) < 2:
         return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "fewer than two (α, ε) grid points")]
+    censored = censored_points(tables["tabular_pac"])
+    # a censored count measures T, not the sample complexity: fit the uncensored points
+    # when at least two remain (regime reached), else all of them (not reached)
+    cens_keys = {(a, e) for a, e, _ in censored}
+    kept = [k for k in keys if (float(k[0]), float(k[1])) not in cens_keys]
+    reg = "reached" if len(kept) >= 2 else "not reached"
+    need = float("nan") if reg == "reached" else float(max(c[2] for c in censored))
+    if reg == "reached":
+        keys = kept
     x = [1.0 / (a * e) for a, e in keys]
     groups = [pu[(pu["alpha"] == a) & (pu["epsilon"] == e)]["n_subopt"].to_numpy(float) for a, e in keys]
     est = _fit_exponent(x, groups)
-    censored = censored_points(tables["tabular_pac"])
-    reg = "not reached" if censored else "reached"
-    need = float(max(c[2] for c in censored)) if censored else float("nan")
-    cens_note = (f"; regime: {len(censored)} of {len(keys)} (α, ε) points censored by T (more than "
+    cens_note = (f"; regime: {len(censored)} (α, ε) point(s) censored by T (more than "
                  f"{CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade: "
-                 + ", ".join(f"α={a:.3g} ε={e:g}" for a, e, _ in censored) + ")" if censored
+                 + ", ".join(f"α={a:.3g} ε={e:g}" for a, e, _ in censored)
+                 + (", left out of the fit)" if reg == "reached" else "; fewer than two uncensored points)") if censored
                  else f"; regime: no point censored (<= {CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade)")
     row = pu.iloc[0]
     lb = [row["S"] * row["A"] * row["H"] * np.log(1 / 0.05) / (a * e) for a, e in keys]
