@@ -196,3 +196,11 @@ def test_regime_horizon_is_the_fixed_point_and_v7_needs_1e8():
     assert k >= RATE_FACTOR * job_burn_in(env, priv, int(k), 0.05)[1]
     assert 0.99 * k < RATE_FACTOR * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
     assert 5e7 < k < 2e8  # issue 13: V7's regime needs T >= 1e8 at S = 12
+
+
+def test_burn_in_ignores_pairs_already_at_h():
+    from dprl.envs.tabular import lowerbound
+    env = lowerbound(np.random.default_rng(1), n=2, m=1, gap=0.5, H=2)[0]  # P[+|s, I_s] = 1: Q* = H
+    assert np.any(np.isclose(env.optimal_q[0, :2], 2.0))
+    first, t_star = job_burn_in(env, {"epsilon": 10, **TIGHT}, 10**7, 0.05)
+    assert np.isfinite(t_star) and first <= t_star

@@ -116,8 +116,9 @@ def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.
     module docstring: from :func:`unclamp_episodes`, the first untie and the max over every
     reachable pair."""
     eps = unclamp_episodes(env, E, beta, bonus_scale)
-    reach = uniform_visit_rates(env) > 0
-    t_star = float(eps[reach].max())
+    # pairs with Q* = H (margin 0) never leave H, which is their true value: no burn-in there
+    reach = (uniform_visit_rates(env) > 0) & (env.optimal_q < env.H)
+    t_star = float(eps[reach].max()) if reach.any() else 0.0
     # a pair unties its state only if the state has >= 2 actions, and (h < H) only once the
     # later steps it looks ahead to have unclamped (bounded by their slowest reachable pair)
     first = math.inf
