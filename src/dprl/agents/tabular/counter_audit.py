@@ -16,24 +16,29 @@ from __future__ import annotations
 import numpy as np
 
 from dprl.agents.tabular import calibration as cal
-from dprl.agents.tabular.statistics import episode_indicators
+from dprl.agents.tabular.statistics import _ctz, episode_indicators, feed_tree, laplace_into
 from dprl.privacy.audit import AuditResult, audit, laplace_llr, nodes_from_releases
 from dprl.privacy.audit_power import LaplacePair
-from dprl.privacy.noise import LaplaceNoise
-from dprl.privacy.tree_counter import TreeCounter
+from dprl.privacy.tree_counter import tree_levels
 
 
 def _tree_sampler(stream: np.ndarray, scale: float):
-    """Sampler for ``audit``: ``n`` independent tree counters on ``stream`` ``(T, K)``,
-    returning their node values flattened to ``(n, T·K)``."""
+    """Sampler for ``audit``: ``n`` independent runs of PUCB's own counter kernels
+    (:func:`~dprl.agents.tabular.statistics.feed_tree` with
+    :func:`~dprl.agents.tabular.statistics.laplace_into`, the code the compiled agent runs;
+    the ``n·K`` counters advance as one array) on ``stream`` ``(T, K)``, returning their
+    node values flattened to ``(n, T·K)``."""
 
     def sample(data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         T, K = data.shape
-        tc = TreeCounter((n, K), T, LaplaceNoise(scale), rng)
+        N = n * K
+        exact, suffix = np.zeros((tree_levels(T), N)), np.zeros((tree_levels(T), N))
+        noise = np.empty(N)
         rel = np.empty((n, T, K))
-        for t in range(T):
-            tc.update(np.broadcast_to(data[t], (n, K)))
-            rel[:, t] = tc.release()
+        for t in range(1, T + 1):
+            laplace_into(rng.standard_exponential(N), rng.standard_exponential(N), scale, noise)
+            feed_tree(exact, suffix, t, np.ascontiguousarray(np.broadcast_to(data[t - 1], (n, K))).reshape(N), noise, True)
+            rel[:, t - 1] = suffix[_ctz(t)].reshape(n, K)
         return nodes_from_releases(rel).reshape(n, T * K)
 
     return sample
