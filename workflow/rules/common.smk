@@ -25,10 +25,10 @@ validate(config, schema="../schemas/config.schema.yaml", set_default=False)
 # Snakemake process checks, and only the preset it runs: it builds calibrations (SciPy),
 # and job processes re-parse this file.
 if workflow.is_main_process:
-    from dprl.config.privacy_check import check_privacy_accounting
+    from dprl.config.privacy_check import check_experiments
 
     try:
-        check_privacy_accounting(config, presets=(CFG.preset,))
+        check_experiments([(CFG.preset, CFG.experiments)])
     except ConfigError as err:
         fail(f"config.yaml is invalid:\n  {err}")
 

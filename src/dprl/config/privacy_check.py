@@ -7,22 +7,27 @@ light, so this check runs in ``dprl validate`` and once per workflow run (``onst
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from dprl.config.load import PRESETS, ConfigError, resolve_all_presets, validate_schema
+from dprl.config.load import PRESETS, ConfigError, Experiment, resolve_all_presets, validate_schema
 from dprl.experiments.accounting import check_accounting
 
 
-def check_privacy_accounting(raw: dict[str, Any], presets: tuple[str, ...] = PRESETS) -> None:
-    """Raise :class:`ConfigError` naming every offending ``experiments.<name>.privacy``
-    entry (in every preset of ``presets``: ``dprl validate`` checks all, a workflow run the
-    one it runs) with its accounted ε."""
-    cfg = validate_schema(raw)
-    per_preset = resolve_all_presets(cfg)
+def check_privacy_accounting(raw: dict[str, Any]) -> None:
+    """``dprl validate``: raise :class:`ConfigError` naming every offending
+    ``experiments.<name>.privacy`` entry, in every preset, with its accounted ε."""
+    per_preset = resolve_all_presets(validate_schema(raw))
+    check_experiments(((preset, per_preset[preset]) for preset in PRESETS))
+
+
+def check_experiments(presets: Iterable[tuple[str, dict[str, Experiment]]]) -> None:
+    """The same check on experiments already resolved (a workflow run passes its own
+    preset's, so nothing is validated twice)."""
     problems = check_accounting(
         (preset, name, job.spec)
-        for preset in presets
-        for name, exp in per_preset[preset].items()
+        for preset, experiments in presets
+        for name, exp in experiments.items()
         for job in exp.jobs
     )
     if problems:
