@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from dprl.analysis.claims import evaluate
-from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, expected_exponent, z2, z3, z4, z5, z6
+from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, z2, z3, z4, z5, z6
+from dprl.analysis.stats import sqrt_sigma_exponent
 
 CLAIM = {c.id: c for c in CLAIMS}
 K = 10000
@@ -55,7 +56,7 @@ def _cost_table(cost_of_eps, burn_in=100.0, need=1000.0):
 def test_z3_expected_exponent_comes_from_the_sigmas_in_use():
     # σ ∝ ε^-0.8 in the table: the paper's derivation (cost ∝ sqrt σ) predicts -0.4, not -0.5
     sig = pd.Series([10.0 ** -0.8, 100.0 ** -0.8], index=[10.0, 100.0])
-    assert expected_exponent(sig) == pytest.approx(-0.4)
+    assert sqrt_sigma_exponent(sig) == pytest.approx(-0.4)
     good = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})
     assert abs(good[0].measured + 0.4) < 0.05 and good[0].verdict == "reproduced" and good[0].regime == "reached"
     assert "expected -0.400" in good[0].note and "paper's route -0.5" in good[0].note

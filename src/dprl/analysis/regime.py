@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ONSET_REGRET_FRACTION = 0.5  # onset: per-episode regret below half its initial level
 INITIAL_EPISODES = 10  # the initial level: mean per-episode regret over the first checkpoints up to here
@@ -50,3 +54,12 @@ def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float, k_max: flo
         else:
             lo = mid
     return float(math.ceil(math.exp(hi)))
+
+
+def median_onset(g: pd.DataFrame) -> float:
+    """Median over seeds of a table's recorded ``onset_episode`` (one value per job);
+    ``NaN`` if the column is missing or a majority of seeds never left the burn-in."""
+    if "onset_episode" not in g:
+        return float("nan")
+    per_seed = g.groupby("seed")["onset_episode"].first()
+    return float(per_seed.median()) if per_seed.notna().mean() > 0.5 else float("nan")

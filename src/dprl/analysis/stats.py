@@ -90,6 +90,15 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
 
 
+def sqrt_sigma_exponent(sigma: pd.Series) -> float:
+    """Log-log slope of ``sqrt(σ)`` against its index (ε, or ln(1/δ)): the exponent a
+    privacy cost ``∝ sqrt(σ)`` has for the σ's a calibration actually uses (the LQ and
+    linear-mixture papers' derivation of C3/Z3). ``NaN`` for fewer than two points."""
+    if len(sigma) < 2:
+        return float("nan")
+    return 0.5 * loglog_slope(sigma.index.to_numpy(float), sigma.to_numpy(float))
+
+
 def paired_slope_by_seed(df: pd.DataFrame, x: str, y: str, seed: str = "seed") -> Estimate:
     """Log-log slope of ``mean_seed y`` vs ``x``, with a CI from resampling whole seeds
     (each seed contributes its whole curve, keeping within-seed correlation)."""

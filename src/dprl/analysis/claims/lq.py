@@ -7,7 +7,8 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, verdict_near, verdict_upper
+from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper
+from dprl.analysis.regime import median_onset
 
 PAPER = "lq"
 CENTRE_EPS, CENTRE_DELTA = 1.0, 1e-3
@@ -83,14 +84,6 @@ def _c2(tables: Tables) -> list[ClaimResult]:
     return out
 
 
-def _onset(g: pd.DataFrame) -> float:
-    """Median over seeds of the measured onset (``NaN`` if a majority never left the burn-in)."""
-    if "onset_episode" not in g:
-        return float("nan")
-    per_seed = g.groupby("seed")["onset_episode"].first()
-    return float(per_seed.median()) if per_seed.notna().mean() > 0.5 else float("nan")
-
-
 def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
     """Regime of one setting (``agents/lq/regime.py``) and where its slope is fitted.
 
@@ -101,7 +94,7 @@ def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return "n/a", float("nan"), start, ""
     t_star = float(g["burn_in_episodes"].max())
-    onset = _onset(g)
+    onset = median_onset(g)
     need = max(t_star, 10**FIT_DECADES * onset) if np.isfinite(onset) else max(t_star, 10**FIT_DECADES * k_max)
     reached = bool(np.isfinite(onset) and k_max >= need)
     if np.isfinite(onset):
@@ -143,14 +136,13 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
         est = paired_slope_by_seed(g, x, "cost")
         # the exponent this calibration predicts: the paper's derivation (privacy term ∝ sqrt(σ))
         # applied to the σ's actually used (agents/lq/regime.py: sigma_exponents)
-        sig = g.groupby(x)["sigma_gram"].median()
-        pred = float(np.polyfit(np.log(sig.index.to_numpy(float)), 0.5 * np.log(sig.to_numpy(float)), 1)[0])
+        pred = sqrt_sigma_exponent(g.groupby(x)["sigma_gram"].median())
         verdict = verdict_near(est, pred, width_limit=2.0)  # a CI wider than 2: too little data
         k_fin = int(g["episode"].max())
-        needs = np.array([_regime(gs, k_fin)[1] for _, gs in g.groupby(x)]) if "burn_in_episodes" in g \
-            else np.array([np.inf])
-        need = float(np.nanmax(needs)) if not np.all(np.isnan(needs)) else float("nan")
-        regime = "reached" if np.isnan(need) else "not reached"
+        points = [_regime(gs, k_fin) for _, gs in g.groupby(x)]
+        states = {r[0] for r in points}
+        regime = "n/a" if states == {"n/a"} else ("reached" if states <= {"reached", "n/a"} else "not reached")
+        need = float(np.nanmax([r[1] for r in points if r[0] == "not reached"])) if regime == "not reached" else float("nan")
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
             f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "

@@ -10,6 +10,7 @@ from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, verdict_near, verdict_upper
+from dprl.analysis.regime import median_onset
 
 PAPER = "tabular"
 
@@ -37,15 +38,6 @@ def _last_decade(df: pd.DataFrame) -> pd.DataFrame:
 CENSOR_FRACTION = 0.01  # V5: more α-suboptimal episodes than this in the last decade: censored by T
 
 
-def _onset(g: pd.DataFrame) -> float:
-    """Median over seeds of the measured onset (first episode after the last all-tied one;
-    ``NaN`` if a majority of seeds were still all-tied at the end)."""
-    if "onset_episode" not in g:
-        return float("nan")
-    per_seed = g.groupby("seed")["onset_episode"].first()
-    return float(per_seed.median()) if per_seed.notna().mean() > 0.5 else float("nan")
-
-
 def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     """Regime of one PUCB setting (``agents/tabular/regime.py``): ``(regime,
     horizon_needed, fit start, note)``. Reached when some seed left the all-tied play
@@ -56,7 +48,7 @@ def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return "n/a", float("nan"), T / 10, ""
     t_star = float(g["burn_in_episodes"].max())
-    onset = _onset(g)
+    onset = median_onset(g)
     # the fixed point T >= RATE_FACTOR·T*(T) the job recorded (T* grows with T through E)
     need = float(g["regime_horizon"].max()) if "regime_horizon" in g else RATE_FACTOR * t_star
     reached = bool(np.isfinite(onset) and T >= RATE_FACTOR * t_star)
@@ -98,6 +90,10 @@ def v1(tables: Tables) -> list[ClaimResult]:
     out = []
     for calib, g in df.groupby("calibration"):
         exp = g[g["expected_pass"].astype(bool)]
+        if exp.empty:  # only broken variants audited: nothing certifies this calibration
+            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", calib,
+                                   "no audit of the correct calibration in this preset"))
+            continue
         ratio = float((exp["eps_lb"] / exp["claimed_epsilon"]).max())
         ok = bool(exp["passed"].astype(bool).all())
         broken = g[~g["expected_pass"].astype(bool)]
@@ -142,7 +138,7 @@ def v4(tables: Tables) -> list[ClaimResult]:
     for env, eps, est, g in _slopes(tables, "paper"):
         t_first = float(g["t_exploit_possible"].median())
         T = int(g["episode"].max())
-        onset, t_star = _onset(g), float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
+        onset, t_star = median_onset(g), float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
         lin = "reproduced" if est.n >= 2 and np.isfinite(est.value) and est.high >= 0.95 else (
             "inconclusive" if est.n < 2 else "not reproduced")
         res.append(_res(est, lin, "paper",
