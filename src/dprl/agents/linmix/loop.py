@@ -26,6 +26,7 @@ from numba import njit
 
 from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.linear_mixture import KnownFeatures
+from dprl.envs.tabular import _inverse_cdf
 from dprl.runner.kernel_cache import drop_stale_caches
 from dprl.runner.online import pairwise_sum
 
@@ -409,10 +410,7 @@ def _run_block(
                 a = greedy[h, s]
             acts[h] = a
             rew[h] = 1.0 if u[k, h, 1] < r[s, a] else 0.0
-            nxt = 0
-            while nxt < S - 1 and cumP[s, a, nxt] <= u[k, h, 0]:
-                nxt += 1
-            s = nxt
+            s = _inverse_cdf(cumP[s, a], u[k, h, 0])  # cumP[..., -1] = 1: stops inside
             states[h + 1] = s
         returns[k] = pairwise_sum(rew, 0, H)
         actions_out[k] = acts
@@ -452,4 +450,4 @@ def _run_block(
 
 
 # the kernels above embed the tree counter (tabular statistics) and NumPy's pairwise sum
-drop_stale_caches(__name__, ("dprl.agents.tabular.statistics", "dprl.runner.online"))
+drop_stale_caches(__name__, ("dprl.agents.tabular.statistics", "dprl.envs.tabular", "dprl.runner.online"))

@@ -98,7 +98,7 @@ def _all_tied(Q: np.ndarray, n_actions: np.ndarray) -> bool:
 @njit(cache=True)
 def _run_block(
     cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
-    n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int, T: int,
+    n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int,
     scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
     u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
     all_tied: np.ndarray,
@@ -125,7 +125,7 @@ def _run_block(
         # Private planning: Q̃⁺_t := PrivQ(r̃, ñ, m̃, ε) on the release at the start of the episode
         if private:
             rel = suffix[_ctz(t)] if t > 0 else counts
-            E = e_first if min(t + 1, T) <= 1 else e_rest
+            E = e_first if t == 0 else e_rest  # PrivateStats.current_e: E_1 bounds an empty sum
         else:
             rel = counts
             E = 0.0
@@ -174,10 +174,10 @@ def run_episodes(
     model = env.kernel_model()
     if private:
         counts, exact, suffix = np.zeros(N), src.exact, src.suffix
-        scale, e_first, e_rest, T_counter = src.scale, src.e_first, src.e_rest, src.T
+        scale, e_first, e_rest = src.scale, src.e_first, src.e_rest
     else:
         counts, exact, suffix = src.counts, np.zeros((1, 0)), np.zeros((1, 0))
-        scale, e_first, e_rest, T_counter = 0.0, 0.0, 0.0, T
+        scale, e_first, e_rest = 0.0, 0.0, 0.0
     lt = log_term(S, A, H, agent.beta)
     done = 0
     while done < T:
@@ -189,7 +189,7 @@ def run_episodes(
             keys = agent.tie_rng.random((k, H, S, A))
             e1e2 = src.rng.standard_exponential((k, 2, N)) if noisy else np.zeros((k, 2, 0))
             t0 = src.t if private else done + j
-            _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, T_counter, scale, e_first, e_rest, lt,
+            _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, scale, e_first, e_rest, lt,
                        float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k])
             if private:
                 src.t += k

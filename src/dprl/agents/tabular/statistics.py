@@ -219,11 +219,11 @@ class PrivateStats:
         """Noisy prefix sums of all counters after ``t`` elements (zeros before the first)."""
         if self.t == 0:
             return self._zero
-        return _readonly(self.suffix[(self.t & -self.t).bit_length() - 1])
+        return _readonly(self.suffix[_ctz(self.t)])
 
     def current_e(self) -> float:
         """``E`` for the release used in episode ``t + 1`` (``E_1`` is an empty sum's bound)."""
-        return self.e_first if min(self.t + 1, self.T) <= 1 else self.e_rest
+        return self.e_first if self.t == 0 else self.e_rest
 
     def release(self) -> ReleasedStats:
         return ReleasedStats(self.release_values(), self.current_e(), self.S, self.A, self.H)
