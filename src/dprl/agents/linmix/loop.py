@@ -27,6 +27,7 @@ from numba import njit
 from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.envs.tabular import _inverse_cdf
+from dprl.privacy.kernels import finish_into
 from dprl.runner.kernel_cache import drop_stale_caches
 from dprl.runner.online import pairwise_sum
 
@@ -94,23 +95,10 @@ def _release_into(
     if kind == NONPRIVATE:
         return 0, 0
     repaired = not_pd = 0
-    sym = np.empty((d, d))
     for h in range(H):
-        for i in range(d):
-            for j in range(d):
-                sym[i, j] = 0.5 * (gram[h, i, j] + gram[h, j, i])
-        w, v = np.linalg.eigh(sym)
-        if w[0] < lam_min * (1.0 - 1e-12):  # outside the good event: floor the spectrum
-            repaired += 1
-            not_pd += w[0] <= 0.0
-            for i in range(d):
-                for j in range(d):
-                    acc = 0.0
-                    for k in range(d):
-                        acc += v[i, k] * max(w[k], lam_min) * v[j, k]
-                    gram[h, i, j] = acc
-        else:
-            gram[h] = sym
+        r, npd = finish_into(gram[h], lam_min)
+        repaired += r
+        not_pd += npd
     return repaired, not_pd
 
 
@@ -450,4 +438,4 @@ def _run_block(
 
 
 # the kernels above embed the tree counter (tabular statistics) and NumPy's pairwise sum
-drop_stale_caches(__name__, ("dprl.agents.tabular.statistics", "dprl.envs.tabular", "dprl.runner.online"))
+drop_stale_caches(__name__, ("dprl.agents.tabular.statistics", "dprl.envs.tabular", "dprl.privacy.kernels", "dprl.runner.online"))

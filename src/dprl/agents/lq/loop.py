@@ -28,6 +28,7 @@ from numba import njit
 from dprl.agents.lq.ofu import plan_step, user_statistics
 from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.lq import ball_noise_into, policy_cost_one, rollout_into
+from dprl.privacy.kernels import finish_into
 from dprl.runner.kernel_cache import drop_stale_caches
 
 # Scalars carried across blocks: cumulative exact and sampled regret, last episode's regret and β.
@@ -55,23 +56,8 @@ def _release_central(
     for i in range(p):
         for j in range(p):
             gram[i, j] = gram[i, j] + (shift if i == j else 0.0)
-    sym = np.empty((p, p))
-    for i in range(p):
-        for j in range(p):
-            sym[i, j] = 0.5 * (gram[i, j] + gram[j, i])
-    eigval, eigvec = np.linalg.eigh(sym)
-    low = eigval[0]
-    repaired = low < lam_min * (1.0 - 1e-12)
-    not_pd = low <= 0.0
-    if repaired:
-        floored = np.maximum(eigval, lam_min)
-        for i in range(p):
-            for j in range(p):
-                acc = eigvec[i, 0] * floored[0] * eigvec[j, 0]
-                for l in range(1, p):
-                    acc += eigvec[i, l] * floored[l] * eigvec[j, l]
-                sym[i, j] = acc
-    return sym, target, repaired, not_pd
+    repaired, not_pd = finish_into(gram, lam_min)
+    return gram, target, repaired, not_pd
 
 
 @njit(cache=True)
@@ -209,6 +195,7 @@ def run_block(
 for _module, _called in (
     ("dprl.agents.lq.oracle", ("dprl.envs.lq",)),
     ("dprl.agents.lq.ofu", ("dprl.agents.lq.oracle", "dprl.envs.lq")),
-    (__name__, ("dprl.envs.lq", "dprl.agents.lq.oracle", "dprl.agents.lq.ofu", "dprl.agents.tabular.statistics")),
+    (__name__, ("dprl.envs.lq", "dprl.agents.lq.oracle", "dprl.agents.lq.ofu", "dprl.agents.tabular.statistics",
+                "dprl.privacy.kernels")),
 ):
     drop_stale_caches(_module, _called)
