@@ -15,7 +15,9 @@ rule job_specs:
     run:
         from dprl.runner.io import atomic_write_text
 
-        atomic_write_text(output[0], json.dumps(experiment_specs(wildcards.experiment), sort_keys=True, default=float) + "\n")
+        atomic_write_text(
+            output[0], json.dumps(experiment_specs(wildcards.experiment), sort_keys=True, default=float) + "\n"
+        )
 
 
 rule aggregate:
@@ -31,10 +33,10 @@ rule aggregate:
     resources:
         mem_mb=1000,
         runtime=5,
-    message:
-        "aggregate {wildcards.experiment}: verify and concatenate {params.n} job results"
     params:
         n=lambda wc: len(EXPERIMENTS[wc.experiment].jobs),
+    message:
+        "aggregate {wildcards.experiment}: verify and concatenate {params.n} job results"
     shell:
         # Checks every input (checksum, header vs path and config); on a bad one, every job
         # file of the preset, naming each bad file on the console (and in the log) and

@@ -93,9 +93,7 @@ def figure_tables(fig):
 
 
 # A figure is drawn when all the experiments it needs are in the config.
-FIGURES = {
-    fid: fig for fid, fig in all_figures().items() if all(e in EXPERIMENTS for e in fig.experiments)
-}
+FIGURES = {fid: fig for fid, fig in all_figures().items() if all(e in EXPERIMENTS for e in fig.experiments)}
 
 ALL_TARGETS = (
     [f"{FIG}/{fid}.{ext}" for fid in FIGURES for ext in ("pdf", "png")]
@@ -105,6 +103,7 @@ ALL_TARGETS = (
 )
 
 import re as _re
+
 
 wildcard_constraints:
     experiment="|".join(_re.escape(e) for e in EXPERIMENTS) or "(?!)",

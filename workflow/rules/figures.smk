@@ -5,7 +5,6 @@ for _fid, _fig in FIGURES.items():
     rule:
         name:
             f"figure_{_fid}"
-        localrule: True
         input:
             tables=figure_tables(_fig),
             checksums=[sidecar_of(t) for t in figure_tables(_fig)],
@@ -18,12 +17,13 @@ for _fid, _fig in FIGURES.items():
             ),
         log:
             f"{RES}/logs/figures/{_fid}.log",
-        params:
-            fid=_fid,
-            stem=f"{FIG}/{_fid}",
+        localrule: True
         resources:
             mem_mb=1500,
             runtime=5,
+        params:
+            fid=_fid,
+            stem=f"{FIG}/{_fid}",
         message:
             f"figure {_fid}"
         shell:

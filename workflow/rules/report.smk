@@ -11,11 +11,11 @@ rule claims:
         tex=f"{FIG}/claims.tex",
     log:
         f"{RES}/logs/claims.log",
-    params:
-        out=FIG,
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        out=FIG,
     message:
         "claims table: evaluate every registered claim on the aggregated tables"
     shell:
@@ -33,14 +33,14 @@ rule runtimes:
         pdf=f"{FIG}/job_runtimes.pdf",
     log:
         f"{RES}/logs/runtimes.log",
+    resources:
+        mem_mb=1000,
+        runtime=5,
     params:
         benchmarks=BENCHMARK_FILES,
         n=len(BENCHMARK_FILES),
         stem=f"{FIG}/job_runtimes",
         resources_out=lambda wc: f"{RES}/tables/measured_resources.yaml",
-    resources:
-        mem_mb=1000,
-        runtime=5,
     message:
         "per-job runtime and memory statistics from {params.n} benchmark files"
     shell:
@@ -65,14 +65,14 @@ rule manifest:
         f"{FIG}/manifest.json",
     log:
         f"{RES}/logs/manifest.log",
+    resources:
+        mem_mb=200,
+        runtime=2,
     params:
         preset=PRESET,
         jobs_dir=f"{RES}/jobs",
         cores=total_cores,
         config_hash=CONFIG_HASH,
-    resources:
-        mem_mb=200,
-        runtime=2,
     message:
         "manifest: git commit, config hash, date, wall time, cores"
     shell:

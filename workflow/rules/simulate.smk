@@ -1,7 +1,6 @@
 """Simulations: one Snakemake job per (experiment, algorithm, environment, privacy,
 seed), or, with `bundle_seconds` > 0 (the SLURM profile), one per bundle of them."""
 
-
 if not BUNDLES:
 
     rule simulate:
@@ -11,18 +10,18 @@ if not BUNDLES:
             f"{RES}/logs/jobs/{{experiment}}/{{job}}.log",
         benchmark:
             f"{RES}/benchmarks/{{experiment}}/{{job}}.tsv"
-        params:
-            payload=job_payload,
-            # not used by the command: its change reruns the job (see common.smk)
-            code=lambda wc: code_version_of(wc.experiment),
+        wildcard_constraints:
+            job=".+",
         resources:
             # per experiment, measured from the default run's benchmark files
             # (workflow/resources.yaml, written by `dprl runtimes`); the kind's declared
             # values are the fallback
             mem_mb=lambda wc: job_resources(wc)["mem_mb"],
             runtime=lambda wc: job_resources(wc)["runtime"],
-        wildcard_constraints:
-            job=".+",
+        params:
+            payload=job_payload,
+            # not used by the command: its change reruns the job (see common.smk)
+            code=lambda wc: code_version_of(wc.experiment),
         message:
             "simulate {wildcards.experiment}: {wildcards.job}"
         shell:
@@ -43,18 +42,18 @@ for _b in BUNDLES:
             f"{RES}/logs/jobs/{_b.experiment}/bundles/{_b.tag}.log",
         benchmark:
             bundle_benchmark(_b)
-        params:
-            payload=bundle_payload(_b),
-            code=code_version_of(_b.experiment),
+        # longest bundles first (LPT order), so that the last ones to finish are short
+        # and few cores idle at the end of a run
+        priority: int(_b.seconds)
         resources:
             # one simulation at a time, in one process: a simulation's memory (measured
             # bundles peak at <= 72% of it); time: 3x the bundle's measured mean compute
             # plus the margin of its slowest simulation
             mem_mb=experiment_resources(_b.experiment)["mem_mb"],
             runtime=experiment_resources(_b.experiment)["runtime"] + math.ceil(3 * _b.seconds / 60),
-        # longest bundles first (LPT order), so that the last ones to finish are short
-        # and few cores idle at the end of a run
-        priority: int(_b.seconds)
+        params:
+            payload=bundle_payload(_b),
+            code=code_version_of(_b.experiment),
         message:
             f"simulate {_b.experiment}: bundle {_b.index} of {len(_b.paths)} simulations (~{_b.seconds:.0f} s)"
         shell:
