@@ -1,4 +1,5 @@
-"""The manifest of a run: what produced the committed figures, when, on how many cores."""
+"""The manifest of a run: what produced the committed figures (commit, config, package
+versions), when, on how many cores."""
 
 from __future__ import annotations
 
@@ -18,6 +19,26 @@ def _git(*args: str) -> str:
         return subprocess.run(["git", *args], capture_output=True, text=True, check=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def package_versions() -> dict[str, str | None]:
+    """The installed version of each direct dependency of ``dprl`` (runtime and every
+    extra, as the installed package's metadata declares them), by canonical name; None
+    for one not installed (the test extra in a runtime-only install). Read with
+    ``importlib.metadata``, so it is the version in use, not the one a lock file asks for."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    names = sorted({canonicalize_name(Requirement(r).name) for r in metadata.requires("dprl") or ()})
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, config_hash: str) -> dict:
@@ -56,5 +77,6 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
         "job_cpu_s_total": round(float(runtimes["cpu_s_total"].sum()), 1) if "cpu_s_total" in runtimes else None,
         "job_wall_s_total": round(float(runtimes["wall_s_total"].sum()), 1) if "wall_s_total" in runtimes else None,
         "python": platform.python_version(),
+        "packages": package_versions(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
     }
