@@ -68,3 +68,20 @@ def test_norm_bounds_are_valid():
     tight = cal.symmetric_gaussian_norm_bound_tight(sigma, p, beta)
     assert np.mean(op > tight) <= beta
     assert tight <= cal.symmetric_gaussian_norm_bound_paper(sigma, p, beta)
+
+
+def test_tight_noise_bounds_cover_a_sum_of_nodes():
+    """The Regularizer's tight (Σ, ||z||) for a release summing ``k`` Gaussian nodes cover
+    that sum at their failure probabilities; bounds built on the per-node σ (a broken
+    variant that forgets the summed terms) do not."""
+    rng = np.random.default_rng(2)
+    sigma_g, sigma_t, k, p, dof, beta = 1.5, 0.7, 4, 3, 6, 0.02
+    gram_bound, target_bound = cal.tight_noise_bounds(sigma_g, sigma_t, k, p, dof, beta, beta)
+    w = sigma_g * rng.standard_normal((k, 40000, p, p)).sum(axis=0)
+    w = np.triu(w) + np.swapaxes(np.triu(w, 1), -1, -2)
+    op = np.abs(np.linalg.eigvalsh(w)).max(axis=1)
+    z = np.linalg.norm(sigma_t * rng.standard_normal((k, 40000, dof)).sum(axis=0), axis=1)
+    assert np.mean(op > gram_bound) <= beta
+    assert np.mean(z > target_bound) == pytest.approx(beta, abs=0.004)  # the exact χ² quantile
+    broken_gram, broken_target = cal.tight_noise_bounds(sigma_g, sigma_t, 1, p, dof, beta, beta)
+    assert np.mean(op > broken_gram) > 10 * beta and np.mean(z > broken_target) > 10 * beta

@@ -104,3 +104,28 @@ def test_central_release_noise_sums_the_set_bits_nodes():
         reg.observe(np.zeros((runs, p, p)), np.zeros((runs, p, q)))
     assert reg.gram_counter.release()[:, 0, 1].var() == pytest.approx(3 * UNEQUAL.sigma_gram**2, rel=0.05)
     assert reg.target_counter.release().var() == pytest.approx(3 * UNEQUAL.sigma_target**2, rel=0.05)
+
+
+def test_good_event_constants_are_shared_by_both_papers():
+    """Chowdhury et al. (η = 2Λ, λ_min = Λ, λ_max = 3Λ, ν = ||L||/√Λ) and Zhou (Z = N + 2Σ I,
+    λ_min = Σ, λ_max = 3Σ, ν = ||z||/√Σ) get their constants from the one function, and every
+    Regularizer reports the bounds its releases carry."""
+    from dprl.agents.linmix.calibration import privatizer_calibration
+    from dprl.agents.lq.calibration import private_ofu_calibration
+    from dprl.envs.linear_mixture import make_mixture
+    from dprl.privacy.regularizer import GoodEventBounds, shifted_calibration
+
+    c = shifted_calibration(2.0, 3.0, 4.0, 6.0)
+    assert (c.shift, c.lam_min, c.lam_max, c.nu) == (8.0, 4.0, 12.0, 3.0)
+    feat = make_mixture(3, 10, 2, 2, 3, np.random.default_rng(0)).features()
+    for route in ("paper", "tight"):
+        cals = [private_ofu_calibration(1.0, 1e-3, route, 100, 5, 0.5, 2, 1, 0.1).regularizer,
+                *(getattr(privatizer_calibration(s, route, 1.0, 1e-5, 100, feat, 0.05), r)
+                  for s in ("central", "local") for r in ("p", "r"))]
+        for c in cals:
+            assert c.shift == 2 * c.lam_min and c.lam_max == 3 * c.lam_min
+    reg = CentralRegularizer((), 3, 2, 8, CAL, np.random.default_rng(0))
+    reg.observe(np.eye(3), np.ones((3, 2)))
+    stats = reg.release()
+    assert reg.bounds == GoodEventBounds(stats.lam_min, stats.lam_max, stats.nu) == GoodEventBounds(1.0, 5.0, 0.5)
+    assert NonPrivateRegularizer((), 3, 2, 0.5).bounds == GoodEventBounds(0.5, 0.5, 0.0)

@@ -1,8 +1,23 @@
-"""Noise calibration and high-probability noise bounds (``mechanisms.md``, "Two calibrations").
+"""Noise calibration and high-probability noise bounds (``mechanisms.md``, "Calibration:
+``paper`` and ``tight``").
 
 ``paper`` routes (as printed by the papers) and ``tight`` routes (same guarantee, less
 noise or a narrower width) live side by side so that every agent can pick per job, and
 so that experiments can show how much the ``tight`` route saves.
+
+One meaning of the two names in every paper, always under the paper's own neighbouring
+relation, :data:`NEIGHBOURING_RELATION` (one user *replaced* by another; ``mechanisms.md``,
+"Neighbouring relation"):
+
+- ``paper``: the paper's printed route (zCDP, or basic composition), with its printed
+  sensitivities wherever they hold under replacement and replacement sensitivities where
+  the printed ones are null-user (add/remove) bounds; its printed confidence constants.
+- ``tight``: the same (ε, δ) guarantee by exact accounting: every Gaussian release one
+  user's replacement touches composes into one Gaussian mechanism (μ² adds up), and σ
+  solves the analytic Gaussian mechanism (Balle & Wang 2018) for that μ, with sensitivities
+  valid under replacement; the confidence widths use exact quantiles of the noise actually
+  added (:func:`tight_noise_bounds`, :func:`laplace_sum_tail`) at the paper's failure
+  probabilities.
 """
 
 from __future__ import annotations
@@ -13,6 +28,7 @@ import math
 import numpy as np
 
 CALIBRATIONS = ("paper", "tight")
+NEIGHBOURING_RELATION = "replacement"  # every paper's, for both calibrations (module docstring)
 
 # SciPy submodules are imported inside the functions that use them: a job process that
 # only needs a Laplace scale should not pay ~0.5 s of scipy.stats import at start-up.
@@ -242,6 +258,28 @@ def symmetric_gaussian_norm_bound_tight(sigma: float, dim: int, beta: float) -> 
     q = dim * (dim + 1) // 2
     frob = sigma * math.sqrt(2.0 * stats.chi2.isf(beta, q))
     return min(frob, symmetric_gaussian_norm_bound_paper(sigma, dim, beta))
+
+
+def tight_noise_bounds(
+    sigma_gram: float, sigma_target: float, summed_nodes: int, gram_dim: int, target_dof: int,
+    gram_failure: float, target_failure: float,
+) -> tuple[float, float]:
+    """The ``tight`` good-event bounds ``(Σ, ||z||)`` of a private Regularizer, for both papers
+    (Chowdhury et al. ``Λ`` and ``||L_k||_F``; Zhou ``Σ`` and ``||z||``).
+
+    A release sums at most ``summed_nodes`` independent Gaussian noise terms (tree nodes,
+    or users for the local privatizer), so each entry has variance at most
+    ``summed_nodes·σ²``: the bounds take the summed scale ``√(summed_nodes)·σ``, never the
+    per-term σ. ``Σ`` bounds the symmetric Gram noise's operator norm
+    (:func:`symmetric_gaussian_norm_bound_tight`) except with probability
+    ``gram_failure``; ``||z||`` is the exact χ² quantile of the target noise with
+    ``target_dof`` degrees of freedom, except with probability ``target_failure``. Callers
+    pass the failure probabilities of their paper's union bound, so ``tight`` narrows the
+    confidence widths at the *same* probability of leaving the good event as ``paper``.
+    """
+    gram = symmetric_gaussian_norm_bound_tight(sigma_gram * math.sqrt(summed_nodes), gram_dim, gram_failure)
+    target = chi2_norm_bound(sigma_target * math.sqrt(summed_nodes), target_dof, target_failure)
+    return gram, target
 
 
 # --------------------------------------------------------------------------- checks

@@ -53,11 +53,31 @@ class RegularizerCalibration:
     nu: float
 
 
+@dataclass(frozen=True)
+class GoodEventBounds:
+    """What ``β_k`` needs to know about a regularizer: ``λ_min I ⪯ H_k ⪯ λ_max I`` and
+    ``||L_k||_{H_k^{-1}} <= ν`` on the good event (Chowdhury et al. Assumption 1; Zhou
+    Assumption 2)."""
+
+    lam_min: float
+    lam_max: float
+    nu: float
+
+    @classmethod
+    def ridge(cls, lam: float) -> "GoodEventBounds":
+        """Non-private ridge regression, ``H_k = λI``, ``L_k = 0``: ``(λ, λ, 0)`` (always)."""
+        return cls(lam, lam, 0.0)
+
+
 def shifted_calibration(sigma_gram: float, sigma_target: float, gram_noise_bound: float, target_noise_bound: float) -> RegularizerCalibration:
-    """The good-event constants shared by both papers (Chowdhury et al. proof of Theorem 3;
-    Zhou proof of Theorem 6.5): with ``||N_k||_op <= Σ`` (``gram_noise_bound``) and
-    ``||L_k|| <= z`` (``target_noise_bound``) on the good event, the shift ``η = 2Σ`` gives
-    ``H_k = N_k + 2Σ I`` with ``Σ I ⪯ H_k ⪯ 3Σ I`` and ``||L_k||_{H_k^{-1}} <= z/sqrt(Σ)``."""
+    """The one place both papers' good-event constants are computed (Chowdhury et al.,
+    Sec. IV-A and proof of Theorem 3: ``η = 2Λ``, ``λ_min = Λ``, ``λ_max = 3Λ``,
+    ``ν = ||L_k||/√Λ``; Zhou, Sec. 6.1 and proof of Theorem 6.5: ``Z = N + 2Σ I``,
+    ``λ_min = Σ``, ``λ_max = 3Σ``, ``ν = ||z||/√Σ``): with ``||N_k||_op <= Σ``
+    (``gram_noise_bound``) and ``||L_k|| <= z`` (``target_noise_bound``) on the good event, the
+    shift ``η = 2Σ`` gives ``H_k = N_k + 2Σ I`` with ``Σ I ⪯ H_k ⪯ 3Σ I`` and
+    ``||L_k||_{H_k^{-1}} <= z/sqrt(Σ)``. The bounds ``Σ, z`` are each paper's own (printed
+    for ``paper``, :func:`dprl.privacy.calibration.tight_noise_bounds` for ``tight``)."""
     if not gram_noise_bound > 0:
         raise ValueError(f"the Gram noise bound must be > 0, got {gram_noise_bound}")
     return RegularizerCalibration(sigma_gram, sigma_target, shift=2.0 * gram_noise_bound, lam_min=gram_noise_bound,
@@ -94,6 +114,11 @@ class Regularizer(ABC):
     @property
     def target_shape(self) -> tuple[int, ...]:
         return (*self.batch_shape, self.p, self.q)
+
+    @property
+    @abstractmethod
+    def bounds(self) -> GoodEventBounds:
+        """``(λ_min, λ_max, ν)`` every release carries (they depend on the calibration only)."""
 
     @abstractmethod
     def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
@@ -140,6 +165,10 @@ class NonPrivateRegularizer(Regularizer):
         self._gram = np.zeros(self.gram_shape)
         self._target = np.zeros(self.target_shape)
 
+    @property
+    def bounds(self) -> GoodEventBounds:
+        return GoodEventBounds.ridge(self.lam)
+
     def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
         self._gram += gram
         self._target += target
@@ -178,6 +207,11 @@ class CentralRegularizer(Regularizer):
         self.gram_counter = TreeCounter(self.gram_shape, max_users, gram_noise, rng, symmetric=True)
         self.target_counter = TreeCounter(self.target_shape, max_users, target_noise, rng)
 
+    @property
+    def bounds(self) -> GoodEventBounds:
+        c = self.calibration
+        return GoodEventBounds(c.lam_min, c.lam_max, c.nu)
+
     def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
         self.gram_counter.update(gram)
         self.target_counter.update(target)
@@ -212,6 +246,11 @@ class LocalRegularizer(Regularizer):
         self.noise = noise
         self._gram = np.zeros(self.gram_shape)
         self._target = np.zeros(self.target_shape)
+
+    @property
+    def bounds(self) -> GoodEventBounds:
+        c = self.calibration
+        return GoodEventBounds(c.lam_min, c.lam_max, c.nu)
 
     def perturb(self, gram: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The user's local randomiser: one Gaussian mechanism per statistic."""

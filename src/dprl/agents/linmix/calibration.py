@@ -22,12 +22,12 @@ import numpy as np
 
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.privacy.calibration import (
-    chi2_norm_bound,
+    NEIGHBOURING_RELATION,
     composed_epsilon,
     gaussian_mu,
-    zcdp_rho,
     symmetric_gaussian_norm_bound_paper,
-    symmetric_gaussian_norm_bound_tight,
+    tight_noise_bounds,
+    zcdp_rho,
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
 
@@ -55,6 +55,7 @@ class PrivatizerCalibration:
     sigmas: np.ndarray  # (4,) σ_{p,1}, σ_{p,2}, σ_{r,1}, σ_{r,2}
     m: int  # nodes per element / per release (central) or 1 (local)
     sum_terms: int  # noise terms in one release, bounded: m (central) or K-1 (local)
+    relation: str = NEIGHBOURING_RELATION  # the relation the σ's were calibrated for (both routes)
 
 
 def tree_depth(K: int) -> int:
@@ -102,18 +103,18 @@ def _constants(
     """Assumption-2 constants (proof of Theorem 6.5): the released Gram noise is a sum of
     at most ``terms`` symmetric Gaussian matrices, the target noise a sum of ``terms``
     Gaussian vectors; union bound over ``k <= K``, ``h <= H`` at ``α/(8KH)`` and ``α/(4KH)``.
-    Shift ``2Σ`` gives ``λ_min = Σ``, ``λ_max = 3Σ``, ``ν = ||z|| / sqrt(Σ)``."""
-    s_g = sigma_gram * math.sqrt(terms)
-    s_t = sigma_target * math.sqrt(terms)
+    Shift ``2Σ`` gives ``λ_min = Σ``, ``λ_max = 3Σ``, ``ν = ||z|| / sqrt(Σ)``
+    (:func:`~dprl.privacy.regularizer.shifted_calibration`, shared with the LQ paper)."""
     if route == "paper":
+        s_g = sigma_gram * math.sqrt(terms)
+        s_t = sigma_target * math.sqrt(terms)
         # Σ = σ sqrt(m) (4 sqrt(d) + sqrt(8 ln(8KH/α))); ||z|| <= sqrt(m) σ (sqrt(d1) + sqrt(2 ln(4KH/α)))
         big = symmetric_gaussian_norm_bound_paper(s_g, dim_paper, alpha / (8 * K * H))
         z = s_t * (math.sqrt(dim) + math.sqrt(2.0 * math.log(4 * K * H / alpha)))
     else:
         # tight: same failure probabilities, exact χ² quantiles and the sharper symmetric
         # bound (privacy/calibration.py); the constants only widen/narrow β, not privacy.
-        big = symmetric_gaussian_norm_bound_tight(s_g, dim, alpha / (8 * K * H))
-        z = chi2_norm_bound(s_t, dim, alpha / (4 * K * H))
+        big, z = tight_noise_bounds(sigma_gram, sigma_target, terms, dim, dim, alpha / (8 * K * H), alpha / (4 * K * H))
     return shifted_calibration(sigma_gram, sigma_target, big, z)
 
 
@@ -155,6 +156,15 @@ def privatizer_calibration(
     stream's own worst case bounds their joint worst case, so this is valid, if not
     exact.) For JDP the actions given to other users are a post-processing of these
     releases (billboard lemma), so the agent is (ε,δ)-JDP.
+
+    Both routes mean what they mean for the LQ paper (:mod:`dprl.privacy.calibration`,
+    module docstring): the paper's relation, replacement. The one difference is where
+    streams share a vector: the LQ ``tight`` route uses the exact joint worst case of its
+    Gram/cross pair (``4.5``, :mod:`dprl.privacy.replacement`, for ``||z|| <= c``,
+    ``||x|| <= 1`` in any direction); here the features are non-negative and the bounds of
+    :func:`replacement_sensitivities` use that, so each stream's own replacement worst case
+    is summed (an upper bound on the joint one: valid, if up to ``sqrt(2)`` noisier per
+    stream pair than an exact joint analysis would be).
     """
     if scheme not in ("central", "local"):
         raise ValueError(f"scheme must be 'central' or 'local', got {scheme!r}")

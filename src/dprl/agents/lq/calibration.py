@@ -1,6 +1,10 @@
 """Noise and confidence constants of Private-OFU-RL (Chowdhury, Zhou, Shroff 2021, Sec. IV),
 ``paper`` and ``tight``, returned as a :class:`~dprl.privacy.regularizer.RegularizerCalibration`
-for the shared :class:`~dprl.privacy.regularizer.CentralRegularizer`.
+for the shared :class:`~dprl.privacy.regularizer.CentralRegularizer`. The two names mean
+what they mean in every paper (:mod:`dprl.privacy.calibration`); the good-event constants
+``(η, λ_min, λ_max, ν)`` come from :func:`~dprl.privacy.regularizer.shifted_calibration` and
+the ``tight`` noise bounds from :func:`~dprl.privacy.calibration.tight_noise_bounds`, both
+shared with the linear-mixture Privatizer.
 
 Neighbouring relation. Definition 2 of the paper replaces one user by another. The
 paper's sensitivities ``Δ1 = H(1+γ)²`` (counter B1, stream ``Σ_h z zᵀ``) and
@@ -30,11 +34,11 @@ import math
 from dataclasses import dataclass
 
 from dprl.privacy.calibration import (
-    chi2_norm_bound,
+    NEIGHBOURING_RELATION,
     composed_epsilon,
     gaussian_sigma_tight,
     symmetric_gaussian_norm_bound_paper,
-    symmetric_gaussian_norm_bound_tight,
+    tight_noise_bounds,
     zcdp_rho,
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
@@ -42,7 +46,7 @@ from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT, NULL_USER_J
 from dprl.privacy.tree_counter import tree_levels
 
 
-RELATIONS = ("replacement", "null_user")
+RELATIONS = (NEIGHBOURING_RELATION, "null_user")  # the paper's (Definition 2), and an audited broken variant
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class LQPrivacyCalibration:
     levels: int  # L: nodes per episode in the tree (composition count per counter)
     sens_gram: float  # Δ1
     sens_target: float  # Δ2
-    relation: str = "replacement"  # the relation the σ's were calibrated for
+    relation: str = NEIGHBOURING_RELATION  # the relation the σ's were calibrated for
 
     @property
     def weights(self) -> tuple[float, float]:
@@ -101,7 +105,7 @@ def sensitivities(horizon: int, gamma: float) -> tuple[float, float]:
 
 def private_ofu_calibration(
     epsilon: float, delta: float, calibration: str, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float,
-    relation: str = "replacement", variant: str = "corrected",
+    relation: str = NEIGHBOURING_RELATION, variant: str = "corrected",
 ) -> LQPrivacyCalibration:
     """Noise scales ``σ1, σ2`` and good-event constants ``(η, λ_min, λ_max, ν)``.
 
@@ -139,7 +143,7 @@ def private_ofu_calibration(
     levels = tree_levels(episodes)
     p = n + d
     d1, d2 = sensitivities(horizon, gamma)
-    joint = JOINT if relation == "replacement" else NULL_USER_JOINT
+    joint = JOINT if relation == NEIGHBOURING_RELATION else NULL_USER_JOINT
     if calibration == "paper":
         if variant == "printed":
             scale = math.sqrt(8.0 * levels * math.log(2.0 / delta)) / epsilon
@@ -157,8 +161,8 @@ def private_ofu_calibration(
     else:
         sigma1 = gaussian_sigma_tight(epsilon, delta, d1, compositions=joint * levels)
         sigma2 = gaussian_sigma_tight(epsilon, delta, d2, compositions=joint * levels)
-        # the paper bound fails w.p. <= 2β, the χ² bound w.p. <= β: β = α/(4K) keeps α/(2K).
-        lam = symmetric_gaussian_norm_bound_tight(sigma1 * math.sqrt(levels), p, alpha / (4.0 * episodes))
-        frob = chi2_norm_bound(sigma2 * math.sqrt(levels), n * p, alpha / (2.0 * episodes))
+        # the paper bound fails w.p. <= 2β, the χ² bound w.p. <= β: β = α/(4K) keeps α/(2K);
+        # ||L_k||_F: n(n+d) entries, α/(2K) as in the paper route
+        lam, frob = tight_noise_bounds(sigma1, sigma2, levels, p, n * p, alpha / (4.0 * episodes), alpha / (2.0 * episodes))
     reg = shifted_calibration(sigma1, sigma2, lam, frob)  # η = 2Λ, λ_min = Λ, λ_max = 3Λ, ν = ||L_k||_F/√Λ
     return LQPrivacyCalibration(reg, calibration, float(epsilon), float(delta), levels, d1, d2, relation)
