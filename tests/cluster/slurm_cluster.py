@@ -379,7 +379,7 @@ PartitionName={self.partition} Nodes={self.hostname} Default=YES MaxTime=INFINIT
             time.sleep(0.05)
         raise SlurmStartError(f"{daemon} wrote no live pid to {path}\n{_tail(self.logfile(daemon))}")
 
-    def start(self) -> "SlurmCluster":
+    def start(self) -> SlurmCluster:
         reason = slurm_unavailable_reason()
         if reason:
             raise SlurmUnavailable(reason)
@@ -470,7 +470,7 @@ PartitionName={self.partition} Nodes={self.hostname} Default=YES MaxTime=INFINIT
             if self._own_root and not self.keep and self.root is not None:
                 shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self) -> "SlurmCluster":
+    def __enter__(self) -> SlurmCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -42,12 +42,12 @@ class ClaimResult:
 
     @classmethod
     def from_estimate(
-        cls, est: "Estimate", verdict: Verdict, calibration: str, note: str, regime: "Regime" = "n/a",
+        cls, est: Estimate, verdict: Verdict, calibration: str, note: str, regime: Regime = "n/a",
         horizon_needed: float = float("nan"),
-    ) -> "ClaimResult":
+    ) -> ClaimResult:
         return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed)
 
-    def outside_regime_is_inconclusive(self) -> "ClaimResult":
+    def outside_regime_is_inconclusive(self) -> ClaimResult:
         """A rate measured outside its regime cannot refute the claim: ``not reproduced``
         becomes ``inconclusive`` with the horizon it needs (contract, "Regimes")."""
         if self.regime == "not reached" and self.verdict == "not reproduced":

@@ -45,7 +45,7 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
     """``wall_time_s`` is measured from the start of the earliest job whose result is on
     disk (its result mtime minus its own wall time) to now: the elapsed time of the run
     that produced every result, when that run started from scratch."""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     runtimes = pd.read_csv(runtimes_csv)
     results = list(Path(jobs_dir).rglob("*.csv"))
     starts = []

@@ -18,7 +18,7 @@ def check_privacy_accounting(raw: dict[str, Any]) -> None:
     """``dprl validate``: raise :class:`ConfigError` naming every offending
     ``experiments.<name>.privacy`` entry, in every preset, with its accounted ε."""
     per_preset = resolve_all_presets(validate_schema(raw))
-    check_experiments(((preset, per_preset[preset]) for preset in PRESETS))
+    check_experiments((preset, per_preset[preset]) for preset in PRESETS)
 
 
 def check_experiments(presets: Iterable[tuple[str, dict[str, Experiment]]]) -> None:

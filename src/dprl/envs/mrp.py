@@ -109,7 +109,7 @@ class FiniteMRP:
         cum[np.arange(k - 1)[None, :] >= (nnz - 1)[:, None]] = 1.0
         return support, cum
 
-    def sample_first_visit(self, m: int, rng: np.random.Generator) -> "FirstVisitData":
+    def sample_first_visit(self, m: int, rng: np.random.Generator) -> FirstVisitData:
         """Sample ``m`` independent trajectories and reduce them to first-visit MC data.
 
         Trajectory ``i`` starts from ``p0`` and runs until the absorbing state or ``max_len``
@@ -121,7 +121,7 @@ class FiniteMRP:
         chunks = list(self.iter_first_visit(m, rng))
         return FirstVisitData(np.concatenate([c.returns for c in chunks]), np.concatenate([c.visited for c in chunks]))
 
-    def sample_prefix_stats(self, sizes: np.ndarray, rng: np.random.Generator) -> "BatchStats":
+    def sample_prefix_stats(self, sizes: np.ndarray, rng: np.random.Generator) -> BatchStats:
         """``sample_first_visit(max(sizes), rng).prefix_stats(sizes)`` (the same trajectories;
         sums equal up to floating-point summation order) without holding all trajectories:
         chunks are reduced to running sums as they are drawn, so memory is O(chunk·N)
@@ -142,7 +142,7 @@ class FiniteMRP:
             lo = hi
         return BatchStats.from_sums(sizes, counts, sums)
 
-    def iter_first_visit(self, m: int, rng: np.random.Generator) -> Iterator["FirstVisitData"]:
+    def iter_first_visit(self, m: int, rng: np.random.Generator) -> Iterator[FirstVisitData]:
         """First-visit data of ``m`` trajectories, in chunks of at most ``_CHUNK`` (vectorised
         over the trajectories of a chunk; see :meth:`sample_first_visit`)."""
         if m < 1:
@@ -195,7 +195,7 @@ class FirstVisitData:
     def m(self) -> int:
         return self.returns.shape[0]
 
-    def prefix_stats(self, sizes: np.ndarray) -> "BatchStats":
+    def prefix_stats(self, sizes: np.ndarray) -> BatchStats:
         """Statistics of the nested batches made of the first ``m`` trajectories, for every
         ``m`` in ``sizes`` at once (cumulative sums over trajectories)."""
         sizes = _check_sizes(sizes, self.m)
@@ -206,7 +206,7 @@ class FirstVisitData:
         ccount = np.cumsum(np.add.reduceat(self.visited[: sizes[-1]], starts, axis=0, dtype=np.int64), axis=0)
         return BatchStats.from_sums(sizes, ccount, csum)
 
-    def stats(self) -> "BatchStats":
+    def stats(self) -> BatchStats:
         return self.prefix_stats(np.array([self.m]))
 
 
@@ -223,7 +223,7 @@ class BatchStats:
     mean_returns: np.ndarray
 
     @classmethod
-    def from_sums(cls, m: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> "BatchStats":
+    def from_sums(cls, m: np.ndarray, counts: np.ndarray, sums: np.ndarray) -> BatchStats:
         mean = np.divide(sums, counts, out=np.zeros_like(sums, dtype=float), where=counts > 0)
         return cls(np.atleast_1d(m), np.atleast_2d(counts), np.atleast_2d(mean))
 

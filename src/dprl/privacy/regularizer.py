@@ -64,7 +64,7 @@ class GoodEventBounds:
     nu: float
 
     @classmethod
-    def ridge(cls, lam: float) -> "GoodEventBounds":
+    def ridge(cls, lam: float) -> GoodEventBounds:
         """Non-private ridge regression, ``H_k = λI``, ``L_k = 0``: ``(λ, λ, 0)`` (always)."""
         return cls(lam, lam, 0.0)
 

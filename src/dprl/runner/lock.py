@@ -70,7 +70,7 @@ def acquire(lock_file: str | Path, checkout: str | Path) -> dict[str, Any]:
         "pid": pid,
         "pid_start_ticks": _proc_start_ticks(pid),
         "host": socket.gethostname(),
-        "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "checkout": str(Path(checkout).resolve()),
         "command": " ".join(sys.argv),
     }
