@@ -63,9 +63,9 @@ def test_lsw_regime_boundaries_hold_for_the_expected_noise(feat):
         assert r.m_half == pytest.approx(39 / r.b)
         assert r.m_flat < r.m_half < r.m_star < np.inf
 
-        def slope(lo: float, hi: float) -> float:
+        def slope(lo: float, hi: float, b: float = r.b) -> float:
             ms = np.geomspace(lo, hi, 20)
-            sig = np.sqrt(lsw_psi(np.outer(ms, q), RHO, r.b))
+            sig = np.sqrt(lsw_psi(np.outer(ms, q), RHO, b))
             return float(np.polyfit(np.log(ms), np.log(sig), 1)[0])
 
         assert abs(slope(r.m_flat / 1000, r.m_flat / 100)) < 0.02
