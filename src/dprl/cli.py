@@ -90,13 +90,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from dprl.config.load import read_config
     from dprl.config.privacy_check import check_privacy_accounting
 
+    from dprl.config.estimate import preset_resources
+
     cfg = load_config_file(args.config, args.preset)
     check_privacy_accounting(read_config(args.config))  # accounted ε <= nominal ε, every preset
-    total = 0
+    # job-hours from the default run's measurements scaled by the work models
+    hours = preset_resources(cfg.preset, args.config, args.resources) if Path(args.resources).exists() else {}
+    total, total_h = 0, 0.0
     for name, exp in cfg.experiments.items():
-        print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs")
+        h = hours.get(name, {}).get("hours", float("nan"))
+        print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs {h:9.2f} h")
         total += len(exp.jobs)
-    print(f"{'total':24s} {'':10s} {total:6d} jobs (preset {cfg.preset})")
+        total_h += 0.0 if h != h else h
+    print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours)")
     return 0
 
 
@@ -237,8 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--config", default="config.yaml")
         sp.add_argument("--preset", default=None, help="smoke, default or full (default: the config's)")
 
-    sp = sub.add_parser("validate", help="validate config.yaml and count jobs")
+    sp = sub.add_parser("validate", help="validate config.yaml, count jobs and estimate their CPU-hours")
     cfg_args(sp)
+    sp.add_argument("--resources", default="workflow/resources.yaml",
+                    help="measured per-simulation resources of the default run (for the CPU-hour estimate)")
     sp.set_defaults(func=cmd_validate)
 
     sp = sub.add_parser("verify", help="check every job file and table of a preset")

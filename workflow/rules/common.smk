@@ -120,16 +120,37 @@ _RES_FILE = _Path(workflow.basedir) / "workflow" / "resources.yaml"
 MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
 
 
-def experiment_resources(experiment):
-    """mem_mb, runtime (min) and mean seconds of one simulation of ``experiment``."""
+# The measurements are of the default preset's jobs; another preset's (`full`: up to 75x
+# the episodes) are scaled by the work models of dprl.config.estimate.
+from dprl.config.estimate import scaled_resources
+
+REFERENCE = EXPERIMENTS if PRESET == "default" else load_config(config, "default").experiments
+
+
+def _experiment_resources(experiment):
     kind = EXPERIMENTS[experiment].kind
     got = MEASURED.get(experiment, {})
-    return {
+    base = {
         "mem_mb": int(got.get("mem_mb", kind.mem_mb)),
         "runtime": int(got.get("runtime", kind.runtime_min)),
         # unmeasured: the declared runtime is a generous bound, take a third of it
         "seconds": float(got.get("seconds", 20.0 * kind.runtime_min)),
     }
+    if experiment not in REFERENCE:
+        return base
+    return scaled_resources(
+        base,
+        [j.spec for j in EXPERIMENTS[experiment].jobs],
+        [j.spec for j in REFERENCE[experiment].jobs],
+    )
+
+
+RESOURCES = {e: _experiment_resources(e) for e in EXPERIMENTS}
+
+
+def experiment_resources(experiment):
+    """mem_mb, runtime (min) and mean seconds of one simulation of ``experiment``."""
+    return RESOURCES[experiment]
 
 
 def job_resources(wildcards):

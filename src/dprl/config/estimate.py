@@ -14,7 +14,7 @@ with the true asymptotic cost away from them. Ceilings are config keys (``limits
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +93,9 @@ def _lq_regret(s: JobSpec) -> tuple[float, float, str]:
     e, K = s.environment, s.settings["episodes"]
     n, d = (e["n"], e["d"]) if e["name"] == "random_lq" else (2, 1)
     N = s.algorithm["n_candidates"]
-    # every episode: N oracle candidates, each a Riccati solve of size n+d; H steps
-    return F64 * (K * 4 + N * (n + d) ** 2 * 4), K * (N * (n + d) ** 3 + e["horizon"] * (n + d) ** 2), f"K = {K} episodes × N = {N} candidates, n+d = {n + d}"
+    # every episode: N oracle candidates, each a Riccati solve of size n+d; H steps. Memory
+    # does not grow with K: regret is summarised online into checkpoints (runner/online.py)
+    return F64 * N * (n + d) ** 2 * 4, K * (N * (n + d) ** 3 + e["horizon"] * (n + d) ** 2), f"K = {K} episodes × N = {N} candidates, n+d = {n + d}"
 
 
 def _lq_audit(s: JobSpec) -> tuple[float, float, str]:
@@ -187,6 +188,59 @@ def estimate(spec: JobSpec) -> Estimate | None:
         return None
     mem, work, text = model(spec)
     return Estimate(BASE_BYTES + float(mem), STARTUP_SECONDS + SECONDS_PER_UNIT.get(spec.kind, max(SECONDS_PER_UNIT.values())) * float(work), text)
+
+
+def scaled_resources(measured: Mapping[str, float], jobs: Sequence[JobSpec], reference: Sequence[JobSpec],
+                     mem_margin: float = 1.5, time_margin: float = 3.0) -> dict[str, float]:
+    """Resources of one simulation of an experiment whose jobs (``jobs``, e.g. the ``full``
+    preset's) are larger than the ones its resources were measured on (``reference``, the
+    same experiment in the default run; ``measured`` = its ``workflow/resources.yaml`` entry).
+
+    The measured compute time (``seconds`` minus start-up) is scaled by the models' work
+    ratio: ``seconds`` by the mean work (what bundles are packed by), ``runtime`` by the
+    largest job's work × ``time_margin``; memory grows by the model's extra bytes ×
+    ``mem_margin``. Never below the measured values, so the default preset is unchanged;
+    without this a ``full`` job of 6e7 episodes would get the 2 minutes measured at 8e5.
+    """
+    out = {k: measured[k] for k in ("mem_mb", "runtime", "seconds")}
+    model = MODELS.get(jobs[0].kind) if jobs else None
+    if model is None or not reference:
+        return out
+    now = [model(j) for j in jobs]
+    ref = [model(j) for j in reference]
+    ref_work = sum(w for _, w, _ in ref) / len(ref)
+    if ref_work <= 0:
+        return out
+    compute = max(float(measured["seconds"]) - STARTUP_SECONDS, 0.0) / ref_work  # s per unit of work
+    mean_work = sum(w for _, w, _ in now) / len(now)
+    out["seconds"] = max(float(measured["seconds"]), round(STARTUP_SECONDS + compute * mean_work, 2))
+    slowest = STARTUP_SECONDS + compute * max(w for _, w, _ in now)
+    out["runtime"] = max(int(measured["runtime"]), math.ceil(time_margin * slowest / 60.0))
+    extra = max(b for b, _, _ in now) - max(b for b, _, _ in ref)
+    out["mem_mb"] = max(int(measured["mem_mb"]), int(measured["mem_mb"]) + math.ceil(mem_margin * extra / 2**20 / 100) * 100)
+    return out
+
+
+def preset_resources(preset: str, config_path: str = "config.yaml",
+                     resources_path: str = "workflow/resources.yaml") -> dict[str, dict[str, float]]:
+    """:func:`scaled_resources` of every measured experiment of ``preset`` (what the workflow's
+    rules get, ``workflow/rules/common.smk``), with ``jobs`` and ``hours`` (``jobs ×
+    seconds``: the preset's estimated job-hours, as in the README)."""
+    import yaml
+
+    from dprl.config.load import load_config_file
+
+    measured = yaml.safe_load(open(resources_path))
+    experiments = load_config_file(config_path, preset).experiments
+    reference = experiments if preset == "default" else load_config_file(config_path, "default").experiments
+    out = {}
+    for name, exp in experiments.items():
+        if name not in measured or not exp.jobs:
+            continue
+        ref = [j.spec for j in reference[name].jobs] if name in reference else []
+        r = scaled_resources(measured[name], [j.spec for j in exp.jobs], ref)
+        out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600}
+    return out
 
 
 def calibrate(config_path: str = "config.yaml", resources_path: str = "workflow/resources.yaml") -> dict[str, float]:

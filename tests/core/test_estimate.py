@@ -1,0 +1,49 @@
+"""Per-job resources of presets larger than the measured default run (config/estimate.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import yaml
+
+from dprl.config.estimate import STARTUP_SECONDS, preset_resources, scaled_resources
+from dprl.config.load import load_config_file
+
+
+def _jobs(preset: str, experiment: str):
+    return [j.spec for j in load_config_file("config.yaml", preset).experiments[experiment].jobs]
+
+
+def test_default_preset_gets_exactly_the_measured_resources():
+    measured = yaml.safe_load(open("workflow/resources.yaml"))
+    got = preset_resources("default")
+    assert set(got) == set(measured) & set(load_config_file("config.yaml", "default").experiments)
+    for name, r in got.items():
+        assert {k: r[k] for k in ("mem_mb", "runtime", "seconds")} == measured[name], name
+
+
+def test_longer_jobs_get_time_in_proportion_to_their_work():
+    """lq_regime: `full` runs 6e7 episodes where the default measured 8e5 (75x): the job's
+    time limit must cover it, or the cluster kills every job at the measured 2 minutes."""
+    measured = {"mem_mb": 400, "runtime": 2, "seconds": 26.71}
+    ref, full = _jobs("default", "lq_regime"), _jobs("full", "lq_regime")
+    ratio = full[0].settings["episodes"] / ref[0].settings["episodes"]
+    r = scaled_resources(measured, full, ref)
+    assert ratio == 75
+    assert r["seconds"] == pytest.approx(STARTUP_SECONDS + (26.71 - STARTUP_SECONDS) * ratio, rel=0.02)
+    assert r["runtime"] >= math.ceil(3 * r["seconds"] / 60)
+    assert r["mem_mb"] == 400  # memory does not grow with K (online checkpoints)
+
+
+def test_smaller_jobs_keep_the_measured_values():
+    measured = {"mem_mb": 400, "runtime": 2, "seconds": 26.71}
+    r = scaled_resources(measured, _jobs("smoke", "lq_regime"), _jobs("default", "lq_regime"))
+    assert r == measured
+
+
+def test_full_preset_estimate_is_consistent():
+    full = preset_resources("full")
+    assert full["lq_regime"]["jobs"] == len(_jobs("full", "lq_regime"))
+    assert full["lq_regime"]["hours"] == pytest.approx(full["lq_regime"]["jobs"] * full["lq_regime"]["seconds"] / 3600)
+    assert all(r["runtime"] * 60 >= r["seconds"] for r in full.values())
