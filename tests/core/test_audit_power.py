@@ -82,7 +82,7 @@ def test_claims_state_the_detectable_inflation():
         rows.append({"mechanism": alg, "broken": "none", "calibration": "tight", "claimed_epsilon": 1.0,
                      "claimed_delta": 1e-5, "noise_scale": jobs._scale(noise), "eps_lb": 0.5, "passed": True,
                      "runs": 200_000, "env.T": 8})
-    (m1,) = m_claims._m1({"audit": pd.DataFrame(rows)})
+    (m1,) = m_claims.m1({"audit": pd.DataFrame(rows)})
     assert "smallest ε inflation the audit detects at 200000 runs: gaussian_tree_vector 1.6" in m1.note
     assert "laplace_tree 1.0" in m1.note  # the LLR statistic: about 1.08x
     v1_rows = pd.DataFrame({"mechanism": ["counter", "episode_l1x2"], "claimed_epsilon": [1 / 6, 1.0],

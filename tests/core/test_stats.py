@@ -1,6 +1,7 @@
 """Shared claim statistics: group slopes and the ±0.1 rule for fitted rates."""
 
 import numpy as np
+import pytest
 
 from dprl.analysis.stats import Estimate, group_slope, verdict_near
 
@@ -36,3 +37,61 @@ def test_rate_measured_outside_its_regime_is_inconclusive_never_not_reproduced()
     assert [r["verdict"] for r in rows] == ["inconclusive", "not reproduced", "reproduced"]
     assert "needs about 3e+07" in rows[0]["note"] and rows[0]["horizon_needed"] == 3e7
     assert rows[1]["regime"] == "reached" and np.isnan(rows[1]["horizon_needed"])
+
+
+# ---------------------------------------------------------------- bootstrap over seeds
+
+def _loop_interval(units, statistic, seed=20161120, n_resamples=2000):
+    """Reference: the hand-written resampling loop ``stats.bootstrap_units`` replaced (one
+    resample of every group at a time, percentile interval of the finite draws)."""
+    rng = np.random.default_rng(seed)
+    draws = np.array([statistic([u[rng.integers(0, u.size, u.size)] for u in units]) for _ in range(n_resamples)])
+    draws = draws[np.isfinite(draws)]
+    return np.quantile(draws, 0.025), np.quantile(draws, 0.975)
+
+
+def test_bootstrap_units_draws_the_same_resamples_as_the_loop_it_replaced():
+    from dprl.analysis.stats import bootstrap_units
+
+    rng = np.random.default_rng(3)
+    units = [rng.lognormal(size=n) for n in (5, 1, 8, 3)]  # a one-seed group is held fixed
+
+    def stat(gs):
+        return float(np.polyfit(np.arange(len(gs)), np.log([g.mean() for g in gs]), 1)[0])
+
+    est = bootstrap_units(units, stat)
+    low, high = _loop_interval(units, stat)
+    # same draws; scipy.stats.quantile and numpy.quantile differ in the last bits only
+    assert est.low == pytest.approx(low, rel=1e-12) and est.high == pytest.approx(high, rel=1e-12)
+    assert est.n == 1 and est.value == stat(units)
+
+
+def test_bootstrap_units_keeps_the_finite_draws_when_some_resamples_are_undefined():
+    from dprl.analysis.stats import bootstrap_units
+
+    x = np.array([-1.0, 0.5, 2.0, 3.0, 4.0])  # some resamples have a non-positive mean
+
+    def stat(gs):
+        m = gs[0].mean()
+        return float(np.log(m)) if m > 0 else np.nan
+
+    est = bootstrap_units([x], stat)
+    low, high = _loop_interval([x], stat)
+    assert np.isfinite(est.low) and est.low == pytest.approx(low, rel=1e-12) and est.high == pytest.approx(high, rel=1e-12)
+
+
+def test_paired_slope_by_seed_resamples_whole_seeds():
+    import pandas as pd
+
+    from dprl.analysis.stats import paired_slope_by_seed
+
+    rng = np.random.default_rng(4)
+    xs = np.array([1.0, 10.0, 100.0, 1000.0])
+    level = rng.lognormal(sigma=0.5, size=6)  # a seed's whole curve shifts together
+    df = pd.DataFrame([(s, x, level[s] * x**0.5) for s in range(6) for x in xs], columns=["seed", "x", "y"])
+    est = paired_slope_by_seed(df, "x", "y")
+    # every seed's curve has slope exactly 1/2: resampling whole seeds keeps it (resampling
+    # cells independently would not)
+    assert est.n == 6 and est.value == pytest.approx(0.5) and est.high - est.low < 1e-9
+    one = paired_slope_by_seed(df[df["seed"] == 0], "x", "y")
+    assert one.n == 1 and one.low == one.value == one.high

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.linmix.linopt import LinOptAgent, Plan, confidence_radii
-from dprl.agents.linmix.simulate import checkpoints
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 from dprl.privacy.regularizer import RegularizedStats
 
@@ -76,7 +76,7 @@ def reference_run_episodes(env: LinearMixtureMDP, setup, K: int, env_rng: np.ran
     agent = setup.agent
     H = env.horizon
     v_star = float(env.optimal_values()[0, env.s1])
-    marks = set(checkpoints(K, n_checkpoints).tolist())
+    marks = set(log_checkpoints(K, n_checkpoints).tolist())
     rows = []
     cum_regret = cum_return = 0.0
     states = np.empty(H + 1, dtype=np.int64)

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.lq.calibration import private_ofu_calibration
-from dprl.agents.lq.run import checkpoints, private_regularizer
+from dprl.agents.lq.run import private_regularizer
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.envs.lq import LQSystem
 from dprl.privacy.regularizer import NonPrivateRegularizer, RegularizedStats, Regularizer
 
@@ -237,7 +238,7 @@ def reference_run_episodes(system, agent: OFUAgent, episodes, env_rng, n_checkpo
     exact and sampled regret, per-episode β)."""
     evaluator = RegretEvaluator(system)
     theta_star = system.theta
-    marks = set(checkpoints(episodes, n_checkpoints).tolist())
+    marks = set(log_checkpoints(episodes, n_checkpoints).tolist())
     rows, regrets, sampled, betas = [], [], [], []
     cum_regret = cum_sampled = 0.0
     n_fallback = 0

@@ -7,6 +7,7 @@ with a fixed resampling seed, so a claims table is a deterministic function of r
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -46,23 +47,71 @@ def bootstrap_ci(samples: Sequence[float] | np.ndarray, statistic: Callable[[np.
     return Estimate(value, float(res.confidence_interval.low), float(res.confidence_interval.high), int(x.size))
 
 
+def _percentile_interval(draws: np.ndarray) -> tuple[float, float]:
+    """The percentile interval of a bootstrap distribution, by ``scipy.stats.quantile``
+    (the formula ``scipy.stats.bootstrap`` uses), over its finite draws only: a statistic
+    can be undefined on some resamples (a log of a non-positive mean, a slope through one
+    point), and those resamples are left out rather than voiding the interval."""
+    draws = draws[np.isfinite(draws)]
+    if draws.size == 0:
+        return np.nan, np.nan
+    alpha = (1 - CONFIDENCE) / 2
+    low, high = stats.quantile(draws, np.array([alpha, 1 - alpha]))
+    return float(low), float(high)
+
+
 def bootstrap_units(
     units: Sequence[np.ndarray], statistic: Callable[[list[np.ndarray]], float]
 ) -> Estimate:
     """Bootstrap a statistic of several groups of per-seed values, resampling seeds
     independently within each group (e.g. a slope fitted across T or across ε, where each
-    group is one grid point's per-seed values)."""
+    group is one grid point's per-seed values): 95% percentile interval of
+    ``scipy.stats.bootstrap`` (:data:`N_RESAMPLES` resamples, generator seeded with
+    :data:`BOOT_SEED`).
+
+    Resamples are drawn one of every group at a time, in group order (``batch=1``; one
+    group: all at once, which is the same stream), so the generator stream is that of the
+    resampling loop this replaced and the intervals equal its intervals up to the last
+    bits of ``scipy.stats.quantile`` versus ``numpy.quantile`` (relative 1e-13).
+    A group of fewer than two values is held fixed (``scipy.stats.bootstrap`` needs two; a
+    resample of one value is that value, and NumPy draws no random bits for it)."""
     units = [np.asarray(u, dtype=float) for u in units]
     value = float(statistic(units))
-    rng = np.random.default_rng(BOOT_SEED)
-    draws = np.empty(N_RESAMPLES)
-    for b in range(N_RESAMPLES):
-        draws[b] = statistic([u[rng.integers(0, u.size, u.size)] for u in units])
-    draws = draws[np.isfinite(draws)]
-    if draws.size == 0:
-        return Estimate(value, np.nan, np.nan, min(u.size for u in units))
-    alpha = (1 - CONFIDENCE) / 2
-    return Estimate(value, float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha)), min(u.size for u in units))
+    n = min(u.size for u in units)
+    varying = [i for i, u in enumerate(units) if u.size >= 2]
+    if not varying:
+        return Estimate(value, value, value, n) if np.isfinite(value) else Estimate(value, np.nan, np.nan, n)
+
+    def resampled(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        # samples[k]: (batch, size) resamples of units[varying[k]]
+        out = np.empty(samples[0].shape[0])
+        for b in range(out.size):
+            groups = list(units)
+            for k, i in enumerate(varying):
+                groups[i] = samples[k][b]
+            out[b] = statistic(groups)
+        return out
+
+    with warnings.catch_warnings():  # NaN draws: handled below by _percentile_interval
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap(
+            tuple(units[i] for i in varying), resampled, vectorized=True, batch=None if len(varying) == 1 else 1,
+            n_resamples=N_RESAMPLES, confidence_level=CONFIDENCE, method="percentile",
+            rng=np.random.default_rng(BOOT_SEED),
+        )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        low, high = _percentile_interval(np.asarray(res.bootstrap_distribution, dtype=float))
+    return Estimate(value, low, high, n)
+
+
+def bootstrap_seed_rows(rows: np.ndarray, statistic: Callable[[np.ndarray], float]) -> Estimate:
+    """Bootstrap ``statistic(rows)`` resampling whole seeds: ``rows`` has one seed per
+    first-axis entry (any trailing shape: a seed's whole curve, or all its cells), so the
+    within-seed correlation is kept (:func:`bootstrap_units` on the row indices)."""
+    rows = np.asarray(rows)
+    index = np.arange(rows.shape[0], dtype=float)
+    return bootstrap_units([index], lambda u: statistic(rows[u[0].astype(int)]))
 
 
 def group_slope(xs: Sequence[float], groups: Sequence[np.ndarray], log_y: bool = True) -> Estimate:
@@ -101,23 +150,15 @@ def sqrt_sigma_exponent(sigma: pd.Series) -> float:
 
 def paired_slope_by_seed(df: pd.DataFrame, x: str, y: str, seed: str = "seed") -> Estimate:
     """Log-log slope of ``mean_seed y`` vs ``x``, with a CI from resampling whole seeds
-    (each seed contributes its whole curve, keeping within-seed correlation)."""
+    (each seed contributes its whole curve, keeping within-seed correlation). Only ``x``
+    values every seed has are used. With fewer than two seeds, or no finite resampled
+    slope, the interval is the point itself."""
     wide = df.pivot_table(index=seed, columns=x, values=y, aggfunc="mean").dropna(axis=1, how="any")
     xs = wide.columns.to_numpy(dtype=float)
-    mat = wide.to_numpy(dtype=float)
-
-    def stat(rows: np.ndarray) -> float:
-        return loglog_slope(xs, rows.mean(axis=0))
-
-    value = stat(mat)
-    rng = np.random.default_rng(BOOT_SEED)
-    n = mat.shape[0]
-    draws = np.array([stat(mat[rng.integers(0, n, n)]) for _ in range(N_RESAMPLES)])
-    draws = draws[np.isfinite(draws)]
-    if n < 2 or draws.size == 0:
-        return Estimate(value, value, value, n)
-    alpha = (1 - CONFIDENCE) / 2
-    return Estimate(value, float(np.quantile(draws, alpha)), float(np.quantile(draws, 1 - alpha)), n)
+    est = bootstrap_seed_rows(wide.to_numpy(dtype=float), lambda rows: loglog_slope(xs, rows.mean(axis=0)))
+    if est.n < 2 or not np.isfinite(est.low):
+        return Estimate(est.value, est.value, est.value, est.n)
+    return est
 
 
 def verdict_upper(est: Estimate, threshold: float) -> str:

@@ -14,6 +14,7 @@ from dprl.agents.linmix.calibration import PrivatizerCalibration, privatizer_cal
 from dprl.agents.linmix.linopt import LinOptAgent, confidence_radii
 from dprl.agents.linmix.loop import CENTRAL, LOCAL, NONPRIVATE, _run_block, pattern_rows, psi_rows
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.privacy.regularizer import (
     CentralRegularizer,
     LocalRegularizer,
@@ -95,12 +96,6 @@ def build_agent(
     return AgentSetup(agent, cal)
 
 
-def checkpoints(K: int, n: int) -> np.ndarray:
-    """About ``n`` log-spaced episode counts in ``1..K`` (always including ``K``)."""
-    pts = np.unique(np.round(np.geomspace(1, K, max(n, 2))).astype(int))
-    return pts[(pts >= 1) & (pts <= K)]
-
-
 def _kernel_regularizer(reg: Regularizer) -> tuple[int, list[float], bool, np.random.Generator | None, int, tuple[np.ndarray, ...]]:
     """A Regularizer as the compiled loop takes it: kind, ``[σ_gram, σ_target, shift, λ_min]``,
     noisy, noise generator, users so far, and views of its own state arrays (updated in place)."""
@@ -168,7 +163,7 @@ def run_episodes(
              *pattern_rows(env.P.reshape(S * A, S)), env.r, env._cumP, int(env.s1))
     kinds = np.array([kp, kr], dtype=np.int64)
     params = np.array([params_p, params_r])
-    marks = checkpoints(K, n_checkpoints)
+    marks = log_checkpoints(K, n_checkpoints)
     block = max(1, min(1024, (1 << 20) // max(1, H * S * A, n_noise)))
     regret, returns = np.empty(block), np.empty(block)
     repaired = np.zeros((block, 4), dtype=np.int64)

@@ -29,6 +29,7 @@ from dprl.agents.lq.regime import onset_episode
 from dprl.envs.lq import LQSystem, RegretEvaluator
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
 from dprl.privacy.tree_counter import TreeCounter
+from dprl.runner.checkpoints import log_checkpoints
 
 log = logging.getLogger("dprl.job")
 
@@ -71,12 +72,6 @@ def build_agent(
         reg = private_regularizer(cal, p, n, episodes, noise_rng)
         return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal, None)
     raise ValueError(f"unknown LQ algorithm {name!r}")
-
-
-def checkpoints(episodes: int, count: int) -> np.ndarray:
-    """About ``count`` log-spaced episode indices in ``1..K`` (always including ``K``)."""
-    pts = np.unique(np.round(np.geomspace(1, episodes, max(count, 2))).astype(int))
-    return pts[(pts >= 1) & (pts <= episodes)]
 
 
 def ridge_estimate(z: np.ndarray, x_next: np.ndarray, lam: float) -> np.ndarray:
@@ -131,7 +126,7 @@ def run_episodes(
         raise ValueError("check_ridge compares with ridge regression: it needs OFU-RL's λ")
     evaluator = RegretEvaluator(system)
     theta_star = system.theta
-    marks = checkpoints(episodes, n_checkpoints)
+    marks = log_checkpoints(episodes, n_checkpoints)
     stops = np.union1d(marks, np.arange(block, episodes, block))
     marks = set(marks.tolist())
     ridge = np.zeros((p, p + n))

@@ -7,6 +7,7 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
+from dprl.analysis.selection import final_rows, paired_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper,
 )
@@ -15,15 +16,7 @@ PAPER = "linmix"
 NONPRIVATE = {"private_linopt_vi": "ucrl_vtr", "private_linopt_po": "oppo", "ldp_linopt_vi": "ucrl_vtr", "ldp_linopt_po": "oppo"}
 
 
-def final_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows at each job's last checkpoint."""
-    keys = ["env_label", "alg_label", "privacy_label", "seed"]
-    last = df.groupby(keys)["episode"].transform("max")
-    return df[df["episode"] == last]
-
-
 _res = ClaimResult.from_estimate
-_fit = group_slope
 
 
 # ------------------------------------------------------------------------------ Z1
@@ -100,15 +93,13 @@ def z2(tables: Tables) -> list[ClaimResult]:
 
 
 def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """Final private regret minus the paired non-private regret (same environment, seed:
-    common random numbers)."""
+    """Final private regret minus the paired non-private regret of the same algorithm family
+    (:data:`NONPRIVATE`), environment and seed (common random numbers)."""
     fin = final_rows(df)
-    base = fin[fin["calibration"] == "none"][["algorithm", "env_label", "seed", "regret"]]
-    priv = fin[fin["calibration"] != "none"].copy()
-    priv["base_alg"] = priv["algorithm"].map(NONPRIVATE)
-    out = priv.merge(base.rename(columns={"algorithm": "base_alg", "regret": "regret_np"}), on=["base_alg", "env_label", "seed"])
-    out["cost"] = out["regret"] - out["regret_np"]
-    return out
+    base = fin[fin["calibration"] == "none"].rename(columns={"algorithm": "base_alg"})
+    priv = fin[fin["calibration"] != "none"]
+    priv = priv.assign(base_alg=priv["algorithm"].map(NONPRIVATE))
+    return paired_cost(priv, base, ["base_alg", "env_label", "seed"], "regret_np")
 
 
 def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: float, calib: str, what: str) -> ClaimResult:
@@ -122,13 +113,13 @@ def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: 
     reg = "reached" if len(inside) >= 2 else ("not reached" if any_cols else "n/a")
     need = float("nan") if reg != "not reached" else float(np.nanmax([r[1] for r in regimes.values()]))
     tx = [transform(x) for x in grid]
-    est = _fit(list(np.log(tx)), [g[g[var] == x]["cost"].to_numpy() for x in grid])
+    est = group_slope(list(np.log(tx)), [g[g[var] == x]["cost"].to_numpy() for x in grid])
     sig = g[g[var].isin(grid)].groupby(var)["sigma_gram_p"].median() if "sigma_gram_p" in g else pd.Series(dtype=float)
     sig.index = [transform(x) for x in sig.index]
     # the paper's derivation (privacy term ∝ ln(H/δ)^{1/4}/ε^{1/2} = sqrt(σ), Theorem 6.5)
     # applied to the σ's in use; under `tight` σ ∝ 1/μ(ε, δ) gives −0.44…−0.30 in ε
     pred = sqrt_sigma_exponent(sig) if len(sig) >= 2 else paper
-    sig_fit = _fit(list(np.log(sig.to_numpy(float))), [g[g[var] == x]["cost"].to_numpy() for x in grid]) if len(sig) == len(grid) else None
+    sig_fit = group_slope(list(np.log(sig.to_numpy(float))), [g[g[var] == x]["cost"].to_numpy() for x in grid]) if len(sig) == len(grid) else None
     v = verdict_near(est, pred, width_limit=2.0)  # ±EXPONENT_TOL, as V3 and C3
     return _res(est, v, calib,
                 f"{what} over {[float(x) for x in grid]} (fitted: {'the points inside their regime' if reg == 'reached' else 'the whole grid'}); "

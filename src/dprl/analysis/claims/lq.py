@@ -9,6 +9,7 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper
 from dprl.analysis.regime import median_onset
+from dprl.analysis.selection import final_rows, paired_cost
 
 PAPER = "lq"
 CENTRE_EPS, CENTRE_DELTA = 1.0, 1e-3
@@ -16,12 +17,7 @@ SLOPE_WINDOW = 32  # C2 fits the log-log slope on checkpoints k >= K/32 (the las
 RIDGE_TOL = 1e-8  # C4: relative difference allowed for floating-point round-off
 
 
-def final_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows at each job's last checkpoint (``K``)."""
-    return df.loc[df.groupby(["alg_label", "env_label", "privacy_label", "seed"])["episode"].idxmax()]
-
-
-def _c1(tables: Tables) -> list[ClaimResult]:
+def c1(tables: Tables) -> list[ClaimResult]:
     df = tables["lq_audit"]
     out = []
     for calib, g in df.groupby("calibration"):
@@ -61,7 +57,7 @@ def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
     return [(name, tables[name]) for name in REGRET_TABLES if name in tables and not tables[name].empty]
 
 
-def _c2(tables: Tables) -> list[ClaimResult]:
+def c2(tables: Tables) -> list[ClaimResult]:
     out = []
     for name, df in _regret_tables(tables):
         if name == "lq_regret":  # its ε/δ grids serve C3; C2 reads its centre setting
@@ -105,16 +101,15 @@ def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
     return ("reached" if reached else "not reached"), (float("nan") if reached else need), start, note
 
 
-def privacy_cost_table(df: pd.DataFrame) -> pd.DataFrame:
+def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
     """Per (env, seed, private setting): final regret minus the same seed's OFU-RL regret
-    (common random numbers: same system and noise)."""
+    (``regret_ofu``; common random numbers: same system and noise), with ``log_inv_delta``
+    = ln(1/δ) for C3's δ fit."""
     last = final_rows(df)
-    base = last[last["calibration"] == "none"].set_index(["env_label", "seed"])["regret"]
-    priv = last[last["calibration"] != "none"].copy()
-    key = pd.MultiIndex.from_frame(priv[["env_label", "seed"]])
-    priv["cost"] = priv["regret"].to_numpy() - base.reindex(key).to_numpy()
-    priv["log_inv_delta"] = np.log(1.0 / priv["delta"])
-    return priv.dropna(subset=["cost"])
+    cost = paired_cost(last[last["calibration"] != "none"], last[last["calibration"] == "none"], ["env_label", "seed"],
+                       "regret_ofu")
+    cost["log_inv_delta"] = np.log(1.0 / cost["delta"])
+    return cost.dropna(subset=["cost"])
 
 
 def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: float, what: str) -> list[ClaimResult]:
@@ -156,10 +151,10 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
     return out
 
 
-def _c3(tables: Tables) -> list[ClaimResult]:
+def c3(tables: Tables) -> list[ClaimResult]:
     rows = []
     for name, df in _regret_tables(tables):
-        cost = privacy_cost_table(df)
+        cost = privacy_cost(df)
         if cost.empty:
             rows.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
                                     f"{name}: no private runs paired with OFU-RL runs"))
@@ -169,7 +164,7 @@ def _c3(tables: Tables) -> list[ClaimResult]:
     return rows
 
 
-def _c4(tables: Tables) -> list[ClaimResult]:
+def c4(tables: Tables) -> list[ClaimResult]:
     frames = [t for name in ("lq_regret", "lq_oracle") if (t := tables.get(name)) is not None and "ridge_gap" in t]
     gaps = pd.concat([f["ridge_gap"] for f in frames]).dropna() if frames else pd.Series(dtype=float)
     if gaps.empty:
@@ -186,13 +181,13 @@ def _c4(tables: Tables) -> list[ClaimResult]:
 
 CLAIMS = [
     Claim("C1", PAPER, "Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
-          ("lq_audit",), "audited ε_lb / claimed ε of B1, B2 and the pair", "<= 1 for every audit", _c1, "lq_audit"),
+          ("lq_audit",), "audited ε_lb / claimed ε of B1, B2 and the pair", "<= 1 for every audit", c1, "lq_audit"),
     Claim("C2", PAPER, "Regret grows like √K for OFU-RL and for Private-OFU-RL.",
-          ("lq_regret",), "log-log slope of cumulative regret vs K", "CI contains a value <= 0.6", _c2, "lq_regret_loglog"),
+          ("lq_regret",), "log-log slope of cumulative regret vs K", "CI contains a value <= 0.6", c2, "lq_regret_loglog"),
     Claim("C3", PAPER, "The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",
           ("lq_regret",), "fitted exponent of the privacy cost vs ε and vs ln(1/δ)",
-          f"the exponents of sqrt(σ) for the calibration in use (paper's zCDP route: −1/2 in ε, +1/4 in ln 1/δ), each ± {EXPONENT_TOL:g}", _c3,
+          f"the exponents of sqrt(σ) for the calibration in use (paper's zCDP route: −1/2 in ε, +1/4 in ln 1/δ), each ± {EXPONENT_TOL:g}", c3,
           "lq_privacy_cost"),
     Claim("C4", PAPER, "With H_k = λI the changing-regularizer estimator reduces to the standard ridge estimate.",
-          ("lq_regret",), "relative difference to the ridge solution", f"0 (<= {RIDGE_TOL:g})", _c4, None),
+          ("lq_regret",), "relative difference to the ridge solution", f"0 (<= {RIDGE_TOL:g})", c4, None),
 ]

@@ -7,6 +7,7 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_inflation, laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
+from dprl.analysis.selection import final_rows
 from dprl.analysis.stats import bootstrap_ci
 from dprl.privacy.audit_power import LaplacePair
 from dprl.privacy.tree_counter import tree_levels
@@ -26,11 +27,11 @@ def m1_detectable_inflation(g: pd.DataFrame) -> list[float]:
     return out
 
 
-def _m1_by_mechanism(g: pd.DataFrame) -> dict[str, list[float]]:
+def m1_detectable_by_mechanism(g: pd.DataFrame) -> dict[str, list[float]]:
     return {m: list(v) for m, v in g.assign(F=m1_detectable_inflation(g)).groupby("mechanism")["F"]}
 
 
-def _m1(tables: Tables) -> list[ClaimResult]:
+def m1(tables: Tables) -> list[ClaimResult]:
     df = tables["audit"]
     df = df[df["broken"] == "none"]
     broken = tables.get("audit_broken")
@@ -44,7 +45,7 @@ def _m1(tables: Tables) -> list[ClaimResult]:
         est = bootstrap_ci(ratio)
         n_fail = int((~g["passed"].astype(bool)).sum())
         verdict = "reproduced" if n_fail == 0 else "not reproduced"
-        power = power_note(g, ("mechanism", "noise_scale", "env.T", "claimed_epsilon", "claimed_delta"), _m1_by_mechanism, "runs")
+        power = power_note(g, ("mechanism", "noise_scale", "env.T", "claimed_epsilon", "claimed_delta"), m1_detectable_by_mechanism, "runs")
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
             f"mean of max(ε_lb,0)/ε over {len(g)} audits ({g['mechanism'].nunique()} mechanisms × ε grid × seeds, "
@@ -54,9 +55,9 @@ def _m1(tables: Tables) -> list[ClaimResult]:
     return out
 
 
-def _m2(tables: Tables) -> list[ClaimResult]:
+def m2(tables: Tables) -> list[ClaimResult]:
     df = tables["counter_error"]
-    last = df.loc[df.groupby(["alg_label", "privacy_label", "seed"])["t"].idxmax()]
+    last = final_rows(df, step="t")
     out = []
     for calib, g in last.groupby("calibration"):
         col = f"coverage_{calib}"
@@ -77,9 +78,9 @@ def _m2(tables: Tables) -> list[ClaimResult]:
     return out
 
 
-def _m3(tables: Tables) -> list[ClaimResult]:
+def m3(tables: Tables) -> list[ClaimResult]:
     df = tables["counter_error"]
-    last = df.loc[df.groupby(["alg_label", "privacy_label", "seed"])["t"].idxmax()]
+    last = final_rows(df, step="t")
     key = ["algorithm", "epsilon", "delta"]
     scale = last.groupby(key + ["calibration"], dropna=False)["noise_scale"].first().unstack("calibration")
     bound = last.groupby(key + ["calibration"], dropna=False).apply(
@@ -101,9 +102,9 @@ def _m3(tables: Tables) -> list[ClaimResult]:
 
 CLAIMS = [
     Claim("M1", "mechanisms", "Every mechanism's audited ε_lb is at most its claimed ε (each calibration).",
-          ("audit",), "audited ε_lb / claimed ε", "<= 1 for every audit", _m1, "mechanisms_audit"),
+          ("audit",), "audited ε_lb / claimed ε", "<= 1 for every audit", m1, "mechanisms_audit"),
     Claim("M2", "mechanisms", "The tree counter's error stays below each paper's stated high-probability bound with at least the stated probability.",
-          ("counter_error",), "fraction of counters within the bound for all t <= T", ">= 1 - β", _m2, "mechanisms_counter_error"),
+          ("counter_error",), "fraction of counters within the bound for all t <= T", ">= 1 - β", m2, "mechanisms_counter_error"),
     Claim("M3", "mechanisms", "The tight calibration adds no more noise than paper at the same (ε, δ), and reports by how much less.",
-          ("counter_error",), "σ_tight / σ_paper", "<= 1", _m3, "mechanisms_counter_error"),
+          ("counter_error",), "σ_tight / σ_paper", "<= 1", m3, "mechanisms_counter_error"),
 ]

@@ -13,15 +13,13 @@ say ``not reached`` and a ``not reproduced`` becomes ``inconclusive``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pandas as pd
 
 from dprl.agents.pe.regime import B5_FLOOR_FACTOR, LSWRegime
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.stats import Estimate, bootstrap_units, paired_slope_by_seed, verdict_near
+from dprl.analysis.stats import Estimate, bootstrap_seed_rows, paired_slope_by_seed, verdict_near
 
 CAL = "paper"
 FIG_RMSE, FIG_NOISE, FIG_LAMBDA, FIG_AUDIT = "pe_rmse_loglog", "pe_noise_scale", "pe_lambda_heatmap", "pe_audit"
@@ -42,12 +40,6 @@ def _seed_matrix(df: pd.DataFrame, cols: list[str], value: str) -> pd.DataFrame:
     return df.pivot_table(index="seed", columns=cols, values=value, aggfunc="mean").dropna(axis=1, how="any")
 
 
-def _boot_seeds(mat: np.ndarray, statistic: Callable[[np.ndarray], float]) -> Estimate:
-    """Bootstrap ``statistic(seed-rows of mat)`` resampling whole seeds (rows) jointly."""
-    idx = np.arange(len(mat), dtype=float)
-    return bootstrap_units([idx], lambda u: statistic(mat[u[0].astype(int)]))
-
-
 def _sign_verdict(est: Estimate, zero: float = 0.0) -> str:
     if not np.isfinite(est.value) or est.n < 2:
         return "inconclusive"
@@ -65,7 +57,7 @@ def _fmt_eps(e: float) -> str:
 # ----------------------------------------------------------------------------- B1
 
 
-def _b1(tables: Tables) -> list[ClaimResult]:
+def b1(tables: Tables) -> list[ClaimResult]:
     """Correct mechanisms pass (``ε_lb <= ε``) on every replacement pair; every negative
     control (local-sensitivity noise, inverted β, the old k cap) must fail somewhere, else the
     audit has shown no power against it and the verdict is inconclusive."""
@@ -165,7 +157,7 @@ def _half_regime_slope(g: pd.DataFrame) -> str:
     return f"−1/2 regime m ∈ [{lo:.3g}, {hi:.3g}]: slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}] (expected −0.5)"
 
 
-def _b2(tables: Tables) -> list[ClaimResult]:
+def b2(tables: Tables) -> list[ClaimResult]:
     """One row per DP-LSW (ε, features) cell: the 1/m slope of σ_X fitted where the smooth
     bound's maximiser is ``k = 0`` (:func:`b2_regime`), and the privacy cost of every DP
     estimator of that cell decreasing in ``m``."""
@@ -205,7 +197,7 @@ def _b2(tables: Tables) -> list[ClaimResult]:
 # ----------------------------------------------------------------------------- B3
 
 
-def _b3(tables: Tables) -> list[ClaimResult]:
+def b3(tables: Tables) -> list[ClaimResult]:
     df = tables["pe_batch"]
     m_min = float(df["m"].min())
     small = df[(df["m"] <= 10 * m_min + 1e-9) & df["algorithm"].isin(["dp_lsw", "dp_lsl"])]
@@ -224,7 +216,7 @@ def _b3(tables: Tables) -> list[ClaimResult]:
     def stat(rows: np.ndarray) -> float:
         return float((rows.mean(axis=0) @ avg).min())
 
-    est = _boot_seeds(values, stat)
+    est = bootstrap_seed_rows(values, stat)
     per = diff.mean(axis=0).groupby(level=["epsilon", "features"]).mean()
     est_ratio = Estimate(float(np.exp(est.value)), float(np.exp(est.low)), float(np.exp(est.high)), est.n)
     return [ClaimResult(
@@ -239,7 +231,7 @@ def _b3(tables: Tables) -> list[ClaimResult]:
 # ----------------------------------------------------------------------------- B4
 
 
-def _b4(tables: Tables) -> list[ClaimResult]:
+def b4(tables: Tables) -> list[ClaimResult]:
     df = tables["pe_batch"]
     keys = ["seed", "epsilon", "features", "m", "alg.c", "alg.p"]
     sm = df[df["algorithm"] == "dp_lsl"].set_index(keys)["sigma"]
@@ -303,7 +295,7 @@ def _best_lambda_exponent(g: pd.DataFrame) -> float:
     return float(np.polyfit(np.log(ms), np.log(reg), 1)[0]) if ms.size >= 2 else float("nan")
 
 
-def _b5(tables: Tables) -> list[ClaimResult]:
+def b5(tables: Tables) -> list[ClaimResult]:
     """B5 across m (spec: at one m the RMSE depends on (c, p) only through λ, so any p is
     best for a suitable c): with c fixed per p over the in-regime m of each ε, does an
     interior p beat both boundary ones?"""
@@ -332,7 +324,7 @@ def _b5(tables: Tables) -> list[ClaimResult]:
     if not np.all(present.any(axis=-1)):
         return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "incomplete (ε, p, c) grid")]
     edge = np.isin(ps, [ps[0], ps[-1]])
-    est = _boot_seeds(cube, lambda rows: _b5_advantage(rows, edge))
+    est = bootstrap_seed_rows(cube, lambda rows: _b5_advantage(rows, edge))
     if est.n < 2 or not np.isfinite(est.value):
         verdict = "inconclusive"
     elif est.low > 0:
@@ -365,16 +357,16 @@ def _b5(tables: Tables) -> list[ClaimResult]:
 CLAIMS = [
     Claim("B1", "pe", "DP-LSW and DP-LSL are (ε,δ)-DP: audits of the output perturbation pass on neighbouring "
           "batches built to maximise the change", ("pe_audit",), "max (ε_lb - ε) over audits of the correct mechanisms",
-          "<= 0 (and every negative control fails)", _b1, FIG_AUDIT),
+          "<= 0 (and every negative control fails)", b1, FIG_AUDIT),
     Claim("B2", "pe", "The privacy cost vanishes with data: RMSE(DP) - RMSE(non-private) -> 0 as m grows; for "
           "DP-LSW the noise scale σ_X falls like 1/m", ("pe_batch",),
           "log-log slope of σ_X(DP-LSW) vs m where the smooth bound's maximiser is k = 0, per (ε, features)",
-          "-1 ± 0.1 (and a decreasing privacy cost)", _b2, FIG_REGIME),
+          "-1 ± 0.1 (and a decreasing privacy cost)", b2, FIG_REGIME),
     Claim("B3", "pe", "Regularization helps at small m: DP-LSL beats DP-LSW in the small-batch regime", ("pe_batch",),
-          "RMSE(DP-LSW)/RMSE(DP-LSL), smallest decade of m", "> 1", _b3, FIG_RMSE),
+          "RMSE(DP-LSW)/RMSE(DP-LSL), smallest decade of m", "> 1", b3, FIG_RMSE),
     Claim("B4", "pe", "The smooth-sensitivity noise is smaller than the global-sensitivity noise, by a factor that "
-          "grows with m", ("pe_batch",), "log-log slope of σ(GS-DP-LSL)/σ(DP-LSL) vs m", "> 0 (ratio >= 1)", _b4, FIG_NOISE),
+          "grows with m", ("pe_batch",), "log-log slope of σ(GS-DP-LSL)/σ(DP-LSL) vs m", "> 0 (ratio >= 1)", b4, FIG_NOISE),
     Claim("B5", "pe", "DP-LSL error is minimised at an intermediate regularization exponent p", ("pe_lambda",),
-          "across m (fixed c per p): ln-RMSE advantage of the best interior p over the best boundary p", "> 0", _b5,
+          "across m (fixed c per p): ln-RMSE advantage of the best interior p over the best boundary p", "> 0", b5,
           FIG_LAMBDA),
 ]

@@ -11,28 +11,16 @@ from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, verdict_near, verdict_upper
 from dprl.analysis.regime import median_onset
+from dprl.analysis.selection import final_rows, paired_cost
 
 PAPER = "tabular"
 
 
-def _final(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows at each job's last checkpoint."""
-    last = df.groupby(["env_label", "alg_label", "privacy_label", "seed"])["episode"].transform("max")
-    return df[df["episode"] == last]
-
-
 def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """PUCB regret minus UBEV regret, paired by (environment, seed, episode) (common
-    random numbers: both see the same instance and environment uniforms)."""
-    ub = df[df["algorithm"] == "ubev"][["env_label", "seed", "episode", "regret"]].rename(columns={"regret": "regret_ubev"})
-    pu = df[df["algorithm"] == "pucb"]
-    out = pu.merge(ub, on=["env_label", "seed", "episode"], how="inner")
-    out["cost"] = out["regret"] - out["regret_ubev"]
-    return out
-
-
-def _last_decade(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["episode"] >= df["episode"].max() / 10]
+    """PUCB regret minus UBEV regret at every checkpoint, paired by (environment, seed,
+    episode) (common random numbers: both see the same instance and environment uniforms)."""
+    return paired_cost(df[df["algorithm"] == "pucb"], df[df["algorithm"] == "ubev"], ["env_label", "seed", "episode"],
+                       "regret_ubev")
 
 
 CENSOR_FRACTION = 0.01  # V5: more α-suboptimal episodes than this in the last decade: censored by T
@@ -178,7 +166,7 @@ def v3(tables: Tables) -> list[ClaimResult]:
         res.append(_res(est, verdict_upper(est, 0.5), "tight",
                         f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_PUCB − Regret_UBEV vs T over "
                         f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need))
-        fin = _final(g)
+        fin = final_rows(g)
         epss = sorted(fin["epsilon"].unique())
         if len(epss) >= 2:
             groups = [fin[fin["epsilon"] == e]["cost"].to_numpy() for e in epss]
@@ -201,7 +189,7 @@ def v3(tables: Tables) -> list[ClaimResult]:
 
 
 def v5(tables: Tables) -> list[ClaimResult]:
-    df = _final(tables["tabular_pac"])
+    df = final_rows(tables["tabular_pac"])
     pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")]
     keys = sorted({(a, e) for a, e in zip(pu["alpha"], pu["epsilon"])})
     if len(keys) < 2:
@@ -279,7 +267,7 @@ def v6(tables: Tables) -> list[ClaimResult]:
 
 def v7(tables: Tables) -> list[ClaimResult]:
     df = tables["tabular_scaling"]
-    cost = _final(privacy_cost(df))
+    cost = final_rows(privacy_cost(df))
     res = []
     for (eps, calib), g in cost.groupby(["epsilon", "calibration"]):
         Ss = sorted(g["S"].unique())

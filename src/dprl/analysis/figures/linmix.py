@@ -14,7 +14,8 @@ import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
-from dprl.analysis.claims.linmix import final_rows, privacy_cost  # noqa: E402
+from dprl.analysis.claims.linmix import privacy_cost  # noqa: E402
+from dprl.analysis.selection import final_rows  # noqa: E402
 
 _CI = ("ci", 95)
 

@@ -15,7 +15,9 @@ import seaborn as sns  # noqa: E402
 
 from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
-from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS, privacy_cost_table, final_rows  # noqa: E402
+from dprl.analysis.claims import lq as lq_claims  # noqa: E402
+from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS  # noqa: E402
+from dprl.analysis.selection import final_rows  # noqa: E402
 from dprl.analysis.stats import BOOT_SEED, bootstrap_ci, loglog_slope  # noqa: E402
 
 BAND = dict(errorbar=("ci", 95), n_boot=500, seed=BOOT_SEED)
@@ -86,7 +88,7 @@ def _fit_panel(ax: plt.Axes, g: pd.DataFrame, x: str, xlabel: str, color, label:
 
 def privacy_cost(tables: Tables, stem: Path) -> None:
     """Privacy cost at the final K vs ε (δ fixed) and vs ln(1/δ) (ε fixed), fitted exponents."""
-    cost = privacy_cost_table(tables["lq_regret"])
+    cost = lq_claims.privacy_cost(tables["lq_regret"])
     envs = sorted(cost["env_label"].unique()) or ["(none)"]
     fig, axes = plt.subplots(len(envs), 2, figsize=(10, 3.6 * len(envs)), squeeze=False)
     colors = {"paper": "tab:red", "tight": "tab:blue"}

@@ -15,7 +15,8 @@ import seaborn as sns  # noqa: E402
 from dprl.analysis.base import Tables  # noqa: E402
 from dprl.analysis.plotting import save  # noqa: E402
 from dprl.agents.tabular.regime import RATE_FACTOR  # noqa: E402
-from dprl.analysis.claims.tabular import _final, privacy_cost  # noqa: E402
+from dprl.analysis.claims.tabular import privacy_cost  # noqa: E402
+from dprl.analysis.selection import final_rows  # noqa: E402
 
 
 
@@ -59,7 +60,7 @@ def regret_loglog(tables: Tables, stem: Path) -> None:
 
 
 def privacy_cost_eps(tables: Tables, stem: Path) -> None:
-    cost = _final(privacy_cost(tables["tabular_regret"]))
+    cost = final_rows(privacy_cost(tables["tabular_regret"]))
     envs = sorted(cost["env_label"].unique())
     fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 3.8), squeeze=False)
     for ax, env in zip(axes[0], envs):
@@ -83,7 +84,7 @@ def privacy_cost_eps(tables: Tables, stem: Path) -> None:
 
 
 def pac_counts(tables: Tables, stem: Path) -> None:
-    df = _final(tables["tabular_pac"]).copy()
+    df = final_rows(tables["tabular_pac"]).copy()
     pu = df[df["algorithm"] == "pucb"].copy()
     ub = df[df["algorithm"] == "ubev"]
     fig, ax = plt.subplots(figsize=(5.6, 4.2))
@@ -117,7 +118,7 @@ def pac_counts(tables: Tables, stem: Path) -> None:
 
 
 def scaling_S(tables: Tables, stem: Path) -> None:
-    cost = _final(privacy_cost(tables["tabular_scaling"]))
+    cost = final_rows(privacy_cost(tables["tabular_scaling"]))
     fig, ax = plt.subplots(figsize=(5.2, 4))
     for i, ((eps, calib), g) in enumerate(cost.groupby(["epsilon", "calibration"])):
         _band(ax, g, "S", "cost", f"ε={eps:g} ({calib})", f"C{i}", marker="o")

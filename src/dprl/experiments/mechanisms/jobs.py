@@ -13,6 +13,7 @@ from dprl.privacy.audit import AuditResult, Statistic, audit, gaussian_llr, lapl
 from dprl.privacy.broken import break_noise
 from dprl.privacy.noise import GaussianNoise, LaplaceNoise, Noise
 from dprl.privacy.tree_counter import TreeCounter, nodes_in_release, tree_levels
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext
 
 
@@ -96,7 +97,7 @@ def run_counter_error(ctx: JobContext) -> pd.DataFrame:
     exact = np.zeros(shape)
     ts = np.arange(1, T + 1)
     paper_b, tight_b = error_bounds(alg, noise, T, ts, dim, beta, ctx.spec.epsilon)
-    checkpoints = set(np.unique(np.geomspace(1, T, st["checkpoints"]).round().astype(int)).tolist())
+    checkpoints = set(log_checkpoints(T, st["checkpoints"]).tolist())
     ok_paper = np.ones(n, dtype=bool)  # bound held at every t so far ("simultaneously for all t")
     ok_tight = np.ones(n, dtype=bool)
     rows = []

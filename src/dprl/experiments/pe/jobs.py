@@ -22,6 +22,7 @@ from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabiliti
 from dprl.envs.mrp import BatchStats, FiniteMRP, FirstVisitData, chain_mrp
 from dprl.privacy.audit import audit
 from dprl.privacy.smooth_sensitivity import gaussian_pair_epsilon, gaussian_release
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext, JobSpec
 
 
@@ -30,7 +31,7 @@ def batch_sizes(m_min: int, m_max: int, per_decade: int) -> np.ndarray:
     if m_max < m_min:
         raise ValueError(f"m_max ({m_max}) must be >= m_min ({m_min})")
     n = max(int(math.ceil(per_decade * math.log10(m_max / m_min))) + 1, 1)
-    return np.unique(np.round(np.geomspace(m_min, m_max, n)).astype(np.int64))
+    return log_checkpoints(m_max, n, start=m_min)
 
 
 def make_env(env: dict) -> FiniteMRP:

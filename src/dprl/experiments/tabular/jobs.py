@@ -14,12 +14,8 @@ from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, make_tabular_env
 from dprl.runner.job import JobContext
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.online import CheckpointSummary
-
-
-def log_checkpoints(T: int, k: int) -> np.ndarray:
-    """About ``k`` log-spaced episode counts in ``[1, T]`` (always including ``T``)."""
-    return np.unique(np.geomspace(1, T, k).round().astype(int))
 
 
 def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, CheckpointSummary]:

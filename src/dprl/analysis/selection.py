@@ -1,0 +1,42 @@
+"""Row selections shared by the claims and the figures of every paper: the rows at each
+job's last checkpoint, and the seed-paired privacy cost (private minus non-private result
+of the same seed, which saw the same instance and environment uniforms: common random
+numbers).
+
+One job of an aggregated table is one ``(alg_label, env_label, privacy_label, seed)``
+(:data:`JOB_KEYS`, the order :func:`dprl.analysis.aggregate.aggregate` sorts by).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+JOB_KEYS = ("alg_label", "env_label", "privacy_label", "seed")
+
+
+def final_rows(df: pd.DataFrame, step: str = "episode", keys: Sequence[str] = JOB_KEYS) -> pd.DataFrame:
+    """Rows at each job's last checkpoint (largest ``step``), in table order.
+
+    ``keys`` identify a job; rows whose keys are missing (NaN) are dropped, as in a pandas
+    ``groupby``. Raises ``KeyError`` naming the missing columns."""
+    missing = [c for c in (step, *keys) if c not in df.columns]
+    if missing:
+        raise KeyError(f"final_rows: table has no column(s) {missing}")
+    last = df.groupby(list(keys))[step].transform("max")
+    return df[df[step] == last]
+
+
+def paired_cost(private: pd.DataFrame, baseline: pd.DataFrame, on: Sequence[str], baseline_column: str,
+                value: str = "regret") -> pd.DataFrame:
+    """``private`` rows (order kept) joined to the ``baseline`` row with the same ``on``
+    keys (inner join: unpaired rows dropped), with the baseline's ``value`` as
+    ``baseline_column`` and ``cost = value − baseline_column``.
+
+    Raises ``pandas.errors.MergeError`` when a key matches more than one baseline row (the
+    pairing would be ambiguous)."""
+    base = baseline[[*on, value]].rename(columns={value: baseline_column})
+    out = private.merge(base, on=list(on), how="inner", validate="many_to_one")
+    out["cost"] = out[value] - out[baseline_column]
+    return out
