@@ -35,13 +35,14 @@ rule aggregate:
         runtime=5,
     params:
         n=lambda wc: len(EXPERIMENTS[wc.experiment].jobs),
+        preset_dir=subpath(output.table, ancestor=2),  # results/<preset>
     message:
         "aggregate {wildcards.experiment}: verify and concatenate {params.n} job results"
     shell:
         # Checks every input (checksum, header vs path and config); on a bad one, every job
         # file of the preset, naming each bad file on the console (and in the log) and
         # moving it aside so that the rerun regenerates it.
-        "{DPRL} aggregate --out {output.table} --specs {input.specs} --preset-dir {RES} 2>&1 | tee {log} >&2"
+        "{DPRL} aggregate --out {output.table} --specs {input.specs} --preset-dir {params.preset_dir} 2>&1 | tee {log} >&2"
 
 
 localrules:

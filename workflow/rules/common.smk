@@ -209,3 +209,11 @@ onsuccess:
 
 onerror:
     _release_lock(LOCK_FILE)
+
+
+def total_cores(wildcards):
+    """Cores Snakemake was given (0 where undefined, e.g. while building the report)."""
+    try:
+        return workflow.cores
+    except Exception:
+        return 0

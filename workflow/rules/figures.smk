@@ -23,7 +23,7 @@ for _fid, _fig in FIGURES.items():
             runtime=5,
         params:
             fid=_fid,
-            stem=f"{FIG}/{_fid}",
+            stem=subpath(output.png, strip_suffix=".png"),
         message:
             f"figure {_fid}"
         shell:

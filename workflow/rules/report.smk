@@ -15,7 +15,7 @@ rule claims:
         mem_mb=2000,
         runtime=10,
     params:
-        out=FIG,
+        out=subpath(output.csv, parent=True),
     message:
         "claims table: evaluate every registered claim on the aggregated tables"
     shell:
@@ -39,21 +39,13 @@ rule runtimes:
     params:
         benchmarks=BENCHMARK_FILES,
         n=len(BENCHMARK_FILES),
-        stem=f"{FIG}/job_runtimes",
+        stem=subpath(output.png, strip_suffix=".png"),
         resources_out=lambda wc: f"{RES}/tables/measured_resources.yaml",
     message:
         "per-job runtime and memory statistics from {params.n} benchmark files"
     shell:
         "{DPRL} runtimes --out {output.table} --figure {params.stem} "
         "--resources-out {params.resources_out} {params.benchmarks} 2> {log}"
-
-
-def total_cores(wildcards):
-    """Cores Snakemake was given (0 where undefined, e.g. while building the report)."""
-    try:
-        return workflow.cores
-    except Exception:
-        return 0
 
 
 rule manifest:
