@@ -95,3 +95,13 @@ def test_paired_slope_by_seed_resamples_whole_seeds():
     assert est.n == 6 and est.value == pytest.approx(0.5) and est.high - est.low < 1e-9
     one = paired_slope_by_seed(df[df["seed"] == 0], "x", "y")
     assert one.n == 1 and one.low == one.value == one.high
+
+
+def test_overall_regime_of_several_curves():
+    from dprl.analysis.base import overall_regime
+
+    nan = float("nan")
+    assert overall_regime([("n/a", nan), ("n/a", nan)])[0] == "n/a"
+    assert overall_regime([("reached", nan), ("n/a", nan)])[0] == "reached"
+    # one curve still in its burn-in: not reached, with the largest horizon any such curve needs
+    assert overall_regime([("reached", nan), ("not reached", 3e5), ("not reached", 2e6)]) == ("not reached", 2e6)

@@ -11,10 +11,11 @@ Non-private jobs have ``epsilon = inf``, ``delta`` empty and ``calibration = "no
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from dprl.analysis.stats import Estimate
@@ -24,6 +25,19 @@ Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 Regime = Literal["reached", "not reached", "n/a"]
 REGIMES = ("reached", "not reached", "n/a")
+
+
+def overall_regime(parts: Sequence[tuple[str, float]]) -> tuple[Regime, float]:
+    """Regime of a row measured over several curves or grid points, each ``(regime,
+    horizon_needed)``: ``n/a`` when none has regime columns, ``reached`` when every one
+    that has them is reached, else ``not reached`` with the largest horizon needed among
+    the parts not reached (one part still in its burn-in makes a rate unmeasured)."""
+    states = {regime for regime, _ in parts}
+    if states == {"n/a"}:
+        return "n/a", float("nan")
+    if states <= {"reached", "n/a"}:
+        return "reached", float("nan")
+    return "not reached", float(np.nanmax([need for regime, need in parts if regime == "not reached"]))
 
 
 @dataclass

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import Claim, ClaimResult, Tables
+from dprl.analysis.base import Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import final_rows, paired_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper,
@@ -79,9 +79,7 @@ def z2(tables: Tables) -> list[ClaimResult]:
         label = "non-private" if calib == "none" else f"ε={eps:g}"
         # one regime per curve: a curve still in its burn-in makes the group "not reached"
         curves = [regime(ga, float(ga["episode"].max())) for _, ga in g.groupby(["alg_label", "privacy_label"])]
-        states = {c[0] for c in curves}
-        reg = "n/a" if states == {"n/a"} else ("reached" if states <= {"reached", "n/a"} else "not reached")
-        need = float(np.nanmax([c[1] for c in curves if c[0] == "not reached"])) if reg == "not reached" else float("nan")
+        reg, need = overall_regime([c[:2] for c in curves])
         reg_note = max((c[2] for c in curves if c[0] == "not reached"), default=curves[0][2])
         out.append(_res(worst, verdict, str(calib),
                         f"{label}: log-log slope of cumulative regret vs T over the last decade of T (seeds resampled whole); "
@@ -298,9 +296,7 @@ def z6(tables: Tables) -> list[ClaimResult]:
                 v = "inconclusive"
             # "grows faster" is a rate: both curves must be past their burn-in
             curves = [regime(sub[sub["algorithm"] == a], float(sub["episode"].max())) for a in (ldp_alg, jdp_alg)]
-            states = {c[0] for c in curves}
-            reg = "n/a" if states == {"n/a"} else ("reached" if states <= {"reached", "n/a"} else "not reached")
-            need = float(np.nanmax([c[1] for c in curves if c[0] == "not reached"])) if reg == "not reached" else float("nan")
+            reg, need = overall_regime([c[:2] for c in curves])
             out.append(_res(diff, v, str(calib),
                             f"{ldp_alg} minus {jdp_alg} final regret at ε={eps:g}, δ={delta:g} (paired by seed); "
                             f"log-log slopes vs T: LDP {s_ldp.value:.2f} [{s_ldp.low:.2f}, {s_ldp.high:.2f}], "

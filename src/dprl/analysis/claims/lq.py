@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import Claim, ClaimResult, Tables
+from dprl.analysis.base import Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
@@ -135,9 +135,7 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
         verdict = verdict_near(est, pred, width_limit=2.0)  # a CI wider than 2: too little data
         k_fin = int(g["episode"].max())
         points = [_regime(gs, k_fin) for _, gs in g.groupby(x)]
-        states = {r[0] for r in points}
-        regime = "n/a" if states == {"n/a"} else ("reached" if states <= {"reached", "n/a"} else "not reached")
-        need = float(np.nanmax([r[1] for r in points if r[0] == "not reached"])) if regime == "not reached" else float("nan")
+        regime, need = overall_regime([r[:2] for r in points])
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
             f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "
