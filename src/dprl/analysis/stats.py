@@ -182,13 +182,3 @@ def verdict_near(est: Estimate, target: float, tol: float = EXPONENT_TOL, width_
     if width_limit is not None and est.high - est.low > width_limit:
         return "inconclusive"
     return "reproduced" if est.low - tol <= target <= est.high + tol else "not reproduced"
-
-
-def verdict_contains(est: Estimate, target: float, width_limit: float | None = None) -> str:
-    """``reproduced`` when the CI contains ``target``; ``inconclusive`` when the CI is wider
-    than ``width_limit`` (too little data to tell); else ``not reproduced``."""
-    if not np.isfinite(est.value) or est.n < 2:
-        return "inconclusive"
-    if width_limit is not None and est.high - est.low > width_limit:
-        return "inconclusive"
-    return "reproduced" if est.contains(target) else "not reproduced"

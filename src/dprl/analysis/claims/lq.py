@@ -62,7 +62,7 @@ def c2(tables: Tables) -> list[ClaimResult]:
     for name, df in _regret_tables(tables):
         if name == "lq_regret":  # its ε/δ grids serve C3; C2 reads its centre setting
             df = df[_centre(df)]
-        for (env, alg, calib, eps, delta), g in df.groupby(
+        for (env, _alg, calib, eps, delta), g in df.groupby(
                 ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
             k_max = int(g["episode"].max())
             regime, need, start, regime_note = _regime(g, k_max)
