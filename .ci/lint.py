@@ -47,19 +47,19 @@ ALLOWED = (
     Allowed(
         "Specify a conda environment or container for each rule.",
         r"rule .+",
-        "Every rule runs the dprl package of this repository, with the interpreter running "
-        "Snakemake (DPRL), in the one environment the README installs (pip install -e ., or "
-        "environment.yml / requirements.lock). A per-rule conda environment would not be "
-        "used: DPRL names that interpreter by absolute path, and the package would have to "
-        "be installed again into every environment.",
+        "Every rule runs this repository's dprl package with the interpreter that runs "
+        "Snakemake (DPRL), so all jobs use the one environment the README sets up (pip install "
+        "-e ., or environment.yml / requirements.lock). A `conda:` directive would not take "
+        "effect under --use-conda: DPRL calls that interpreter by its absolute path, not the "
+        "conda environment's python.",
     ),
     Allowed(
         "Shell command directly uses variable DPRL from outside of the rule",
         r"rule .+",
         "DPRL is `<sys.executable> -m dprl` (common.smk), the interpreter running Snakemake. "
-        "Passed through params, the interpreter's path would become a rerun trigger: every "
-        "job would rerun when the workflow is run from another virtual environment. The "
-        "code that matters is tracked by the `code` params instead (dprl code versions).",
+        "Passed through params, its path would become a rerun trigger (Snakemake reruns a job "
+        "whose params changed): every job would rerun when the workflow is started from "
+        "another virtual environment, although no result depends on that path.",
     ),
     Allowed(
         "No log directive defined",
