@@ -31,6 +31,17 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 log = logging.getLogger("dprl.cli")
 
 
+def setup_logging(level: int = logging.INFO) -> None:
+    """One stderr handler on the root logger (added once: tests call ``main`` repeatedly)."""
+    root = logging.getLogger()
+    if not any(getattr(h, "_dprl", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._dprl = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
 def _tables(paths: list[str]) -> dict:
     """The aggregate tables, each checked against the checksums recorded when it was
     aggregated (its own and its inputs'); a bad table is moved aside so that the next
@@ -118,7 +129,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 
 def cmd_run_job(args: argparse.Namespace) -> int:
     from dprl.runner.job import JobSpec
-    from dprl.runner.run import run_job
+    from dprl.experiments.run import run_job
 
     if args.spec:
         meta = json.loads(args.spec)
@@ -143,7 +154,7 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
     import time
 
     from dprl.runner.job import JobSpec
-    from dprl.runner.run import run_job
+    from dprl.experiments.run import run_job
 
     members = json.loads(args.specs)
     # check every member before running any, so a bad payload fails before simulating
@@ -311,8 +322,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dprl.runner.run import setup_logging
-
     args = build_parser().parse_args(argv)
     setup_logging(logging.DEBUG if args.verbose else logging.INFO)
     try:

@@ -15,6 +15,7 @@ from scipy import stats
 from dprl.experiments.mechanisms import jobs
 from dprl.privacy import audit as audit_mod
 from dprl.privacy.tree_counter import tree_levels
+from dprl.privacy.setting import PrivacySetting
 
 T, DIM, N = 8, 2, 60_000
 
@@ -48,7 +49,7 @@ def _reference_best_region(s0, s1, delta, alpha):
 @pytest.fixture(scope="module")
 def samples():
     alg = "gaussian_tree_vector"
-    noise = jobs.counter_noise(alg, {"epsilon": 1.0, "delta": 1e-5, "calibration": "tight"}, tree_levels(T))
+    noise = jobs.counter_noise(alg, PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"), tree_levels(T))
     d0, d1 = jobs.neighbouring_streams(alg, T, DIM)
     sample = jobs._audit_sampler(alg, noise, T, DIM)
     rng = np.random.default_rng(0)

@@ -15,8 +15,9 @@ from linmix_reference import ReferenceAgent, reference_run_episodes
 
 from dprl.agents.linmix.simulate import build_agent, run_episodes
 from dprl.envs.linear_mixture import make_mixture
+from dprl.privacy.setting import PrivacySetting
 
-PRIVACY = {"epsilon": 1.0, "delta": 1e-5, "calibration": "tight"}
+PRIVACY = PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight")
 LARGE, SMALL = (100, 5, 5, 5, 10), (10, 3, 2, 2, 2)
 
 

@@ -24,12 +24,13 @@ import pytest
 from dprl.agents.lq.oracle import OptimisticOracle
 from dprl.agents.lq.run import build_agent, run_episodes
 from dprl.envs.lq import random_system, riccati
+from dprl.privacy.setting import PrivacySetting
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "lq"))  # the reference loop (a test helper, not a package)
 import lq_reference_loop as ref  # noqa: E402
 
 PARAMS = {"n_candidates": 256, "alpha": 0.1, "lam": 0.1}
-PRIV = {"epsilon": 1.0, "delta": 1e-3, "calibration": "tight"}
+PRIV = PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight")
 
 
 def _system():
@@ -103,10 +104,11 @@ def test_bench_compile_and_startup(benchmark):
     when this run found the cache cold, see ``test_bench_cold_compile``)."""
     code = ("import time; t = time.perf_counter(); import numpy as np; "
             "from dprl.agents.lq.run import build_agent, run_episodes; from dprl.envs.lq import random_system; "
+            "from dprl.privacy.setting import PrivacySetting; "
             "s = random_system(2, 1, 10, np.random.default_rng(0)); "
             "[run_episodes(s, build_agent(s, a, {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, p, 10, "
             "np.random.default_rng(1), np.random.default_rng(2)), 10, np.random.default_rng(3), 3) for a, p in "
-            "(('ofu_rl', None), ('private_ofu_rl', {'epsilon': 1.0, 'delta': 1e-3, 'calibration': 'tight'}))]; "
+            "(('ofu_rl', None), ('private_ofu_rl', PrivacySetting(epsilon=1.0, delta=1e-3, calibration='tight')))]; "
             "print(time.perf_counter() - t)")
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the cache if cold

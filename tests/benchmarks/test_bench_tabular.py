@@ -24,8 +24,9 @@ from tabular_reference import make_reference_agent, reference_run_episodes
 from dprl.agents.tabular.agent import make_agent, run_episodes
 from dprl.envs.tabular import garnet
 from dprl.runner.online import CheckpointSummary
+from dprl.privacy.setting import PrivacySetting
 
-PUCB = {"epsilon": 1.0, "calibration": "tight"}
+PUCB = PrivacySetting(epsilon=1.0, calibration="tight")
 
 
 def _env(S: int, A: int, H: int):
@@ -69,9 +70,9 @@ def test_bench_compile_and_startup(benchmark):
     compile is reported separately: it is paid once, then ``cache=True`` loads it)."""
     code = ("import time; t = time.perf_counter(); import numpy as np; "
             "from dprl.agents.tabular.agent import make_agent, run_episodes; from dprl.envs.tabular import garnet; "
-            "from dprl.runner.online import EpisodeRecord; env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2); "
+            "from dprl.runner.online import EpisodeRecord; from dprl.privacy.setting import PrivacySetting; env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2); "
             "[run_episodes(env, make_agent(n, env, 10, p, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2)), 10, "
-            "np.random.default_rng(3), EpisodeRecord()) for n, p in (('ubev', None), ('pucb', {'epsilon': 1.0, 'calibration': 'tight'}))]; "
+            "np.random.default_rng(3), EpisodeRecord()) for n, p in (('ubev', None), ('pucb', PrivacySetting(epsilon=1.0, calibration='tight')))]; "
             "print(time.perf_counter() - t)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the cache if cold
 
@@ -91,7 +92,7 @@ def test_bench_pucb_memory_100_states(benchmark):
     env = garnet(np.random.default_rng(0), S=100, A=4, H=20, branching=5)
 
     def run():
-        agent = make_agent("pucb", env, 10**6, {"epsilon": 1.0, "calibration": "tight"}, 0.05, 1.0,
+        agent = make_agent("pucb", env, 10**6, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, 1.0,
                            np.random.default_rng(1), np.random.default_rng(2))
         run_episodes(env, agent, 20, np.random.default_rng(3), CheckpointSummary(np.array([20])))
         return agent

@@ -7,6 +7,7 @@ from scipy import stats
 from dprl.experiments.mechanisms.jobs import _audit_sampler, audit_tree_counter, counter_noise, neighbouring_streams
 from dprl.privacy.audit import audit, clopper_pearson, gaussian_llr, laplace_llr, nodes_from_releases
 from dprl.privacy.tree_counter import tree_levels
+from dprl.privacy.setting import PrivacySetting
 
 T, DIM, N = 8, 2, 60000
 # Halving Gaussian noise at ε = 1, δ = 1e-5 makes the pair's exact ε 2.16: at N runs the
@@ -16,9 +17,9 @@ T, DIM, N = 8, 2, 60000
 # test runs a documented subset, seeds 1-2). Laplace: every one of 20 seeds is tested.
 N_HALVED_GAUSSIAN = 200_000
 PRIV = {
-    "laplace_tree": {"epsilon": 1.0, "delta": None, "calibration": "tight"},
-    "gaussian_tree_vector": {"epsilon": 1.0, "delta": 1e-5, "calibration": "tight"},
-    "gaussian_tree_matrix": {"epsilon": 1.0, "delta": 1e-5, "calibration": "tight"},
+    "laplace_tree": PrivacySetting(epsilon=1.0, calibration="tight"),
+    "gaussian_tree_vector": PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"),
+    "gaussian_tree_matrix": PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"),
 }
 
 
@@ -52,7 +53,7 @@ def test_halved_laplace_noise_fails_on_20_seeds():
     """Cheap enough to check every seed: with the likelihood-ratio statistic the Laplace
     tree audit at 2e4 runs reports ε_lb 1.58-1.84 on halved noise (true ε 2)."""
     lbs = [run("laplace_tree", "halved", seed=s, n=20_000).eps_lb for s in range(1, 21)]
-    assert min(lbs) > PRIV["laplace_tree"]["epsilon"], lbs
+    assert min(lbs) > PRIV["laplace_tree"].epsilon, lbs
 
 
 def test_laplace_likelihood_ratio_gives_the_tree_audit_its_power():
@@ -81,7 +82,7 @@ def test_nodes_from_releases_inverts_the_tree():
 
 
 def test_paper_calibration_also_passes():
-    priv = {"epsilon": 0.5, "delta": 1e-5, "calibration": "paper"}
+    priv = PrivacySetting(epsilon=0.5, delta=1e-5, calibration="paper")
     noise = counter_noise("gaussian_tree_vector", priv, tree_levels(T))
     d0, d1 = neighbouring_streams("gaussian_tree_vector", T, DIM)
     assert audit(_audit_sampler("gaussian_tree_vector", noise, T, DIM), d0, d1, 0.5, 1e-5, n=N).passed

@@ -16,6 +16,7 @@ from dprl.privacy.audit import audit
 from dprl.privacy.audit_power import GaussianPair, LaplacePair, detectable_inflation, expected_eps_lb
 from dprl.privacy.noise import GaussianNoise, LaplaceNoise
 from dprl.privacy.tree_counter import tree_levels
+from dprl.privacy.setting import PrivacySetting
 
 
 def test_gaussian_audits_at_2e5_runs_detect_about_1_6x():
@@ -42,7 +43,7 @@ def _real_audit(alg: str, factor: float, n: int, eps: float, delta: float, seed:
     ``factor × ε`` (its noise scaled down accordingly)."""
     T, dim = 8, 2
     L = tree_levels(T)
-    noise = jobs.counter_noise(alg, {"epsilon": eps, "delta": delta, "calibration": "tight"}, L)
+    noise = jobs.counter_noise(alg, PrivacySetting(epsilon=eps, delta=delta, calibration="tight"), L)
     pair = LaplacePair((1 / noise.scale,) * L) if alg == "laplace_tree" else GaussianPair(math.sqrt(L) / noise.sigma)
     f = optimize.brentq(lambda f: pair.epsilon(f, delta) - factor * eps, 0.1, 100.0)
     mech = LaplaceNoise(noise.scale / f) if alg == "laplace_tree" else GaussianNoise(noise.sigma / f)
@@ -78,7 +79,7 @@ def test_expected_eps_lb_of_the_printed_pucb_variant_matches_its_audits():
 def test_claims_state_the_detectable_inflation():
     rows = []
     for alg in ("laplace_tree", "gaussian_tree_vector"):
-        noise = jobs.counter_noise(alg, {"epsilon": 1.0, "delta": 1e-5, "calibration": "tight"}, tree_levels(8))
+        noise = jobs.counter_noise(alg, PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"), tree_levels(8))
         rows.append({"mechanism": alg, "broken": "none", "calibration": "tight", "claimed_epsilon": 1.0,
                      "claimed_delta": 1e-5, "noise_scale": jobs._scale(noise), "eps_lb": 0.5, "passed": True,
                      "runs": 200_000, "env.T": 8})

@@ -5,7 +5,7 @@ import numpy as np
 
 from dprl.config.load import load_config
 from dprl.runner.job import JobSpec
-from dprl.runner.run import run_job
+from dprl.experiments.run import run_job
 
 CFG = {
     "experiments": {

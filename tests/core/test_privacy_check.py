@@ -72,7 +72,7 @@ def test_every_private_simulation_algorithm_is_accounted():
 
 
 def test_a_job_that_is_not_private_at_its_nominal_epsilon_does_not_run():
-    from dprl.runner.run import execute
+    from dprl.experiments.run import execute
 
     spec = _spec("tabular_regret", {"name": "pucb", "beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 1},
                  {"name": "garnet", "S": 3, "A": 2, "H": 2, "branching": 2},
@@ -82,7 +82,7 @@ def test_a_job_that_is_not_private_at_its_nominal_epsilon_does_not_run():
 
 
 def test_private_job_rows_record_the_accounted_epsilon():
-    from dprl.runner.run import execute
+    from dprl.experiments.run import execute
 
     spec = _spec("tabular_regret", {"name": "pucb", "beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2},
                  {"name": "garnet", "S": 3, "A": 2, "H": 2, "branching": 2},

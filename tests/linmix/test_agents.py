@@ -15,6 +15,7 @@ from dprl.envs.linear_mixture import make_mixture, make_tabular_as_linear
 from dprl.experiments.linmix.jobs import run_regret
 from dprl.privacy.regularizer import NonPrivateRegularizer, RegularizerCalibration
 from dprl.runner.job import JobContext, JobSpec
+from dprl.privacy.setting import PrivacySetting
 
 
 def test_tabular_vtr_estimate_matches_empirical_counts():
@@ -123,7 +124,7 @@ def _spec(alg: str, privacy, seed: int = 0) -> JobSpec:
 
 
 def test_job_is_deterministic_and_uses_common_random_numbers():
-    priv = {"epsilon": 100.0, "delta": 1e-5, "calibration": "tight"}
+    priv = PrivacySetting(epsilon=100.0, delta=1e-5, calibration="tight")
     a = run_regret(JobContext(_spec("private_linopt_vi", priv)))
     b = run_regret(JobContext(_spec("private_linopt_vi", priv)))
     pd.testing.assert_frame_equal(a, b)
@@ -141,7 +142,7 @@ def test_job_is_deterministic_and_uses_common_random_numbers():
 ])
 @pytest.mark.parametrize("alg", ["ucrl_vtr", "private_linopt_po", "ldp_linopt_vi"])
 def test_agents_run_on_every_environment(env, alg):
-    priv = None if alg == "ucrl_vtr" else {"epsilon": 10.0, "delta": 1e-5, "calibration": "paper"}
+    priv = None if alg == "ucrl_vtr" else PrivacySetting(epsilon=10.0, delta=1e-5, calibration="paper")
     spec = JobSpec("linmix_regret", "linmix_regret", {"name": alg}, env, priv, {"episodes": 40, "checkpoints": 5}, 0)
     df = run_regret(JobContext(spec))
     assert len(df) == 5 and np.isfinite(df["regret"]).all() and (df["regret"] >= -1e-9).all()

@@ -11,6 +11,7 @@ from dprl.agents.linmix import simulate
 from dprl.agents.linmix.simulate import build_agent, run_episodes
 from dprl.envs.linear_mixture import make_env
 from dprl.privacy.regularizer import RegularizerCalibration
+from dprl.privacy.setting import PrivacySetting
 
 ALGS = ["ucrl_vtr", "oppo", "private_linopt_vi", "private_linopt_po", "ldp_linopt_vi", "ldp_linopt_po"]
 MIXTURE = {"S": 8, "A": 3, "d1": 2, "d2": 2, "H": 3}
@@ -53,7 +54,7 @@ def test_compiled_linopt_equals_reference_to_round_off(name, epsilon):
     """300 episodes (tight calibration): every action identical, regret to round-off. At
     ε = 10 the bonuses clip every Q (ties, random priorities); at ε = 10⁶ the estimates and
     bonuses decide the actions (the positive control below shows it)."""
-    privacy = None if name in ("ucrl_vtr", "oppo") else {"epsilon": epsilon, "delta": 1e-5, "calibration": "tight"}
+    privacy = None if name in ("ucrl_vtr", "oppo") else PrivacySetting(epsilon=epsilon, delta=1e-5, calibration="tight")
     new, ref = _both(name, privacy)
     assert np.unique(ref[0].attrs["actions"], axis=0).shape[0] > 1  # the agent does change its actions
     _assert_equal_to_round_off(new, ref)
@@ -63,7 +64,7 @@ def test_compiled_linopt_equals_reference_to_round_off(name, epsilon):
 def test_a_loop_with_other_radii_is_caught(monkeypatch, name):
     """Positive control: the compiled loop with confidence radii 10% too large (a broken
     variant) no longer matches the reference, so the equivalence test has power."""
-    privacy = None if name == "ucrl_vtr" else {"epsilon": 1e6, "delta": 1e-5, "calibration": "tight"}
+    privacy = None if name == "ucrl_vtr" else PrivacySetting(epsilon=1e6, delta=1e-5, calibration="tight")
     radii = simulate.confidence_radii
     monkeypatch.setattr(simulate, "confidence_radii", lambda *a: tuple(1.1 * b for b in radii(*a)))
     (new, _), (ref, _) = _both(name, privacy)
@@ -85,7 +86,7 @@ def test_compiled_linopt_floors_the_same_releases(name):
     ("tabular_as_linear", {"S": 3, "A": 2, "H": 2}),
 ])
 def test_compiled_linopt_equals_reference_on_other_instances(env_name, params):
-    new, ref = _both("private_linopt_vi", {"epsilon": 10.0, "delta": 1e-5, "calibration": "paper"}, env_name, params, K=200)
+    new, ref = _both("private_linopt_vi", PrivacySetting(epsilon=10.0, delta=1e-5, calibration="paper"), env_name, params, K=200)
     _assert_equal_to_round_off(new, ref)
 
 
@@ -94,7 +95,7 @@ def test_final_regret_over_seeds_is_indistinguishable():
     Private-LinOpt-PO and -VI): the paired differences are at round-off, far below the
     seed-to-seed spread."""
     for name in ("private_linopt_vi", "private_linopt_po"):
-        finals = np.array([[df["regret"].iloc[-1] for df, _ in _both(name, {"epsilon": 1e6, "delta": 1e-5, "calibration": "tight"},
+        finals = np.array([[df["regret"].iloc[-1] for df, _ in _both(name, PrivacySetting(epsilon=1e6, delta=1e-5, calibration="tight"),
                                                                       K=600, seed=seed)] for seed in range(6)])
         diff = finals[:, 0] - finals[:, 1]
         assert np.abs(diff).max() <= 1e-8 * max(1.0, np.abs(finals).max()), diff
@@ -103,7 +104,7 @@ def test_final_regret_over_seeds_is_indistinguishable():
 
 def test_compiled_loop_rejects_more_episodes_than_the_tree_horizon():
     env = make_env("mixture", MIXTURE, np.random.default_rng(0))
-    setup = build_agent("private_linopt_vi", env.features(), 50, {}, {"epsilon": 10.0, "delta": 1e-5, "calibration": "tight"},
+    setup = build_agent("private_linopt_vi", env.features(), 50, {}, PrivacySetting(epsilon=10.0, delta=1e-5, calibration="tight"),
                         np.random.default_rng(1), np.random.default_rng(2))
     with pytest.raises(ValueError, match="horizon"):
         run_episodes(env, setup, 51, np.random.default_rng(3), np.random.default_rng(1))

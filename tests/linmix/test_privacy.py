@@ -18,6 +18,7 @@ from dprl.privacy.calibration import gaussian_mu
 from dprl.experiments.linmix.jobs import _audit_features, central_sampler, local_sampler, run_audit
 from dprl.privacy.audit import audit
 from dprl.runner.job import JobContext, JobSpec
+from dprl.privacy.setting import PrivacySetting
 
 EPS, DELTA = 1.0, 1e-5
 
@@ -82,7 +83,7 @@ def test_audit_passes_correct_and_fails_broken(scheme, route):
 
 def test_audit_job_rows():
     spec = JobSpec("linmix_audit", "linmix_audit", {"name": "local_randomizer"}, {"name": "neighbouring_users", "K": 4, "d": 2, "H": 1},
-                   {"epsilon": EPS, "delta": DELTA, "calibration": "tight"}, {"runs": 5000, "alpha": 1e-3}, 0)
+                   PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), {"runs": 5000, "alpha": 1e-3}, 0)
     df = run_audit(JobContext(spec))
     assert list(df["mechanism"]) == ["local_randomizer"] and bool(df["passed"].iloc[0])
     assert df["eps_accounted"].iloc[0] == pytest.approx(EPS, rel=1e-6)
@@ -146,7 +147,7 @@ def test_agent_noise_path_has_the_calibrated_scales(scheme):
     from dprl.agents.linmix.simulate import build_agent, privatizers
 
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
-    privacy = {"epsilon": EPS, "delta": DELTA, "calibration": "tight"}
+    privacy = PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight")
     setup = build_agent(f"{'private' if scheme == 'central' else 'ldp'}_linopt_vi", feat, 64, {}, privacy,
                         np.random.default_rng(0), np.random.default_rng(1))
     cal = setup.calibration

@@ -9,10 +9,11 @@ from dprl.agents.linmix.regime import (
     BURN_IN_CONSTANT, RATE_DECADE, ceiling_gaps, horizon_needed, linopt_burn_in, predicted_burn_in, radii,
     uniform_regret_shares,
 )
-from dprl.analysis.regime import onset_episode
+from dprl.agents.regime import onset_episode
 from dprl.envs.linear_mixture import make_mixture, make_spread_mixture
 from dprl.experiments.linmix.jobs import run_regret
 from dprl.runner.job import JobContext, JobSpec
+from dprl.privacy.setting import PrivacySetting
 
 DEFAULT = (10, 3, 2, 2, 2)
 
@@ -108,7 +109,7 @@ def test_spread_mixture_is_not_lumpable_and_mixture_is():
 
 
 def _job(env, alg="private_linopt_vi", seed=0, K=300):
-    priv = None if alg == "ucrl_vtr" else {"epsilon": 1000.0, "delta": 1e-5, "calibration": "tight"}
+    priv = None if alg == "ucrl_vtr" else PrivacySetting(epsilon=1000.0, delta=1e-5, calibration="tight")
     spec = JobSpec("linmix_states", "linmix_states", {"name": alg, "alpha": 0.05}, env, priv, {"episodes": K, "checkpoints": 10}, seed)
     return run_regret(JobContext(spec))
 

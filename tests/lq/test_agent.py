@@ -15,6 +15,7 @@ from dprl.agents.lq.run import build_agent, ridge_estimate, run_episodes
 from dprl.envs.lq import optimal_cost, random_system, riccati, rollout, theta_to_ab
 from dprl.privacy.calibration import composed_epsilon
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer, RegularizerCalibration
+from dprl.privacy.setting import PrivacySetting
 
 PARAMS = {"n_candidates": 32, "alpha": 0.1, "lam": 0.1}
 
@@ -136,7 +137,7 @@ def test_non_positive_definite_releases_are_floored_counted_and_never_used():
 
 def test_private_agent_clips_statistics_to_the_sensitivity_bound():
     s = _system()
-    built = build_agent(s, "private_ofu_rl", PARAMS, {"epsilon": 1.0, "delta": 1e-3, "calibration": "tight"}, 8,
+    built = build_agent(s, "private_ofu_rl", PARAMS, PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight"), 8,
                         np.random.default_rng(0), np.random.default_rng(1))
     agent = built.agent
     sent = []
@@ -213,7 +214,7 @@ def test_paper_calibration_formulas_and_tight_guarantee():
 
 def test_run_episodes_records_counts_and_regret():
     s = _system()
-    built = build_agent(s, "private_ofu_rl", PARAMS, {"epsilon": 1.0, "delta": 1e-3, "calibration": "paper"}, 50,
+    built = build_agent(s, "private_ofu_rl", PARAMS, PrivacySetting(epsilon=1.0, delta=1e-3, calibration="paper"), 50,
                         np.random.default_rng(0), np.random.default_rng(1))
     df = run_episodes(s, built, 50, np.random.default_rng(2), 8)
     assert df["episode"].iloc[-1] == 50

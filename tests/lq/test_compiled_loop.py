@@ -19,12 +19,13 @@ from dprl.agents.lq.oracle import OptimisticOracle  # noqa: E402
 from dprl.agents.lq.run import BuiltAgent, build_agent, ridge_estimate, run_episodes  # noqa: E402
 from dprl.envs.lq import double_integrator, random_system  # noqa: E402
 from dprl.privacy.regularizer import CentralRegularizer, RegularizerCalibration  # noqa: E402
+from dprl.privacy.setting import PrivacySetting
 
 PARAMS = {"n_candidates": 48, "alpha": 0.1, "lam": 0.1}
 VARIANTS = {
     "ofu_rl": ("ofu_rl", None),
-    "private-paper": ("private_ofu_rl", {"epsilon": 1.0, "delta": 1e-3, "calibration": "paper"}),
-    "private-tight": ("private_ofu_rl", {"epsilon": 1.0, "delta": 1e-3, "calibration": "tight"}),
+    "private-paper": ("private_ofu_rl", PrivacySetting(epsilon=1.0, delta=1e-3, calibration="paper")),
+    "private-tight": ("private_ofu_rl", PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight")),
 }
 ROUND_OFF = 1e-9  # relative; the two loops differ only in summation order and LAPACK builds
 

@@ -15,6 +15,7 @@ from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.agents.lq.run import build_agent, private_regularizer
 from dprl.envs.lq import random_system
 from dprl.privacy.replacement import JOINT, gram_cross_replacement_weight
+from dprl.privacy.setting import PrivacySetting
 
 EPS = (0.1, 1.0, 5.0, 10.0, 100.0, 1000.0)
 DELTAS = (1e-1, 1e-3, 1e-5)
@@ -92,7 +93,7 @@ def _agent_regularizer_factory():
     """The Regularizer exactly as ``build_agent`` wires it, re-built with a batch axis."""
     system = random_system(2, 1, 10, np.random.default_rng(3), c_a=0.3, c_b=0.3, noise_radius=0.1)
     params = {"n_candidates": 8, "alpha": 0.1}
-    privacy = {"epsilon": 1.0, "delta": 1e-3, "calibration": "tight"}
+    privacy = PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight")
     built = build_agent(system, "private_ofu_rl", params, privacy, 64, np.random.default_rng(0), np.random.default_rng(1))
     reg = built.agent.regularizer
     assert type(reg) is type(private_regularizer(built.calibration, 3, 2, 64, np.random.default_rng(0)))

@@ -152,7 +152,7 @@ def make_reference_agent(name: str, env: TabularMDP, T: int, privacy: dict | Non
     if name == "ubev":
         source: ExactStats | PrivateStats = ExactStats(env.S, env.A, env.H)
     else:
-        source = PrivateStats(env.S, env.A, env.H, T, float(privacy["epsilon"]), privacy["calibration"], beta, noise_rng, l1_per_step)
+        source = PrivateStats(env.S, env.A, env.H, T, privacy.epsilon, privacy.calibration, beta, noise_rng, l1_per_step)
     return ReferenceAgent(source, beta, bonus_scale, agent_rng, env.n_actions)
 
 

@@ -12,6 +12,7 @@ from dprl.envs.tabular import garnet, riverswim
 from dprl.experiments.tabular import jobs
 from dprl.runner.job import JobContext, JobSpec
 from dprl.runner.online import EpisodeRecord
+from dprl.privacy.setting import PrivacySetting
 
 
 def _released(r: np.ndarray, n: np.ndarray, m: np.ndarray, e: float) -> ReleasedStats:
@@ -136,7 +137,7 @@ def _spec(alg, privacy, seed=0, T=300):
 
 def test_job_is_deterministic_and_uses_common_random_numbers():
     pucb = {"name": "pucb", "beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}
-    priv = {"epsilon": 10.0, "delta": None, "calibration": "tight"}
+    priv = PrivacySetting(epsilon=10.0, calibration="tight")
     a = jobs.run_regret(JobContext(_spec(pucb, priv)))
     b = jobs.run_regret(JobContext(_spec(pucb, priv)))
     pd.testing.assert_frame_equal(a, b)

@@ -21,6 +21,7 @@ from dprl.privacy.tree_counter import TreeCounter, tree_levels
 from dprl.runner.job import JobContext, JobSpec
 from dprl.runner import kernel_cache
 from dprl.runner.online import CheckpointSummary, EpisodeRecord, StreamingSum, pairwise_sum
+from dprl.privacy.setting import PrivacySetting
 
 ENVS = {
     "garnet": lambda: garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2),
@@ -29,9 +30,9 @@ ENVS = {
 }
 AGENTS = [
     ("ubev", None),
-    ("pucb", {"epsilon": 1.0, "calibration": "tight"}),
-    ("pucb", {"epsilon": 10.0, "calibration": "tight"}),
-    ("pucb", {"epsilon": 10.0, "calibration": "paper"}),
+    ("pucb", PrivacySetting(epsilon=1.0, calibration="tight")),
+    ("pucb", PrivacySetting(epsilon=10.0, calibration="tight")),
+    ("pucb", PrivacySetting(epsilon=10.0, calibration="paper")),
 ]
 
 
@@ -60,12 +61,12 @@ def test_compiled_loop_with_tight_bonus_exploits_and_stays_identical():
     """A run that leaves the all-tied phase (ε = 100, bonus_scale 0.05: PUCB's known
     branch and the ψ̃ term are exercised), still identical episode by episode."""
     env = ENVS["garnet"]()
-    new, ref = _both(env, "pucb", {"epsilon": 100.0, "calibration": "tight"}, 4000, bonus_scale=0.05)
+    new, ref = _both(env, "pucb", PrivacySetting(epsilon=100.0, calibration="tight"), 4000, bonus_scale=0.05)
     late = ref.gap[-1000:]
     assert late.mean() < 0.5 * ref.gap[:200].mean()  # it learned: the comparison covers exploitation
     assert np.array_equal(new.gap, ref.gap) and np.array_equal(new.ret, ref.sampled_return)
     # positive control: a variant with a 10% larger bonus (a broken loop) is caught
-    agent = make_agent("pucb", env, 4000, {"epsilon": 100.0, "calibration": "tight"}, 0.05, 0.055,
+    agent = make_agent("pucb", env, 4000, PrivacySetting(epsilon=100.0, calibration="tight"), 0.05, 0.055,
                        np.random.default_rng(1), np.random.default_rng(2))
     broken = run_episodes(env, agent, 4000, np.random.default_rng(3), EpisodeRecord())
     assert not np.array_equal(broken.gap, ref.gap)
@@ -75,7 +76,7 @@ def test_noise_drawn_in_chunks_gives_the_same_run(monkeypatch):
     """Laplace draws split into several chunks per evaluation block (as for large S) read
     the same noise stream: the run is unchanged."""
     env = ENVS["riverswim"]()
-    privacy = {"epsilon": 10.0, "calibration": "tight"}
+    privacy = PrivacySetting(epsilon=10.0, calibration="tight")
     monkeypatch.setattr(agent_mod, "_NOISE_DOUBLES", 7 * 2 * 30)  # 7 episodes per chunk (N = 30)
     new, ref = _both(env, "pucb", privacy, 1500)
     assert np.array_equal(new.gap, ref.gap)
@@ -104,7 +105,7 @@ def test_tree_kernel_equals_tree_counter():
 
 def test_run_rejects_more_episodes_than_the_counters_horizon():
     env = ENVS["garnet"]()
-    agent = make_agent("pucb", env, 100, {"epsilon": 1.0, "calibration": "tight"}, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
+    agent = make_agent("pucb", env, 100, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
     with pytest.raises(ValueError, match="horizon"):
         run_episodes(env, agent, 101, np.random.default_rng(3), EpisodeRecord())
 
@@ -151,7 +152,7 @@ def test_regret_job_table_equals_reference_table():
     pre-issue-12 job built from the reference loop's per-episode arrays."""
     spec = JobSpec("tabular_regret", "tabular_regret", {"name": "pucb", "beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2},
                    {"name": "garnet", "S": 3, "A": 2, "H": 2, "branching": 2},
-                   {"epsilon": 10.0, "delta": None, "calibration": "tight"}, {"episodes": 5000, "checkpoints": 25}, 3)
+                   PrivacySetting(epsilon=10.0, calibration="tight"), {"episodes": 5000, "checkpoints": 25}, 3)
     new = jobs.run_regret(JobContext(spec))
     ctx = JobContext(spec)
     env = make_tabular_env("garnet", spec.environment, ctx.rng("env", "instance"))

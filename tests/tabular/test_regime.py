@@ -13,8 +13,9 @@ from dprl.agents.tabular.regime import (confidence_width, job_burn_in, pucb_burn
 from dprl.analysis.claims import tabular as tc
 from dprl.envs.tabular import garnet, riverswim
 from dprl.runner.online import CheckpointSummary
+from dprl.privacy.setting import PrivacySetting
 
-TIGHT = {"calibration": "tight"}
+TIGHT = {"calibration": "tight"}  # keyword arguments of PrivacySetting
 
 
 def _garnet(seed: int = 0):
@@ -33,15 +34,15 @@ def test_unclamp_count_is_the_crossing():
 
 def test_burn_in_matches_the_issue_and_scales_like_one_over_eps():
     T = 30_000_000
-    t10 = job_burn_in(_garnet(0), {"epsilon": 10, **TIGHT}, T, 0.05)
-    t1 = job_burn_in(_garnet(0), {"epsilon": 1, **TIGHT}, T, 0.05)
+    t10 = job_burn_in(_garnet(0), PrivacySetting(epsilon=10, **TIGHT), T, 0.05)
+    t1 = job_burn_in(_garnet(0), PrivacySetting(epsilon=1, **TIGHT), T, 0.05)
     # issue 13: garnet S3 H2 unclamps near 3.7e5 (ε=10) and 4.4e6 (ε=1) episodes
     assert 2e5 < t10[1] < 8e5 and 2.5e6 < t1[1] < 8e6
     assert 8 < t1[1] / t10[1] < 12 and 8 < t1[0] / t10[0] < 12
     assert t10[0] < t10[1]  # the first untie precedes the full unclamp
     ubev = job_burn_in(_garnet(0), None, T, 0.05)
     assert ubev[1] < t10[0] / 10
-    paper = job_burn_in(_garnet(0), {"epsilon": 10, "calibration": "paper"}, T, 0.05)
+    paper = job_burn_in(_garnet(0), PrivacySetting(epsilon=10, calibration="paper"), T, 0.05)
     assert paper[1] > t10[1]
 
 
@@ -64,7 +65,7 @@ def test_all_tied():
 
 def _run(T: int, eps: float = 10.0, env=None):
     env = _garnet(0) if env is None else env
-    priv = {"epsilon": eps, **TIGHT}
+    priv = PrivacySetting(epsilon=eps, **TIGHT)
     agent = make_agent("pucb", env, T, priv, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
     s = CheckpointSummary(np.array([T]))
     run_episodes(env, agent, T, np.random.default_rng(3), s)
@@ -189,9 +190,9 @@ def test_regime_figure_and_burn_in_marks(tmp_path):
 
 def test_regime_horizon_is_the_fixed_point_and_v7_needs_1e8():
     from dprl.agents.tabular.regime import RATE_FACTOR
-    from dprl.analysis.regime import burn_in_episodes
+    from dprl.agents.regime import burn_in_episodes
     env = garnet(np.random.default_rng(0), S=12, A=2, H=2, branching=2)
-    priv = {"epsilon": 10, **TIGHT}
+    priv = PrivacySetting(epsilon=10, **TIGHT)
     k = burn_in_episodes(lambda t: job_burn_in(env, priv, t, 0.05)[1], RATE_FACTOR)
     assert k >= RATE_FACTOR * job_burn_in(env, priv, int(k), 0.05)[1]
     assert 0.99 * k < RATE_FACTOR * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
@@ -202,5 +203,5 @@ def test_burn_in_ignores_pairs_already_at_h():
     from dprl.envs.tabular import lowerbound
     env = lowerbound(np.random.default_rng(1), n=2, m=1, gap=0.5, H=2)[0]  # P[+|s, I_s] = 1: Q* = H
     assert np.any(np.isclose(env.optimal_q[0, :2], 2.0))
-    first, t_star = job_burn_in(env, {"epsilon": 10, **TIGHT}, 10**7, 0.05)
+    first, t_star = job_burn_in(env, PrivacySetting(epsilon=10, **TIGHT), 10**7, 0.05)
     assert np.isfinite(t_star) and first <= t_star

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from dprl.analysis.integrity import check_job_file, quarantine, quarantine_all, scan_job_files, sha256_file
+from dprl.privacy.setting import PrivacySetting
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ class CorruptResultsFound(RuntimeError):
 
 def identity_columns(meta: dict) -> dict:
     spec, labels = meta["spec"], meta.get("labels", {})
-    priv = spec.get("privacy")
+    priv = None if spec.get("privacy") is None else PrivacySetting.from_mapping(spec["privacy"])
     cols = {
         "experiment": spec["experiment"],
         "kind": spec["kind"],
@@ -34,9 +35,9 @@ def identity_columns(meta: dict) -> dict:
         "environment": spec["environment"]["name"],
         "env_label": labels.get("env_label", spec["environment"]["name"]),
         "privacy_label": labels.get("privacy_label", "nonprivate" if priv is None else ""),
-        "epsilon": math.inf if priv is None else float(priv["epsilon"]),
-        "delta": math.nan if priv is None or priv.get("delta") is None else float(priv["delta"]),
-        "calibration": "none" if priv is None else priv["calibration"],
+        "epsilon": math.inf if priv is None else priv.epsilon,
+        "delta": math.nan if priv is None or priv.delta is None else priv.delta,
+        "calibration": "none" if priv is None else priv.calibration,
         "seed": int(spec["seed"]),
     }
     for k, v in spec["algorithm"].items():

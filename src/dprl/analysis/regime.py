@@ -1,59 +1,9 @@
-"""Regime helpers shared by the papers (contract, "Regimes"): the measured onset of a run
-from its checkpointed cumulative regret, and the fixed point ``K >= factor · T*(K)`` of a
-burn-in that itself grows (logarithmically) with the horizon it is computed for."""
+"""Regime of a results table (contract, "Regimes"): the median over seeds of the onset
+each job recorded (:func:`dprl.agents.regime.onset_episode`)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-ONSET_REGRET_FRACTION = 0.5  # onset: per-episode regret below half its initial level
-INITIAL_EPISODES = 10  # the initial level: mean per-episode regret over the first checkpoints up to here
-
-
-def onset_episode(episodes: np.ndarray, cum_regret: np.ndarray, fraction: float = ONSET_REGRET_FRACTION,
-                  initial: int = INITIAL_EPISODES) -> float:
-    """Measured onset from checkpointed cumulative regret: the first checkpoint whose mean
-    per-episode regret since the previous checkpoint is at most ``fraction`` of the initial
-    level (mean over episodes ``1..k0``, ``k0`` the first checkpoint ``>= initial``).
-    During the burn-in the policy is the same clipped (or all-tied) one every episode, so
-    per-episode regret is flat; ``NaN`` if it never falls within the run."""
-    k = np.asarray(episodes, dtype=float)
-    r = np.asarray(cum_regret, dtype=float)
-    first = int(np.searchsorted(k, initial))
-    if first >= len(k) or r[first] <= 0:
-        return float("nan")
-    level = r[first] / k[first]
-    window = np.diff(r[first:]) / np.diff(k[first:])
-    below = np.nonzero(window <= fraction * level)[0]
-    return float(k[first + 1 + below[0]]) if below.size else float("nan")
-
-
-def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float, k_max: float = 1e15) -> float:
-    """Smallest ``K`` with ``K >= factor · Λ(K)`` (``inf`` beyond ``k_max``), by bisection
-    on ``log K`` (``K - factor·Λ(K)`` changes sign once: Λ grows only logarithmically)."""
-    def gap(log_k: float) -> float:
-        k = int(round(math.exp(log_k)))
-        return k - factor * lam_of_k(max(k, 1))
-
-    lo, hi = 0.0, math.log(k_max)
-    if gap(lo) >= 0:
-        return 1.0
-    if gap(hi) < 0:
-        return math.inf
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if gap(mid) >= 0:
-            hi = mid
-        else:
-            lo = mid
-    return float(math.ceil(math.exp(hi)))
+import pandas as pd
 
 
 def median_onset(g: pd.DataFrame) -> float:

@@ -38,6 +38,7 @@ from dprl.config.estimate import estimate
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import kinds
+from dprl.privacy.setting import PrivacySetting
 from dprl.runner.job import JobSpec, job_path, short_hash
 
 PRESETS = ("smoke", "default", "full")
@@ -266,12 +267,11 @@ def component_label(name: str, params: dict[str, Any], declared: dict[str, Param
     return label
 
 
-def privacy_label(privacy: dict[str, Any] | None) -> str:
+def privacy_label(privacy: PrivacySetting | None) -> str:
     if privacy is None:
         return "nonprivate"
-    delta = privacy.get("delta")
-    d = f"_delta{_fmt(float(delta))}" if delta is not None else ""
-    return f"eps{_fmt(float(privacy['epsilon']))}{d}_{privacy['calibration']}"
+    d = f"_delta{_fmt(privacy.delta)}" if privacy.delta is not None else ""
+    return f"eps{_fmt(privacy.epsilon)}{d}_{privacy.calibration}"
 
 
 # ----------------------------------------------------------------------- expansion
@@ -308,22 +308,22 @@ class Config:
         return f"{self.results_dir}/{self.preset}"
 
 
-def _privacy_settings(where: Where, block: Any, alg: Algorithm) -> list[dict[str, Any] | None]:
+def _privacy_settings(where: Where, block: Any, alg: Algorithm) -> list[PrivacySetting | None]:
     if alg.privacy == "none":
         return [None]
     if block is None:
         raise _fail(where, f"algorithm {alg.name!r} is private; the experiment needs a 'privacy' block with epsilon (and delta)")
     blocks = block if isinstance(block, list) else [block]
-    out: list[dict[str, Any] | None] = []
+    out: list[PrivacySetting | None] = []
     for i, b in enumerate(blocks):
         calibrations = b.get("calibration", ["paper", "tight"])
         if alg.privacy == "approx":
             if "delta" not in b:
                 raise _fail(where + ((i,) if isinstance(block, list) else ()), f"algorithm {alg.name!r} is (epsilon, delta)-DP; give 'delta' (values in (0, 1))")
             grid = itertools.product(b["epsilon"], b["delta"], calibrations)
-            settings = [{"epsilon": float(e), "delta": float(d), "calibration": c} for e, d, c in grid]
+            settings = [PrivacySetting(epsilon=e, delta=d, calibration=c) for e, d, c in grid]
         else:
-            settings = [{"epsilon": float(e), "delta": None, "calibration": c} for e, c in itertools.product(b["epsilon"], calibrations)]
+            settings = [PrivacySetting(epsilon=e, calibration=c) for e, c in itertools.product(b["epsilon"], calibrations)]
         for s in settings:
             if s not in out:
                 out.append(s)

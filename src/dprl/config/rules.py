@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dprl.experiments.base import Param
+from dprl.privacy.setting import PrivacySetting
 
 Problem = tuple[str, str]
 Rule = Callable[[dict[str, Any]], list[Problem]]
@@ -84,7 +85,7 @@ ITEM_PARAMS: dict[tuple[str, str], Param] = {
 }
 
 
-def job_problems(kind: str, paper: str, environment: dict[str, Any], settings: dict[str, Any], privacy: dict[str, Any] | None) -> list[tuple[tuple[str, ...], str]]:
+def job_problems(kind: str, paper: str, environment: dict[str, Any], settings: dict[str, Any], privacy: PrivacySetting | None) -> list[tuple[tuple[str, ...], str]]:
     """Rules across the parts of one job; returns (relative key path, message)."""
     out: list[tuple[tuple[str, ...], str]] = []
     if kind == "private_mab":
@@ -92,7 +93,7 @@ def job_problems(kind: str, paper: str, environment: dict[str, Any], settings: d
         for i, a in enumerate(settings["alphas"]):
             if a > environment["best_mean"]:
                 out.append((("settings", "alphas", i), f"gap {a!r} exceeds the best arm's mean best_mean = {environment['best_mean']!r} (arm means best_mean - α must be >= 0)"))
-    if paper == "pe" and privacy is not None and privacy["calibration"] != "paper":
+    if paper == "pe" and privacy is not None and privacy.calibration != "paper":
         # experiments/pe/jobs.py: the 2016 paper has one calibration (its smooth-sensitivity constants)
-        out.append((("privacy", "calibration"), f"the policy-evaluation experiments have one calibration, 'paper'; got {privacy['calibration']!r}"))
+        out.append((("privacy", "calibration"), f"the policy-evaluation experiments have one calibration, 'paper'; got {privacy.calibration!r}"))
     return out

@@ -1,11 +1,13 @@
-"""Run one job outside Snakemake: log, time, measure, write atomically."""
+"""Run one job: check its accounting, call its job function, log, time, measure and
+write its result atomically. The one way a job runs (``dprl run-job`` and ``dprl
+run-bundle``, hence every Snakemake simulation rule); above the registry of job
+functions, below the CLI."""
 
 from __future__ import annotations
 
 import logging
 import platform
 import resource
-import sys
 import time
 from pathlib import Path
 
@@ -18,16 +20,6 @@ from dprl.runner.io import write_result
 from dprl.runner.job import JobContext, JobSpec, canonical_json
 
 log = logging.getLogger("dprl.job")
-
-
-def setup_logging(level: int = logging.INFO) -> None:
-    root = logging.getLogger()
-    if not any(getattr(h, "_dprl", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler._dprl = True  # type: ignore[attr-defined]
-        root.addHandler(handler)
-    root.setLevel(level)
 
 
 def peak_rss_mb() -> float:

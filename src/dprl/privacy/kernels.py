@@ -2,22 +2,64 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+
+@njit(cache=True)
+def cholesky_into(a: np.ndarray, t: float, L: np.ndarray) -> bool:
+    """The Cholesky factor of ``a − t I`` (symmetric; lower triangle read) into the lower
+    triangle of ``L``, without allocating. Returns False, ``L`` partly set, unless every
+    pivot is positive."""
+    d = a.shape[0]
+    for j in range(d):
+        acc = a[j, j] - t
+        for k in range(j):
+            acc -= L[j, k] * L[j, k]
+        if not acc > 0.0:  # also False for NaN
+            return False
+        L[j, j] = math.sqrt(acc)
+        for i in range(j + 1, d):
+            acc = a[i, j]
+            for k in range(j):
+                acc -= L[i, k] * L[j, k]
+            L[i, j] = acc / L[j, j]
+    return True
 
 
 @njit(cache=True)
 def finish_into(m: np.ndarray, lam_min: float) -> tuple[bool, bool]:
     """:meth:`dprl.privacy.regularizer.Regularizer._finish` for one ``(d, d)`` release, in
     place: symmetrise, and if the smallest eigenvalue is below ``λ_min`` (off the good
-    event) floor the spectrum at ``λ_min``. Returns ``(repaired, not_pd)``."""
+    event) floor the spectrum at ``λ_min``. Returns ``(repaired, not_pd)``.
+
+    Most releases are far above the floor: a Cholesky factorisation of
+    ``sym − (thr + margin) I`` that succeeds proves it without ``eigh`` (a fifth of the cost).
+    Exactly the same decisions as ``eigh``'s: a factorisation that succeeds in floating point
+    is exact for a perturbation of norm ``O(d² u max|a_ii|)`` (Higham 2002, Thm 10.5), and
+    ``eigh``'s smallest eigenvalue is within ``O(d u ||sym||₂)`` of the true one (LAPACK
+    Users' Guide §4.7), both below ``1e-13`` of ``scale`` for any ``d`` here, so with
+    ``margin = 1e-9 scale`` ``eigh`` would report at least ``thr``: not repaired, and
+    positive definite as ``thr >= 0``. Otherwise (a release near or below the floor, or
+    NaN) ``eigh`` decides, as before."""
     d = m.shape[0]
     sym = np.empty((d, d))
+    scale = 0.0
     for i in range(d):
         for j in range(d):
             sym[i, j] = 0.5 * (m[i, j] + m[j, i])
+            scale += abs(sym[i, j])
+    thr = lam_min * (1.0 - 1e-12)
+    scale += d * abs(thr)
+    if thr >= 0.0 and cholesky_into(sym, thr + 1e-9 * scale, np.empty((d, d))):
+        for i in range(d):
+            for j in range(d):
+                m[i, j] = sym[i, j]
+        return False, False
     w, v = np.linalg.eigh(sym)
-    repaired = w[0] < lam_min * (1.0 - 1e-12)
+    repaired = w[0] < thr
     not_pd = w[0] <= 0.0
     if repaired:
         for i in range(d):

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from dprl.privacy.setting import PrivacySetting
+
 
 def canonical_json(obj: Any) -> str:
     """Deterministic JSON (sorted keys, no whitespace) used for hashing and paths."""
@@ -54,28 +56,34 @@ class JobSpec:
     kind: str  # the experiment kind (registry name)
     algorithm: dict[str, Any]  # {"name": ..., **params (defaults filled)}
     environment: dict[str, Any]  # {"name": ..., **params (defaults filled)}
-    privacy: dict[str, Any] | None  # {"epsilon", "delta" (None for pure DP), "calibration"}
+    privacy: PrivacySetting | None  # None for a non-private job; a mapping is converted (and checked)
     settings: dict[str, Any]
     seed: int
 
+    def __post_init__(self) -> None:
+        if self.privacy is not None and not isinstance(self.privacy, PrivacySetting):
+            object.__setattr__(self, "privacy", PrivacySetting.from_mapping(self.privacy))
+
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``privacy`` as :meth:`PrivacySetting.to_dict`)."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "JobSpec":
+    def from_dict(cls, d: dict[str, Any]) -> JobSpec:
         return cls(**d)
 
     @property
     def epsilon(self) -> float:
-        return math.inf if self.privacy is None else float(self.privacy["epsilon"])
+        """ε, ``inf`` for a non-private job."""
+        return math.inf if self.privacy is None else self.privacy.epsilon
 
     @property
     def delta(self) -> float | None:
-        return None if self.privacy is None else self.privacy.get("delta")
+        return None if self.privacy is None else self.privacy.delta
 
     @property
     def calibration(self) -> str | None:
-        return None if self.privacy is None else self.privacy["calibration"]
+        return None if self.privacy is None else self.privacy.calibration
 
     def seed_sequence(self, scope: str, label: str = "") -> np.random.SeedSequence:
         if scope == "env":
@@ -83,7 +91,7 @@ class JobSpec:
         elif scope == "agent":
             key = ["agent", self.algorithm, self.environment]
         elif scope == "noise":
-            key = ["noise", self.algorithm, self.environment, self.privacy]
+            key = ["noise", self.algorithm, self.environment, None if self.privacy is None else self.privacy.to_dict()]
         else:
             raise ValueError(f"unknown random stream scope {scope!r}")
         if label:

@@ -27,7 +27,7 @@ from numba import njit
 from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.envs.tabular import _inverse_cdf
-from dprl.privacy.kernels import finish_into
+from dprl.privacy.kernels import cholesky_into, finish_into
 from dprl.runner.kernel_cache import drop_stale_caches
 from dprl.runner.online import pairwise_sum
 
@@ -105,10 +105,13 @@ def _release_into(
 def pattern_rows(dense: np.ndarray) -> tuple[np.ndarray, ...]:
     """The non-zeros of a 2-D matrix grouped by column pattern: rows with the same set of
     non-zero columns share one column list, so a product gathers ``x`` at those columns
-    once and runs contiguous dot products (ψ of a mixture has one pattern per cluster of
-    successors; a dense matrix is a single pattern). Returns ``(pat_cols_ptr, pat_cols,
-    pat_rows_ptr, pat_rows, values, row_pattern, row_offset)``: pattern ``p``'s columns and
-    rows, the values row after row in pattern order, and each row's pattern and offset."""
+    once and runs the dot products of all the pattern's rows side by side (ψ of a mixture
+    has one pattern per cluster of successors; a dense matrix is a single pattern).
+    Returns ``(pat_cols_ptr, pat_cols, pat_rows_ptr, pat_rows, values, row_pattern,
+    row_offset)``: pattern ``p``'s columns and rows; ``values`` holds each pattern's block
+    column by column (entry ``k`` of the pattern's ``n`` rows contiguous, so
+    :func:`_matvec` runs along rows: SIMD, no chain of dependent additions); each row's
+    pattern, and the offset of its entry ``k = 0`` (entry ``k`` at ``row_offset + k n``)."""
     from scipy.sparse import csr_matrix  # lazy: SciPy is slow to import
 
     m = csr_matrix(dense)
@@ -116,15 +119,17 @@ def pattern_rows(dense: np.ndarray) -> tuple[np.ndarray, ...]:
     for r in range(m.shape[0]):
         groups.setdefault(m.indices[m.indptr[r] : m.indptr[r + 1]].tobytes(), []).append(r)
     rows = np.array([r for g in groups.values() for r in g], dtype=np.int64)
-    lengths = np.diff(m.indptr)
     pat_rows_ptr = np.concatenate(([0], np.cumsum([len(g) for g in groups.values()]))).astype(np.int64)
     pat_cols = [m.indices[m.indptr[g[0]] : m.indptr[g[0] + 1]] for g in groups.values()]
     pat_cols_ptr = np.concatenate(([0], np.cumsum([c.size for c in pat_cols]))).astype(np.int64)
     row_pattern = np.empty(m.shape[0], dtype=np.int64)
     row_pattern[rows] = np.repeat(np.arange(len(groups)), np.diff(pat_rows_ptr))
+    blocks = [np.stack([m.data[m.indptr[r] : m.indptr[r + 1]] for r in g], axis=1) for g in groups.values()]  # (columns, rows)
+    block_start = np.concatenate(([0], np.cumsum([b.size for b in blocks])))
     row_offset = np.empty(m.shape[0], dtype=np.int64)
-    row_offset[rows] = np.concatenate(([0], np.cumsum(lengths[rows])[:-1]))
-    values = np.concatenate([m.data[m.indptr[r] : m.indptr[r + 1]] for r in rows]) if m.nnz else np.zeros(0)
+    for p, g in enumerate(groups.values()):
+        row_offset[g] = block_start[p] + np.arange(len(g))
+    values = np.concatenate([b.ravel() for b in blocks]) if m.nnz else np.zeros(0)
     return (pat_cols_ptr, np.concatenate(pat_cols).astype(np.int64) if pat_cols else np.zeros(0, dtype=np.int64),
             pat_rows_ptr, rows, values.astype(float), row_pattern, row_offset)
 
@@ -136,16 +141,41 @@ def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, ...]:
 
 
 @njit(cache=True)
-def _row_dot(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, values: np.ndarray, row_pattern: np.ndarray,
-             row_offset: np.ndarray, row: int, x: np.ndarray) -> float:
-    """Row ``row`` of ``M`` (:func:`pattern_rows`) times ``x``, summed in column order."""
-    p = row_pattern[row]
-    c0 = pat_cols_ptr[p]
-    off = row_offset[row]
-    acc = 0.0
-    for k in range(pat_cols_ptr[p + 1] - c0):
-        acc += values[off + k] * x[pat_cols[c0 + k]]
-    return acc
+def _rows_dot(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, pat_rows_ptr: np.ndarray, values: np.ndarray,
+              row_pattern: np.ndarray, row_offset: np.ndarray, rows: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out[q] = M[rows[q]] x`` (:func:`pattern_rows`) for a few rows, each summed in column
+    order (as :func:`_matvec`: the same numbers); the rows of one pattern side by side, so
+    their sums run in parallel rather than as one chain of dependent additions per row."""
+    n_pat = pat_cols_ptr.shape[0] - 1
+    n_sel = rows.shape[0]
+    start = np.zeros(n_pat + 1, dtype=np.int64)  # the selected rows grouped by pattern
+    for q in range(n_sel):
+        start[row_pattern[rows[q]] + 1] += 1
+    for p in range(n_pat):
+        start[p + 1] += start[p]
+    fill = start[:-1].copy()
+    order = np.empty(n_sel, dtype=np.int64)
+    for q in range(n_sel):
+        p = row_pattern[rows[q]]
+        order[fill[p]] = q
+        fill[p] += 1
+    acc = np.empty(n_sel)
+    first = np.empty(n_sel, dtype=np.int64)
+    for p in range(n_pat):
+        lo, hi = start[p], start[p + 1]
+        if lo == hi:
+            continue
+        c0 = pat_cols_ptr[p]
+        n = pat_rows_ptr[p + 1] - pat_rows_ptr[p]
+        for t in range(lo, hi):
+            acc[t] = 0.0
+            first[t] = row_offset[rows[order[t]]]
+        for k in range(pat_cols_ptr[p + 1] - c0):
+            xk = x[pat_cols[c0 + k]]
+            for t in range(lo, hi):
+                acc[t] += values[first[t] + k * n] * xk
+        for t in range(lo, hi):
+            out[order[t]] = acc[t]
 
 
 @njit(cache=True)
@@ -154,23 +184,29 @@ def _matvec(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, pat_rows_ptr: np.nda
     """``M x`` (:func:`pattern_rows`) into ``out`` of shape ``(d, n / d)``: row ``r`` goes to
     ``out[r % d, r // d]`` (``d = 1``: the plain product; ψ's rows ``(s, a, i)`` land at
     ``out[i, (s, a)]``, the layout the vectorised bonus loop reads). Each row is summed in
-    column order (as :func:`_row_dot`); the NumPy reference sums in another order, so
-    results agree to round-off."""
+    column order, the rows of a pattern side by side; the NumPy
+    reference sums in another order, so results agree to round-off."""
     d = out.shape[0]
     xg = np.empty(x.shape[0])
+    acc = np.empty(pat_rows.shape[0])
     off = 0
     for p in range(pat_cols_ptr.shape[0] - 1):
         c0 = pat_cols_ptr[p]
         m = pat_cols_ptr[p + 1] - c0
+        n = pat_rows_ptr[p + 1] - pat_rows_ptr[p]
         for k in range(m):  # gather x once per pattern
             xg[k] = x[pat_cols[c0 + k]]
-        for j in range(pat_rows_ptr[p], pat_rows_ptr[p + 1]):
-            acc = 0.0
-            for k in range(m):
-                acc += values[off + k] * xg[k]
-            off += m
-            r = pat_rows[j]
-            out[r % d, r // d] = acc
+        for j in range(n):
+            acc[j] = 0.0
+        for k in range(m):  # column k of the pattern's block: contiguous over its rows
+            xk = xg[k]
+            col = values[off + k * n : off + (k + 1) * n]  # a slice: the loop indexes from 0 (SIMD)
+            for j in range(n):
+                acc[j] += col[j] * xk
+        off += m * n
+        for j in range(n):
+            r = pat_rows[pat_rows_ptr[p] + j]
+            out[r % d, r // d] = acc[j]
 
 
 @njit(cache=True)
@@ -180,18 +216,8 @@ def _whitening_into(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarr
     allocation (the LAPACK wrappers allocate, which dominated at d = 5). Returns False
     (``W``, ``θ`` unset) if ``G`` is not positive definite."""
     d = G.shape[0]
-    for j in range(d):
-        acc = G[j, j]
-        for k in range(j):
-            acc -= L[j, k] * L[j, k]
-        if not acc > 0.0:
-            return False
-        L[j, j] = math.sqrt(acc)
-        for i in range(j + 1, d):
-            acc = G[i, j]
-            for k in range(j):
-                acc -= L[i, k] * L[j, k]
-            L[i, j] = acc / L[j, j]
+    if not cholesky_into(G, 0.0, L):
+        return False
     for j in range(d):  # W = L^{-1} by forward substitution, column by column
         for i in range(d):
             if i < j:
@@ -300,13 +326,16 @@ def _policy_value(
     chosen rows: ``Σ_a π(a|s)(r + PV)`` is then exactly ``r + PV`` of that action."""
     H, S, A = pi.shape
     PV2 = PV.reshape(1, S * A)
+    chosen = np.empty(S, dtype=np.int64)
     for s in range(S):
         Vbuf[1, s] = 0.0
     for h in range(H - 1, -1, -1):
         if deterministic:
             for s in range(S):
-                a = actions[h, s]
-                Vbuf[0, s] = r[s, a] + _row_dot(P_cols_ptr, P_cols, P_values, P_row_pattern, P_row_offset, s * A + a, Vbuf[1])
+                chosen[s] = s * A + actions[h, s]
+            _rows_dot(P_cols_ptr, P_cols, P_rows_ptr, P_values, P_row_pattern, P_row_offset, chosen, Vbuf[1], PV)
+            for s in range(S):
+                Vbuf[0, s] = r[s, actions[h, s]] + PV[s]
         else:
             _matvec(P_cols_ptr, P_cols, P_rows_ptr, P_rows, P_values, Vbuf[1], PV2)
             for s in range(S):

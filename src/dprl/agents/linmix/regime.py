@@ -23,7 +23,7 @@ them with the regret as weight:
 
 ``C`` is empirical (this package's instances): on the default ``mixture`` (S=10, A=3,
 d1=d2=2, H=2) the measured onset (per-episode regret below half its initial level,
-:func:`dprl.analysis.regime.onset_episode`) is 2.5–5.2 times ``Σ w b²/g²`` over seeds
+:func:`dprl.agents.regime.onset_episode`) is 2.5–5.2 times ``Σ w b²/g²`` over seeds
 0–3 at ε = 1000 (K = 2e5) and seeds 0–2 at ε = 100 (K = 1e5, ``tight``), the same ratio
 per seed at both ε (2.76/2.80, 5.20/4.99, 2.50/2.51): the formula carries the dependence
 on ε, the constant the instance's. ``C = 3.3`` is the geometric mean of the ratios.
@@ -52,7 +52,7 @@ import numpy as np
 
 from dprl.agents.linmix.calibration import privatizer_calibration
 from dprl.agents.linmix.linopt import confidence_radii
-from dprl.analysis.regime import burn_in_episodes as fixed_point
+from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 
 BURN_IN_CONSTANT = 3.3  # C above: measured onset / Σ w b²/g² on the default mixture (geometric mean)

@@ -14,6 +14,7 @@ from dprl.agents.linmix.calibration import PrivatizerCalibration, privatizer_cal
 from dprl.agents.linmix.linopt import LinOptAgent, confidence_radii
 from dprl.agents.linmix.loop import CENTRAL, LOCAL, NONPRIVATE, _run_block, pattern_rows, psi_rows
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
+from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.privacy.regularizer import (
     CentralRegularizer,
@@ -64,7 +65,7 @@ def build_agent(
     feat: KnownFeatures,
     K: int,
     alg_params: dict,
-    privacy: dict | None,
+    privacy: PrivacySetting | None,
     agent_rng: np.random.Generator,
     noise_rng: np.random.Generator,
     noise: bool = True,
@@ -89,7 +90,7 @@ def build_agent(
         else:
             if privacy is None:
                 raise ValueError(f"{name} is private and needs epsilon, delta and calibration")
-            cal = privatizer_calibration(scheme, privacy["calibration"], float(privacy["epsilon"]), float(privacy["delta"]), K, feat, alpha)
+            cal = privatizer_calibration(scheme, privacy.calibration, privacy.epsilon, privacy.delta, K, feat, alpha)
             cal_p, cal_r = cal.p, cal.r
         reg_p, reg_r = privatizers(scheme, cal_p, cal_r, feat, K, noise_rng, noise=noise)
     agent = LinOptAgent(feat, K, reg_p, reg_r, mode, alpha, agent_rng, eta)

@@ -21,15 +21,15 @@ from collections.abc import Callable
 import numpy as np
 
 # onset_episode and the fixed point are shared with the linear-mixture paper
-from dprl.analysis.regime import INITIAL_EPISODES, ONSET_REGRET_FRACTION, onset_episode  # noqa: F401
-from dprl.analysis.regime import burn_in_episodes as _fixed_point
+from dprl.agents.regime import INITIAL_EPISODES, ONSET_REGRET_FRACTION, onset_episode  # noqa: F401
+from dprl.agents.regime import burn_in_episodes as _fixed_point
 
 ONSET_K_OVER_LAMBDA = 50.0
 RATE_K_OVER_LAMBDA = 170.0
 
 
 def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float = RATE_K_OVER_LAMBDA, k_max: float = 1e15) -> float:
-    """Smallest ``K`` with ``K >= factor · Λ(K)`` (:func:`dprl.analysis.regime.burn_in_episodes`)."""
+    """Smallest ``K`` with ``K >= factor · Λ(K)`` (:func:`dprl.agents.regime.burn_in_episodes`)."""
     return _fixed_point(lam_of_k, factor, k_max)
 
 

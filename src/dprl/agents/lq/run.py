@@ -27,6 +27,7 @@ from dprl.agents.lq.ofu import OFUAgent
 from dprl.agents.lq.oracle import OptimisticOracle
 from dprl.agents.lq.regime import onset_episode
 from dprl.envs.lq import LQSystem, RegretEvaluator
+from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
 from dprl.privacy.tree_counter import TreeCounter
 from dprl.runner.checkpoints import log_checkpoints
@@ -52,7 +53,7 @@ def private_regularizer(
 
 
 def build_agent(
-    system: LQSystem, name: str, params: dict, privacy: dict | None, episodes: int,
+    system: LQSystem, name: str, params: dict, privacy: PrivacySetting | None, episodes: int,
     agent_rng: np.random.Generator, noise_rng: np.random.Generator,
 ) -> BuiltAgent:
     """``ofu_rl`` (``H_k = λI``) or ``private_ofu_rl`` (Algorithm 1, ``paper``/``tight``)."""
@@ -65,9 +66,9 @@ def build_agent(
         reg = NonPrivateRegularizer((), p, n, lam)
         return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=False), None, lam)
     if name == "private_ofu_rl":
-        if privacy is None or privacy.get("delta") is None:
+        if privacy is None or privacy.delta is None:
             raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
-        cal = private_ofu_calibration(float(privacy["epsilon"]), float(privacy["delta"]), privacy["calibration"],
+        cal = private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration,
                                       episodes, system.horizon, system.gamma, n, d, alpha)
         reg = private_regularizer(cal, p, n, episodes, noise_rng)
         return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal, None)

@@ -24,6 +24,7 @@ from numba import njit
 from dprl.agents.tabular.planner import greedy_into, greedy_policy, log_term, priv_q, priv_q_into
 from dprl.agents.tabular.statistics import ExactStats, PrivateStats, _ctz, _indicators_into, feed_exact, feed_tree, laplace_into
 from dprl.envs.tabular import TabularMDP, rollout_into
+from dprl.privacy.setting import PrivacySetting
 from dprl.runner.kernel_cache import drop_stale_caches
 from dprl.runner.online import pairwise_sum
 
@@ -59,17 +60,17 @@ class OptimisticAgent:
 
 
 def make_agent(
-    name: str, env: TabularMDP, T: int, privacy: dict | None, beta: float, bonus_scale: float,
+    name: str, env: TabularMDP, T: int, privacy: PrivacySetting | None, beta: float, bonus_scale: float,
     agent_rng: np.random.Generator, noise_rng: np.random.Generator | None, l1_per_step: int = 2,
 ) -> OptimisticAgent:
-    """``ubev`` (exact counts) or ``pucb`` (private counters at ``privacy["epsilon"]`` with
-    ``privacy["calibration"]``)."""
+    """``ubev`` (exact counts) or ``pucb`` (private counters at ``privacy.epsilon`` with
+    ``privacy.calibration``)."""
     if name == "ubev":
         source: ExactStats | PrivateStats = ExactStats(env.S, env.A, env.H)
     elif name == "pucb":
         if privacy is None:
             raise ValueError("pucb is ε-JDP and needs a privacy setting")
-        source = PrivateStats(env.S, env.A, env.H, T, float(privacy["epsilon"]), privacy["calibration"], beta, noise_rng, l1_per_step)
+        source = PrivateStats(env.S, env.A, env.H, T, privacy.epsilon, privacy.calibration, beta, noise_rng, l1_per_step)
     else:
         raise ValueError(f"unknown tabular agent {name!r}")
     return OptimisticAgent(source, beta, bonus_scale, agent_rng, env.n_actions)

@@ -37,6 +37,7 @@ import numpy as np
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.planner import log_term
 from dprl.envs.tabular import TabularMDP
+from dprl.privacy.setting import PrivacySetting
 
 RATE_FACTOR = 3.0  # a slope is inside its regime when T >= RATE_FACTOR·T* (about half a decade)
 
@@ -132,11 +133,11 @@ def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.
     return first, t_star
 
 
-def job_burn_in(env: TabularMDP, privacy: dict | None, T: int, beta: float, bonus_scale: float = 1.0,
+def job_burn_in(env: TabularMDP, privacy: PrivacySetting | None, T: int, beta: float, bonus_scale: float = 1.0,
                 l1_per_step: int = 2) -> tuple[float, float]:
     """:func:`pucb_burn_in` from a job's own constants: its instance, ``T``, ``β``,
     ``bonus_scale`` and privacy calibration (``None``: UBEV, ``E = 0``)."""
     if privacy is None:
         return pucb_burn_in(env, 0.0, beta, bonus_scale)
-    E = error_bound(float(privacy["epsilon"]), privacy["calibration"], env.S, env.A, env.H, T, beta, l1_per_step)
+    E = error_bound(privacy.epsilon, privacy.calibration, env.S, env.A, env.H, T, beta, l1_per_step)
     return pucb_burn_in(env, E, beta, bonus_scale)

@@ -10,7 +10,7 @@ import pandas as pd
 from dprl.agents.linmix.calibration import PrivatizerCalibration, accounted_epsilon, privatizer_calibration
 from dprl.agents.linmix.regime import regime_columns
 from dprl.agents.linmix.simulate import ALGORITHMS, build_agent, privatizers, run_episodes
-from dprl.analysis.regime import onset_episode
+from dprl.agents.regime import onset_episode
 from dprl.envs.linear_mixture import KnownFeatures, make_env, make_mixture
 from dprl.privacy.audit import audit
 from dprl.privacy.regularizer import RegularizedStats, RegularizerCalibration
@@ -51,9 +51,8 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
     # and the onset measured post hoc from the checkpointed cumulative regret
     scheme = ALGORITHMS[spec.algorithm["name"]][1]
-    priv = spec.privacy or {}
-    for col, v in regime_columns(env, K, float(alg.get("alpha", 0.05)), scheme, priv.get("calibration"),
-                                 priv.get("epsilon"), priv.get("delta"), float(alg.get("lam", 1.0))).items():
+    for col, v in regime_columns(env, K, float(alg.get("alpha", 0.05)), scheme, spec.calibration,
+                                 None if spec.privacy is None else spec.privacy.epsilon, spec.delta, float(alg.get("lam", 1.0))).items():
         df[col] = v
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     return df
@@ -153,7 +152,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     env = spec.environment
     K, d, H = int(env["K"]), int(env["d"]), int(env["H"])
     feat = _audit_features(d, H)
-    eps, delta, route = float(spec.privacy["epsilon"]), float(spec.privacy["delta"]), spec.privacy["calibration"]
+    eps, delta, route = spec.epsilon, spec.delta, spec.calibration
     name = spec.algorithm["name"]
     scheme = "central" if name == "central_privatizer" else "local"
     # The calibration is computed for the agent's K (its m, or its K-1 noise terms); the

@@ -12,12 +12,13 @@ from dprl.privacy import calibration as cal
 from dprl.privacy.audit import AuditResult, Statistic, audit, gaussian_llr, laplace_llr, nodes_from_releases
 from dprl.privacy.broken import break_noise
 from dprl.privacy.noise import GaussianNoise, LaplaceNoise, Noise
+from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.tree_counter import TreeCounter, nodes_in_release, tree_levels
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext
 
 
-def counter_noise(algorithm: str, privacy: dict, levels: int) -> Noise:
+def counter_noise(algorithm: str, privacy: PrivacySetting, levels: int) -> Noise:
     """Per-node noise of a tree counter with sensitivity 1 per element.
 
     ``laplace_tree``: ``b = L/ε`` under both calibrations (basic composition of ``L`` Laplace
@@ -26,11 +27,11 @@ def counter_noise(algorithm: str, privacy: dict, levels: int) -> Noise:
     ``Δ²/(2σ²)``-zCDP, ``ε = ρ + 2 sqrt(ρ ln 1/δ)``); ``tight`` = exact analytic Gaussian
     calibration of the composed ``sqrt(L)``-sensitivity mechanism (``mechanisms.md``).
     """
-    eps = privacy["epsilon"]
+    eps = privacy.epsilon
     if algorithm == "laplace_tree":
         return LaplaceNoise(cal.laplace_tree_scale(eps, levels, 1.0))
-    delta = privacy["delta"]
-    if privacy["calibration"] == "paper":
+    delta = privacy.delta
+    if privacy.calibration == "paper":
         return GaussianNoise(cal.gaussian_sigma_zcdp(eps, delta, 1.0, compositions=levels))
     return GaussianNoise(cal.gaussian_sigma_tight(eps, delta, 1.0, compositions=levels))
 
@@ -184,15 +185,15 @@ def neighbouring_streams(alg: str, T: int, dim: int) -> tuple[np.ndarray, np.nda
 
 
 def audit_tree_counter(
-    alg: str, privacy: dict, broken: str, T: int, dim: int, n: int, rng: np.random.Generator, alpha: float = 1e-3
+    alg: str, privacy: PrivacySetting, broken: str, T: int, dim: int, n: int, rng: np.random.Generator, alpha: float = 1e-3
 ) -> tuple[AuditResult, Noise]:
     """Audit one tree counter (possibly a deliberately broken variant) on the neighbouring
     streams, with the exact likelihood ratio of the *claimed* noise among the statistics
     (the auditor knows only the claim). Returns the result and the claimed node noise."""
     noise = counter_noise(alg, privacy, tree_levels(T))
     d0, d1 = neighbouring_streams(alg, T, dim)
-    res = audit(_audit_sampler(alg, break_noise(noise, broken), T, dim), d0, d1, privacy["epsilon"],
-                privacy.get("delta") or 0.0, n=n, rng=rng, alpha=alpha,
+    res = audit(_audit_sampler(alg, break_noise(noise, broken), T, dim), d0, d1, privacy.epsilon,
+                privacy.delta or 0.0, n=n, rng=rng, alpha=alpha,
                 statistics=tree_llr_statistics(alg, noise, d0, d1, dim))
     return res, noise
 
@@ -213,11 +214,11 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     broken = ctx.spec.algorithm["broken"]
     T, dim = ctx.spec.environment["T"], ctx.spec.environment["dim"]
     priv = ctx.spec.privacy
-    delta = priv["delta"] or 0.0
+    delta = priv.delta or 0.0
     res, noise = audit_tree_counter(alg, priv, broken, T, dim, ctx.settings["runs"], ctx.noise_rng, ctx.settings["alpha"])
     ctx.progress(1, 1, unit="audits")
     return pd.DataFrame([{
-        "mechanism": alg, "broken": broken, "claimed_epsilon": priv["epsilon"], "claimed_delta": delta,
+        "mechanism": alg, "broken": broken, "claimed_epsilon": priv.epsilon, "claimed_delta": delta,
         "noise_scale": _scale(noise), "eps_lb": res.eps_lb, "passed": res.passed, "statistic": res.statistic,
         "p": res.p, "q": res.q, "runs": res.n, "levels": tree_levels(T),
         "pair_epsilon": pair_epsilon(alg, noise, T, delta),

@@ -8,7 +8,7 @@ import pandas as pd
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.agent import make_agent, run_episodes
 from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
-from dprl.analysis.regime import burn_in_episodes as fixed_point
+from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
 from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.envs.bandit import mab
@@ -36,7 +36,7 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
     summary.check_complete()
     info = {"optimal_value": env.optimal_value}
     if spec.privacy is not None:
-        eps, calib = float(spec.privacy["epsilon"]), spec.privacy["calibration"]
+        eps, calib = spec.privacy.epsilon, spec.privacy.calibration
         l1 = alg.get("l1_per_step", 2)
         if calib == "paper":
             info["e_eps"] = cal.e_eps_paper(eps, env.S, env.A, env.H, T, alg["beta"], l1)
@@ -86,7 +86,7 @@ def run_private_mab(ctx: JobContext) -> pd.DataFrame:
     """Mean pulls of the α-suboptimal arms by the ε-DP BAI algorithm over ``runs``
     independent runs, per α, against Lemma 8's ``ln(1/(4β))/(24εα)``."""
     spec = ctx.spec
-    eps, beta = float(spec.privacy["epsilon"]), float(spec.algorithm["beta"])
+    eps, beta = spec.epsilon, float(spec.algorithm["beta"])
     runs = int(ctx.settings["runs"])
     rows = []
     alphas = list(ctx.settings["alphas"])
@@ -112,7 +112,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     the power to see it)."""
     spec = ctx.spec
     e = spec.environment
-    eps = float(spec.privacy["epsilon"])
+    eps = spec.epsilon
     l1 = int(spec.algorithm["l1_per_step"])
     n = int(ctx.settings["runs"])
     rng = ctx.noise_rng

@@ -1,0 +1,132 @@
+"""Layers that point one way (issue 14): no import cycle between ``dprl`` subpackages,
+and every import goes down the declared layer order. Imports are read from the sources
+(``ast``), including those inside functions, so a lazy import cannot hide a back-edge."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import shutil
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import dprl
+
+ROOT = Path(dprl.__file__).parent
+
+# Bottom to top. A package may import only packages of lower tiers (not its own tier's
+# siblings): mechanisms and environments; the core (job spec and context, random
+# streams, result I/O, bundles, lock, online sums); algorithms; job functions and how a
+# job runs; config expansion; analysis; the command line.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("privacy", "envs"),
+    ("runner",),
+    ("agents",),
+    ("experiments",),
+    ("config",),
+    ("analysis",),
+    ("cli",),
+    ("__main__",),
+)
+TIER = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+Edges = dict[str, dict[str, list[str]]]  # source package -> target package -> ["file:line", ...]
+
+
+def _unit(root: Path, path: Path) -> str:
+    """The subpackage (or top-level module) a source file belongs to."""
+    first = path.relative_to(root).parts[0]
+    return first.removesuffix(".py")
+
+
+def _imported(node: ast.Import | ast.ImportFrom, module: tuple[str, ...], is_package: bool) -> list[str]:
+    """Absolute dotted names an import node refers to (modules, and ``from`` names that
+    may be modules)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if node.level:
+        base = module if is_package else module[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        mod = ".".join(base + ((node.module,) if node.module else ()))
+    else:
+        mod = node.module or ""
+    return [mod] + [f"{mod}.{a.name}" for a in node.names]
+
+
+@cache
+def _import_nodes(source: str) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    return tuple(n for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
+def package_graph(root: Path) -> Edges:
+    """Edges between the units (subpackages and top-level modules) of the package at
+    ``root``, from every import statement anywhere in its sources."""
+    units = {_unit(root, p) for p in root.rglob("*.py")} - {"__init__"}
+    edges: Edges = defaultdict(lambda: defaultdict(list))
+    for path in sorted(root.rglob("*.py")):
+        src = _unit(root, path)
+        rel = path.relative_to(root.parent).with_suffix("")
+        module = rel.parts[:-1] if path.name == "__init__.py" else rel.parts
+        for node in _import_nodes(path.read_text()):
+            for name in _imported(node, tuple(module), path.name == "__init__.py"):
+                parts = name.split(".")
+                if parts[0] == root.name and len(parts) > 1 and parts[1] in units and parts[1] != src:
+                    where = f"{path.relative_to(root)}:{node.lineno}"
+                    if where not in edges[src][parts[1]]:
+                        edges[src][parts[1]].append(where)
+    return edges
+
+
+def cycle(edges: Edges) -> list[str] | None:
+    try:
+        graphlib.TopologicalSorter({s: set(t) for s, t in edges.items()}).prepare()
+    except graphlib.CycleError as err:
+        return list(err.args[1])
+    return None
+
+
+def layer_violations(edges: Edges) -> list[str]:
+    """Imports of a package from a package not strictly below it, and packages missing
+    from ``LAYERS``."""
+    out = [f"{u}: not in LAYERS (declare its tier)" for u in sorted(set(edges) | {t for ts in edges.values() for t in ts})
+           if u not in TIER]
+    for src, targets in sorted(edges.items()):
+        for dst, where in sorted(targets.items()):
+            if src in TIER and dst in TIER and TIER[dst] >= TIER[src]:
+                out.append(f"{src} -> {dst} points up or sideways ({', '.join(where)})")
+    return out
+
+
+def test_every_unit_is_declared():
+    units = {_unit(ROOT, p) for p in ROOT.rglob("*.py")} - {"__init__"}
+    assert units == set(TIER), f"undeclared: {sorted(units - set(TIER))}, stale: {sorted(set(TIER) - units)}"
+
+
+def test_no_import_cycle_between_subpackages():
+    found = cycle(package_graph(ROOT))
+    assert found is None, f"import cycle between dprl subpackages: {' -> '.join(found)}"
+
+
+def test_imports_point_down_the_layers():
+    bad = layer_violations(package_graph(ROOT))
+    assert not bad, "imports against the layer order:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("where, line", [
+    ("runner/io.py", "\n\ndef _late():\n    from dprl.experiments.registry import kinds\n    return kinds\n"),
+    ("privacy/setting.py", "\nfrom ..agents import regime as _r\n"),
+])
+def test_checks_catch_a_back_edge(tmp_path, where, line):
+    """The checks fail on a copy of the package with one back-edge added, even one
+    hidden inside a function or written as a relative import."""
+    copy = tmp_path / "dprl"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    assert cycle(package_graph(copy)) is None and not layer_violations(package_graph(copy))
+    with open(copy / where, "a") as f:
+        f.write(line)
+    edges = package_graph(copy)
+    assert cycle(edges) is not None
+    assert any("points up" in v for v in layer_violations(edges))
