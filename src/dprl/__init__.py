@@ -1,9 +1,11 @@
 """dprl: reproducibility package for differentially private reinforcement learning.
 
-Layout: ``privacy`` (mechanisms shared by all papers), ``envs`` (environments),
-``agents`` (algorithms, one subpackage per paper), ``experiments`` (job functions and
-their declarations), ``runner`` (one job outside Snakemake), ``config`` (validation and
-expansion of config.yaml), ``analysis`` (aggregation, fits, claims, figures).
+Layout, bottom to top (each imports only the layers below it; tests/core/test_layers.py):
+``privacy`` (mechanisms shared by all papers, the typed privacy setting) and ``envs``
+(environments); ``runner`` (the core: job spec and context, random streams, result I/O,
+bundles, lock); ``agents`` (algorithms, one subpackage per paper); ``experiments`` (job
+functions, their declarations, and how one job runs); ``config`` (validation and expansion
+of config.yaml); ``analysis`` (aggregation, fits, claims, figures); ``cli``.
 """
 
 __version__ = "0.1.0"
