@@ -16,13 +16,14 @@ from linmix_reference import ReferenceAgent, reference_run_episodes
 from dprl.agents.linmix.simulate import build_agent, run_episodes
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.setting import PrivacySetting
+from dprl.runner.checkpoints import log_checkpoints
 
 PRIVACY = PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight")
 LARGE, SMALL = (100, 5, 5, 5, 10), (10, 3, 2, 2, 2)
 
 
 def _setup(env, name, K):
-    return build_agent(name, env.features(), K, {}, PRIVACY, np.random.default_rng(1), np.random.default_rng(2))
+    return build_agent(name, {}, PRIVACY, env, K, np.random.default_rng(1), np.random.default_rng(2))
 
 
 def _reference_rate(env, name, K) -> float:
@@ -48,7 +49,7 @@ def test_bench_linmix_episodes(benchmark, name, sizes, episodes, ref_episodes, t
     env = make_mixture(*sizes, np.random.default_rng(0))
 
     def run(setup):
-        return run_episodes(env, setup, episodes, np.random.default_rng(3), np.random.default_rng(1), 10)
+        return run_episodes(setup, env, episodes, np.random.default_rng(3), log_checkpoints(episodes, 10))
 
     # the agent (and its calibration) is built outside the timed loop
     benchmark.pedantic(run, setup=lambda: ((_setup(env, name, episodes),), {}), rounds=3, iterations=1, warmup_rounds=1)

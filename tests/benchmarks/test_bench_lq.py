@@ -25,6 +25,7 @@ from dprl.agents.lq.oracle import OptimisticOracle
 from dprl.agents.lq.run import build_agent, run_episodes
 from dprl.envs.lq import random_system, riccati
 from dprl.privacy.setting import PrivacySetting
+from dprl.runner.checkpoints import log_checkpoints
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "lq"))  # the reference loop (a test helper, not a package)
 import lq_reference_loop as ref  # noqa: E402
@@ -38,8 +39,8 @@ def _system():
 
 
 def _compiled(system, alg, privacy, episodes):
-    built = build_agent(system, alg, PARAMS, privacy, episodes, np.random.default_rng(1), np.random.default_rng(2))
-    return run_episodes(system, built, episodes, np.random.default_rng(3), 10)
+    built = build_agent(alg, PARAMS, privacy, system, episodes, np.random.default_rng(1), np.random.default_rng(2))
+    return run_episodes(built, system, episodes, np.random.default_rng(3), log_checkpoints(episodes, 10))
 
 
 def _reference_rate(system, alg, privacy, episodes) -> float:
@@ -106,8 +107,9 @@ def test_bench_compile_and_startup(benchmark):
             "from dprl.agents.lq.run import build_agent, run_episodes; from dprl.envs.lq import random_system; "
             "from dprl.privacy.setting import PrivacySetting; "
             "s = random_system(2, 1, 10, np.random.default_rng(0)); "
-            "[run_episodes(s, build_agent(s, a, {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, p, 10, "
-            "np.random.default_rng(1), np.random.default_rng(2)), 10, np.random.default_rng(3), 3) for a, p in "
+            "[run_episodes(build_agent(a, {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, p, s, 10, "
+            "np.random.default_rng(1), np.random.default_rng(2)), s, 10, np.random.default_rng(3), np.array([1, 3, 10])) "
+            "for a, p in "
             "(('ofu_rl', None), ('private_ofu_rl', PrivacySetting(epsilon=1.0, delta=1e-3, calibration='tight')))]; "
             "print(time.perf_counter() - t)")
     t = time.perf_counter()
@@ -133,8 +135,8 @@ def test_bench_cold_compile(benchmark, tmp_path):
     reported apart from the episode rates."""
     code = ("import numpy as np; from dprl.agents.lq.run import build_agent, run_episodes; "
             "from dprl.envs.lq import random_system; s = random_system(2, 1, 10, np.random.default_rng(0)); "
-            "run_episodes(s, build_agent(s, 'ofu_rl', {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, None, 10, "
-            "np.random.default_rng(1), np.random.default_rng(2)), 10, np.random.default_rng(3), 3)")
+            "run_episodes(build_agent('ofu_rl', {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, None, s, 10, "
+            "np.random.default_rng(1), np.random.default_rng(2)), s, 10, np.random.default_rng(3), np.array([1, 3, 10]))")
 
     def cold():
         env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / f"cache{time.perf_counter_ns()}"))

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
 
-from dprl.agents.tabular.agent import make_agent, run_episodes
+from dprl.agents.tabular.agent import build_agent, feed_episodes
 from dprl.envs.tabular import garnet
 from dprl.runner.online import CheckpointSummary
 from dprl.privacy.setting import PrivacySetting
@@ -34,8 +34,8 @@ def _env(S: int, A: int, H: int):
 
 
 def _compiled(env, name, privacy, T):
-    agent = make_agent(name, env, T, privacy, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
-    run_episodes(env, agent, T, np.random.default_rng(3), CheckpointSummary(np.array([T])))
+    agent = build_agent(name, {"beta": 0.05, "bonus_scale": 1.0}, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
+    feed_episodes(agent, env, T, np.random.default_rng(3), CheckpointSummary(np.array([T])))
 
 
 def _reference_rate(env, name, privacy, T) -> float:
@@ -69,9 +69,9 @@ def test_bench_compile_and_startup(benchmark):
     """Process start-up of a tiny PUCB + UBEV job with a warm Numba cache (the first
     compile is reported separately: it is paid once, then ``cache=True`` loads it)."""
     code = ("import time; t = time.perf_counter(); import numpy as np; "
-            "from dprl.agents.tabular.agent import make_agent, run_episodes; from dprl.envs.tabular import garnet; "
+            "from dprl.agents.tabular.agent import build_agent, feed_episodes; from dprl.envs.tabular import garnet; "
             "from dprl.runner.online import EpisodeRecord; from dprl.privacy.setting import PrivacySetting; env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2); "
-            "[run_episodes(env, make_agent(n, env, 10, p, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2)), 10, "
+            "[feed_episodes(build_agent(n, {'beta': 0.05, 'bonus_scale': 1.0}, p, env, 10, np.random.default_rng(1), np.random.default_rng(2)).agent, env, 10, "
             "np.random.default_rng(3), EpisodeRecord()) for n, p in (('ubev', None), ('pucb', PrivacySetting(epsilon=1.0, calibration='tight')))]; "
             "print(time.perf_counter() - t)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the cache if cold
@@ -92,9 +92,9 @@ def test_bench_pucb_memory_100_states(benchmark):
     env = garnet(np.random.default_rng(0), S=100, A=4, H=20, branching=5)
 
     def run():
-        agent = make_agent("pucb", env, 10**6, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, 1.0,
-                           np.random.default_rng(1), np.random.default_rng(2))
-        run_episodes(env, agent, 20, np.random.default_rng(3), CheckpointSummary(np.array([20])))
+        agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0}, PrivacySetting(epsilon=1.0, calibration="tight"), env, 10**6,
+                           np.random.default_rng(1), np.random.default_rng(2)).agent
+        feed_episodes(agent, env, 20, np.random.default_rng(3), CheckpointSummary(np.array([20])))
         return agent
 
     agent = benchmark.pedantic(run, rounds=1, iterations=1)

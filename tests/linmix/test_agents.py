@@ -16,6 +16,7 @@ from dprl.experiments.linmix.jobs import run_regret
 from dprl.privacy.regularizer import NonPrivateRegularizer, RegularizerCalibration
 from dprl.runner.job import JobContext, JobSpec
 from dprl.privacy.setting import PrivacySetting
+from dprl.runner.checkpoints import log_checkpoints
 
 
 def test_tabular_vtr_estimate_matches_empirical_counts():
@@ -24,7 +25,7 @@ def test_tabular_vtr_estimate_matches_empirical_counts():
     n|V|²/(λ + n|V|²) (the regression is block-diagonal over (s, a))."""
     env = make_tabular_as_linear(3, 2, 2, np.random.default_rng(0))
     lam = 1e-3
-    setup = build_agent("ucrl_vtr", env.features(), 400, {"lam": lam}, None, np.random.default_rng(1), np.random.default_rng(2))
+    setup = build_agent("ucrl_vtr", {"lam": lam}, None, env, 400, np.random.default_rng(1), np.random.default_rng(2))
     agent = setup.agent
     V = np.array([0.3, 1.7, 0.9])
     rng = np.random.default_rng(3)
@@ -59,9 +60,9 @@ def test_private_regularizer_without_noise_reproduces_nonprivate(name):
     cal = RegularizerCalibration(1.0, 1.0, lam, lam, lam, 0.0)
     runs = []
     for alg, kw in ((base, {"lam": lam}), (name, {})):
-        setup = build_agent(alg, env.features(), K, kw, None, np.random.default_rng(1), np.random.default_rng(2),
+        setup = build_agent(alg, kw, None, env, K, np.random.default_rng(1), np.random.default_rng(2),
                             noise=False, override=(cal, cal))
-        df = run_episodes(env, setup, K, np.random.default_rng(3), np.random.default_rng(1), 10, record_actions=True)
+        df = run_episodes(setup, env, K, np.random.default_rng(3), log_checkpoints(K, 10), record_actions=True)
         runs.append(df)
     np.testing.assert_array_equal(runs[0].attrs["actions"], runs[1].attrs["actions"])
     np.testing.assert_allclose(runs[0]["regret"], runs[1]["regret"], rtol=1e-9, atol=1e-9)
@@ -106,7 +107,7 @@ def test_agent_reads_only_released_statistics():
 
 def test_po_policy_is_mirror_descent_of_q():
     env = make_mixture(5, 3, 2, 2, 2, np.random.default_rng(0))
-    setup = build_agent("oppo", env.features(), 10, {}, None, np.random.default_rng(1), np.random.default_rng(2))
+    setup = build_agent("oppo", {}, None, env, 10, np.random.default_rng(1), np.random.default_rng(2))
     agent = setup.agent
     pi0 = agent.policy.copy()
     np.testing.assert_allclose(pi0, 1 / 3)

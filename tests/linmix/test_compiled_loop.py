@@ -12,6 +12,7 @@ from dprl.agents.linmix.simulate import build_agent, run_episodes
 from dprl.envs.linear_mixture import make_env
 from dprl.privacy.regularizer import RegularizerCalibration
 from dprl.privacy.setting import PrivacySetting
+from dprl.runner.checkpoints import log_checkpoints
 
 ALGS = ["ucrl_vtr", "oppo", "private_linopt_vi", "private_linopt_po", "ldp_linopt_vi", "ldp_linopt_po"]
 MIXTURE = {"S": 8, "A": 3, "d1": 2, "d2": 2, "H": 3}
@@ -21,13 +22,14 @@ def _both(name, privacy, env_name="mixture", params=MIXTURE, K=300, seed=0, over
     env = make_env(env_name, params, np.random.default_rng(seed))
     runs = []
     for ref in (False, True):
-        setup = build_agent(name, env.features(), K, {}, privacy, np.random.default_rng(seed + 1), np.random.default_rng(seed + 2),
+        setup = build_agent(name, {}, privacy, env, K, np.random.default_rng(seed + 1), np.random.default_rng(seed + 2),
                             override=override)
-        loop = run_episodes
         if ref:
             setup.agent.__class__ = ReferenceAgent
-            loop = reference_run_episodes
-        df = loop(env, setup, K, np.random.default_rng(seed + 3), np.random.default_rng(seed + 1), 12, record_actions=True)
+            df = reference_run_episodes(env, setup, K, np.random.default_rng(seed + 3), np.random.default_rng(seed + 1), 12,
+                                        record_actions=True)
+        else:
+            df = run_episodes(setup, env, K, np.random.default_rng(seed + 3), log_checkpoints(K, 12), record_actions=True)
         runs.append((df, setup.agent))
     return runs
 
@@ -104,7 +106,11 @@ def test_final_regret_over_seeds_is_indistinguishable():
 
 def test_compiled_loop_rejects_more_episodes_than_the_tree_horizon():
     env = make_env("mixture", MIXTURE, np.random.default_rng(0))
-    setup = build_agent("private_linopt_vi", env.features(), 50, {}, PrivacySetting(epsilon=10.0, delta=1e-5, calibration="tight"),
+    setup = build_agent("private_linopt_vi", {}, PrivacySetting(epsilon=10.0, delta=1e-5, calibration="tight"), env, 50,
                         np.random.default_rng(1), np.random.default_rng(2))
     with pytest.raises(ValueError, match="horizon"):
-        run_episodes(env, setup, 51, np.random.default_rng(3), np.random.default_rng(1))
+        run_episodes(setup, env, 51, np.random.default_rng(3), log_checkpoints(51, 30))
+    with pytest.raises(ValueError, match="checkpoints"):
+        run_episodes(setup, env, 40, np.random.default_rng(3), np.array([3, 2]))
+    with pytest.raises(ValueError, match="unknown linear-mixture algorithm"):
+        build_agent("linopt", {}, None, env, 50, np.random.default_rng(1), np.random.default_rng(2))

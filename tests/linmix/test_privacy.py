@@ -148,7 +148,7 @@ def test_agent_noise_path_has_the_calibrated_scales(scheme):
 
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
     privacy = PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight")
-    setup = build_agent(f"{'private' if scheme == 'central' else 'ldp'}_linopt_vi", feat, 64, {}, privacy,
+    setup = build_agent(f"{'private' if scheme == 'central' else 'ldp'}_linopt_vi", {}, privacy, feat, 64,
                         np.random.default_rng(0), np.random.default_rng(1))
     cal = setup.calibration
     assert setup.agent.reg_p.calibration == cal.p and setup.agent.reg_r.calibration == cal.r

@@ -16,6 +16,7 @@ from dprl.envs.lq import optimal_cost, random_system, riccati, rollout, theta_to
 from dprl.privacy.calibration import composed_epsilon
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer, RegularizerCalibration
 from dprl.privacy.setting import PrivacySetting
+from dprl.runner.checkpoints import log_checkpoints
 
 PARAMS = {"n_candidates": 32, "alpha": 0.1, "lam": 0.1}
 
@@ -39,7 +40,7 @@ def _play(system, agent, episodes, seed=1):
 def test_constant_regularizer_is_exactly_ridge():
     """Claim C4: H_k = λI, L_k = 0 gives the standard ridge estimate."""
     s = _system()
-    built = build_agent(s, "ofu_rl", PARAMS, None, 40, np.random.default_rng(0), np.random.default_rng(1))
+    built = build_agent("ofu_rl", PARAMS, None, s, 40, np.random.default_rng(0), np.random.default_rng(1))
     z, x = _play(s, built.agent, 40)
     theta_hat = built.agent.plan(built.agent.regularizer.release()).theta_hat
     np.testing.assert_allclose(theta_hat, ridge_estimate(z, x, PARAMS["lam"]), rtol=1e-11, atol=1e-13)
@@ -137,7 +138,7 @@ def test_non_positive_definite_releases_are_floored_counted_and_never_used():
 
 def test_private_agent_clips_statistics_to_the_sensitivity_bound():
     s = _system()
-    built = build_agent(s, "private_ofu_rl", PARAMS, PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight"), 8,
+    built = build_agent("private_ofu_rl", PARAMS, PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight"), s, 8,
                         np.random.default_rng(0), np.random.default_rng(1))
     agent = built.agent
     sent = []
@@ -214,9 +215,9 @@ def test_paper_calibration_formulas_and_tight_guarantee():
 
 def test_run_episodes_records_counts_and_regret():
     s = _system()
-    built = build_agent(s, "private_ofu_rl", PARAMS, PrivacySetting(epsilon=1.0, delta=1e-3, calibration="paper"), 50,
+    built = build_agent("private_ofu_rl", PARAMS, PrivacySetting(epsilon=1.0, delta=1e-3, calibration="paper"), s, 50,
                         np.random.default_rng(0), np.random.default_rng(1))
-    df = run_episodes(s, built, 50, np.random.default_rng(2), 8)
+    df = run_episodes(built, s, 50, np.random.default_rng(2), log_checkpoints(50, 8))
     assert df["episode"].iloc[-1] == 50
     assert {"n_floored", "n_not_pd", "n_clipped", "n_oracle_fallback", "eps_exact"} <= set(df.columns)
     assert np.all(np.diff(df["regret"]) >= -1e-12)  # per-episode regret is non-negative

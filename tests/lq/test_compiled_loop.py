@@ -16,10 +16,12 @@ import lq_reference_loop as ref  # noqa: E402
 from dprl.agents.lq.loop import _givens_add_rows  # noqa: E402
 from dprl.agents.lq.ofu import OFUAgent  # noqa: E402
 from dprl.agents.lq.oracle import OptimisticOracle  # noqa: E402
-from dprl.agents.lq.run import BuiltAgent, build_agent, ridge_estimate, run_episodes  # noqa: E402
+from dprl.agents.lq.run import build_agent, ridge_estimate, run_episodes  # noqa: E402
+from dprl.agents.protocol import BuiltAgent  # noqa: E402
 from dprl.envs.lq import double_integrator, random_system  # noqa: E402
 from dprl.privacy.regularizer import CentralRegularizer, RegularizerCalibration  # noqa: E402
-from dprl.privacy.setting import PrivacySetting
+from dprl.privacy.setting import PrivacySetting  # noqa: E402
+from dprl.runner.checkpoints import log_checkpoints  # noqa: E402
 
 PARAMS = {"n_candidates": 48, "alpha": 0.1, "lam": 0.1}
 VARIANTS = {
@@ -34,8 +36,8 @@ def _pair(system, variant, episodes, seed=0, n_checkpoints=None):
     """Both loops on the same streams; the compiled one records every episode."""
     alg, privacy = VARIANTS[variant]
     seeds = [np.random.default_rng([seed, i]) for i in range(3)]
-    built = build_agent(system, alg, PARAMS, privacy, episodes, *seeds[:2])
-    new = run_episodes(system, built, episodes, seeds[2], n_checkpoints or 10 * episodes)
+    built = build_agent(alg, PARAMS, privacy, system, episodes, *seeds[:2])
+    new = run_episodes(built, system, episodes, seeds[2], log_checkpoints(episodes, n_checkpoints or 10 * episodes))
     seeds = [np.random.default_rng([seed, i]) for i in range(3)]
     agent = ref.build_reference_agent(system, alg, PARAMS, privacy, episodes, *seeds[:2])
     old = ref.reference_run_episodes(system, agent, episodes, seeds[2], n_checkpoints or 10 * episodes)
@@ -110,7 +112,7 @@ def test_floored_releases_follow_the_reference():
         return cls_agent(reg, oracle, 2, 1, system.noise_radius, system.gamma, 0.1, clip=True)
 
     new = agent(OptimisticOracle, OFUAgent)
-    df = run_episodes(system, BuiltAgent(new, None, None), 64, np.random.default_rng(3), 640)
+    df = run_episodes(BuiltAgent(new, None), system, 64, np.random.default_rng(3), log_checkpoints(64, 640))
     old = agent(ref.OptimisticOracle, ref.OFUAgent)
     table, regrets, _, _ = ref.reference_run_episodes(system, old, 64, np.random.default_rng(3), 640)
     assert df["n_floored"].iloc[-1] == table["n_floored"].iloc[-1] > 10
@@ -123,9 +125,9 @@ def test_python_agent_and_compiled_loop_are_one_implementation():
     and ``run_episodes`` produce the same policies from the same streams."""
     system = random_system(2, 1, 10, np.random.default_rng(8))
     privacy = VARIANTS["private-tight"][1]
-    built = build_agent(system, "private_ofu_rl", PARAMS, privacy, 40, np.random.default_rng(1), np.random.default_rng(2))
-    df = run_episodes(system, built, 40, np.random.default_rng(3), 400)
-    step = build_agent(system, "private_ofu_rl", PARAMS, privacy, 40, np.random.default_rng(1), np.random.default_rng(2))
+    built = build_agent("private_ofu_rl", PARAMS, privacy, system, 40, np.random.default_rng(1), np.random.default_rng(2))
+    df = run_episodes(built, system, 40, np.random.default_rng(3), log_checkpoints(40, 400))
+    step = build_agent("private_ofu_rl", PARAMS, privacy, system, 40, np.random.default_rng(1), np.random.default_rng(2))
     env_rng = np.random.default_rng(3)
     from dprl.envs.lq import RegretEvaluator, rollout
     ev = RegretEvaluator(system)
@@ -150,8 +152,8 @@ def test_ridge_check_is_an_independent_least_squares_solution():
         theta = np.linalg.solve(np.triu(fac[:, :3]), fac[:, 3:])
         assert np.allclose(theta, ridge_estimate(z, x, 0.1), rtol=1e-10) == expect_equal
     system = random_system(2, 1, 10, np.random.default_rng(2))
-    built = build_agent(system, "ofu_rl", PARAMS, None, 300, np.random.default_rng(1), np.random.default_rng(2))
-    df = run_episodes(system, built, 300, np.random.default_rng(3), 8, check_ridge=True)
+    built = build_agent("ofu_rl", PARAMS, None, system, 300, np.random.default_rng(1), np.random.default_rng(2))
+    df = run_episodes(built, system, 300, np.random.default_rng(3), log_checkpoints(300, 8), check_ridge=True)
     assert df["ridge_gap"].iloc[1:].max() < 1e-10
 
 
@@ -162,10 +164,10 @@ def test_memory_does_not_grow_with_episodes_and_progress_is_reported():
     params = dict(PARAMS, n_candidates=4)
 
     def peak(K):
-        built = build_agent(system, "ofu_rl", params, None, K, np.random.default_rng(1), np.random.default_rng(2))
+        built = build_agent("ofu_rl", params, None, system, K, np.random.default_rng(1), np.random.default_rng(2))
         calls = []
         tracemalloc.start()
-        run_episodes(system, built, K, np.random.default_rng(3), 10, progress=lambda d, t: calls.append((d, t)),
+        run_episodes(built, system, K, np.random.default_rng(3), log_checkpoints(K, 10), progress=lambda d, t: calls.append((d, t)),
                      check_ridge=True, block=1000)
         size = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
@@ -180,12 +182,14 @@ def test_memory_does_not_grow_with_episodes_and_progress_is_reported():
 
 def test_bad_input_is_rejected_before_the_loop():
     system = random_system(2, 1, 10, np.random.default_rng(2))
-    built = build_agent(system, "private_ofu_rl", PARAMS, VARIANTS["private-tight"][1], 10, np.random.default_rng(1),
+    built = build_agent("private_ofu_rl", PARAMS, VARIANTS["private-tight"][1], system, 10, np.random.default_rng(1),
                         np.random.default_rng(2))
     with pytest.raises(ValueError, match="horizon"):
-        run_episodes(system, built, 11, np.random.default_rng(3), 3)
+        run_episodes(built, system, 11, np.random.default_rng(3), log_checkpoints(11, 3))
     with pytest.raises(ValueError, match="ridge"):
-        run_episodes(system, built, 5, np.random.default_rng(3), 3, check_ridge=True)
+        run_episodes(built, system, 5, np.random.default_rng(3), log_checkpoints(5, 3), check_ridge=True)
+    with pytest.raises(ValueError, match="checkpoints"):
+        run_episodes(built, system, 5, np.random.default_rng(3), np.array([2, 7]))
 
 
 @pytest.mark.parametrize("module,callee,kernel", [

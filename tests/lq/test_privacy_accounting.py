@@ -94,7 +94,7 @@ def _agent_regularizer_factory():
     system = random_system(2, 1, 10, np.random.default_rng(3), c_a=0.3, c_b=0.3, noise_radius=0.1)
     params = {"n_candidates": 8, "alpha": 0.1}
     privacy = PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight")
-    built = build_agent(system, "private_ofu_rl", params, privacy, 64, np.random.default_rng(0), np.random.default_rng(1))
+    built = build_agent("private_ofu_rl", params, privacy, system, 64, np.random.default_rng(0), np.random.default_rng(1))
     reg = built.agent.regularizer
     assert type(reg) is type(private_regularizer(built.calibration, 3, 2, 64, np.random.default_rng(0)))
     return built.calibration, reg

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from dprl.agents.tabular import calibration as cal
-from dprl.agents.tabular.agent import OptimisticAgent, make_agent, run_episodes
+from dprl.agents.tabular.agent import OptimisticAgent, build_agent, feed_episodes
 from dprl.agents.tabular.planner import greedy_policy, priv_q, priv_q_into
 from dprl.agents.tabular.statistics import PrivateStats, ReleasedStats
 from dprl.envs.tabular import garnet, riverswim
@@ -25,8 +25,8 @@ def test_ubev_finds_optimal_policy_on_riverswim():
     0.005-reward decisions in rarely visited (s, h) (which UBEV's bonus resolves only after
     far more visits); the swim-right decision from the start state is learned."""
     env = riverswim(S=2, H=3)
-    agent = make_agent("ubev", env, 20000, None, 0.05, 1.0, np.random.default_rng(0), None)
-    log = run_episodes(env, agent, 20000, np.random.default_rng(1), EpisodeRecord())
+    agent = build_agent("ubev", {"beta": 0.05, "bonus_scale": 1.0}, None, env, 20000, np.random.default_rng(0), None).agent
+    log = feed_episodes(agent, env, 20000, np.random.default_rng(1), EpisodeRecord())
     rho = env.optimal_value
     assert log.gap[:100].mean() > 0.5 * rho
     assert log.gap[-1000:].mean() < 0.02 * rho
@@ -36,11 +36,11 @@ def test_ubev_finds_optimal_policy_on_riverswim():
 def test_pucb_without_noise_reproduces_ubev_exactly():
     env = garnet(np.random.default_rng(0), S=4, A=2, H=3, branching=2)
     T = 600
-    ub = make_agent("ubev", env, T, None, 0.05, 1.0, np.random.default_rng(5), None)
+    ub = build_agent("ubev", {"beta": 0.05, "bonus_scale": 1.0}, None, env, T, np.random.default_rng(5), None).agent
     src = PrivateStats(env.S, env.A, env.H, T, 1.0, "tight", 0.05, None, noise_multiplier=0.0)
     pu = OptimisticAgent(src, 0.05, 1.0, np.random.default_rng(5))
-    a = run_episodes(env, ub, T, np.random.default_rng(9), EpisodeRecord())
-    b = run_episodes(env, pu, T, np.random.default_rng(9), EpisodeRecord())
+    a = feed_episodes(ub, env, T, np.random.default_rng(9), EpisodeRecord())
+    b = feed_episodes(pu, env, T, np.random.default_rng(9), EpisodeRecord())
     assert np.array_equal(a.gap, b.gap) and np.array_equal(a.ret, b.ret)
     ra, rb = ub.source.release(), pu.source.release()
     assert np.array_equal(ra.n, rb.n) and np.array_equal(ra.m, rb.m) and np.array_equal(ra.r, rb.r) and rb.e == 0.0

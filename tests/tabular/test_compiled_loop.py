@@ -12,7 +12,7 @@ import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
 
 from dprl.agents.tabular import agent as agent_mod
-from dprl.agents.tabular.agent import make_agent, run_episodes
+from dprl.agents.tabular.agent import build_agent, feed_episodes, run_episodes
 from dprl.agents.tabular.statistics import feed_tree, laplace_into
 from dprl.envs.tabular import garnet, lowerbound, make_tabular_env, riverswim
 from dprl.experiments.tabular import jobs
@@ -38,8 +38,8 @@ AGENTS = [
 
 def _both(env, name, privacy, T, bonus_scale=1.0):
     """Compiled and reference runs on the same three random streams."""
-    agent = make_agent(name, env, T, privacy, 0.05, bonus_scale, np.random.default_rng(1), np.random.default_rng(2))
-    new = run_episodes(env, agent, T, np.random.default_rng(3), EpisodeRecord())
+    agent = build_agent(name, {"beta": 0.05, "bonus_scale": bonus_scale}, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
+    new = feed_episodes(agent, env, T, np.random.default_rng(3), EpisodeRecord())
     ref_agent = make_reference_agent(name, env, T, privacy, 0.05, bonus_scale, np.random.default_rng(1), np.random.default_rng(2))
     return new, reference_run_episodes(env, ref_agent, T, np.random.default_rng(3))
 
@@ -66,9 +66,9 @@ def test_compiled_loop_with_tight_bonus_exploits_and_stays_identical():
     assert late.mean() < 0.5 * ref.gap[:200].mean()  # it learned: the comparison covers exploitation
     assert np.array_equal(new.gap, ref.gap) and np.array_equal(new.ret, ref.sampled_return)
     # positive control: a variant with a 10% larger bonus (a broken loop) is caught
-    agent = make_agent("pucb", env, 4000, PrivacySetting(epsilon=100.0, calibration="tight"), 0.05, 0.055,
-                       np.random.default_rng(1), np.random.default_rng(2))
-    broken = run_episodes(env, agent, 4000, np.random.default_rng(3), EpisodeRecord())
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 0.055}, PrivacySetting(epsilon=100.0, calibration="tight"), env, 4000,
+                       np.random.default_rng(1), np.random.default_rng(2)).agent
+    broken = feed_episodes(agent, env, 4000, np.random.default_rng(3), EpisodeRecord())
     assert not np.array_equal(broken.gap, ref.gap)
 
 
@@ -105,9 +105,9 @@ def test_tree_kernel_equals_tree_counter():
 
 def test_run_rejects_more_episodes_than_the_counters_horizon():
     env = ENVS["garnet"]()
-    agent = make_agent("pucb", env, 100, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0}, PrivacySetting(epsilon=1.0, calibration="tight"), env, 100, np.random.default_rng(1), np.random.default_rng(2)).agent
     with pytest.raises(ValueError, match="horizon"):
-        run_episodes(env, agent, 101, np.random.default_rng(3), EpisodeRecord())
+        feed_episodes(agent, env, 101, np.random.default_rng(3), EpisodeRecord())
 
 
 # --------------------------------------------------------------------- online summaries
@@ -165,6 +165,27 @@ def test_regret_job_table_equals_reference_table():
         "mean_gap_last": [gap[max(0, c - max(c // 10, 1)) : c].mean() for c in cp],
     })
     pd.testing.assert_frame_equal(new[expected.columns], expected, check_exact=True)
+
+
+def test_run_episodes_table_equals_the_per_episode_record():
+    """``run_episodes`` (the protocol runner) reports at its checkpoints what the per-episode
+    record of the same run gives, ``n_subopt`` included; bad checkpoints are refused first."""
+    env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2)
+    privacy, params, T, alpha = PrivacySetting(epsilon=10.0, calibration="tight"), {"beta": 0.05, "bonus_scale": 1.0}, 3000, 0.05
+
+    def built():
+        return build_agent("pucb", params, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2))
+
+    cp = np.array([1, 7, 100, 2999, 3000])
+    df = run_episodes(built(), env, T, np.random.default_rng(3), cp, alpha=alpha)
+    log = feed_episodes(built().agent, env, T, np.random.default_rng(3), EpisodeRecord())
+    assert df["episode"].tolist() == cp.tolist()
+    np.testing.assert_array_equal(df["regret"], np.cumsum(log.gap)[cp - 1])
+    np.testing.assert_array_equal(df["n_subopt"], np.cumsum(log.gap > alpha)[cp - 1])
+    assert 0 < df["n_subopt"].iloc[-1] < T
+    for bad in (np.array([0, 5]), np.array([5, 5]), np.array([10, T + 1]), np.array([1.5, 2.0])):
+        with pytest.raises(ValueError, match="checkpoints"):
+            run_episodes(built(), env, T, np.random.default_rng(3), bad)
 
 
 # --------------------------------------------------------------------- Numba caches

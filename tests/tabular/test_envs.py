@@ -75,15 +75,15 @@ def test_lowerbound_plus_and_minus_have_a_single_action():
     """Figure 1: ``+`` and ``−`` have one action; copies would split the visits (spec)."""
     import numpy as np
 
-    from dprl.agents.tabular.agent import make_agent, run_episodes
+    from dprl.agents.tabular.agent import build_agent, feed_episodes
     from dprl.envs.tabular import lowerbound
     from dprl.runner.online import EpisodeRecord
 
     env, _ = lowerbound(np.random.default_rng(0), n=2, m=2, gap=0.4, H=3)
     assert env.n_actions.tolist() == [3, 3, 1, 1]
     assert np.all(np.isinf(env.optimal_q[:, 2:, 1:]))
-    agent = make_agent("ubev", env, 3000, None, 0.05, 1.0, np.random.default_rng(1), None)
-    run_episodes(env, agent, 3000, np.random.default_rng(2), EpisodeRecord())
+    agent = build_agent("ubev", {"beta": 0.05, "bonus_scale": 1.0}, None, env, 3000, np.random.default_rng(1), None).agent
+    feed_episodes(agent, env, 3000, np.random.default_rng(2), EpisodeRecord())
     n = agent.source.release().n  # (H, S, A) exact visit counts
     assert n[1:, 2:, 1:].sum() == 0 and n[1:, 2:, 0].sum() == 2 * 3000  # every later step in + or −, action 0
     assert n[0, :2, :].sum() == 3000 and np.all(n[0, :2, :] > 0)  # initial states: every action tried

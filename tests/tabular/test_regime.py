@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dprl.agents.tabular.agent import _all_tied, make_agent, run_episodes
+from dprl.agents.tabular.agent import _all_tied, build_agent, feed_episodes
 from dprl.agents.tabular.regime import (confidence_width, job_burn_in, pucb_burn_in, unclamp_count,
                                         uniform_visit_rates)
 from dprl.analysis.claims import tabular as tc
@@ -66,9 +66,9 @@ def test_all_tied():
 def _run(T: int, eps: float = 10.0, env=None):
     env = _garnet(0) if env is None else env
     priv = PrivacySetting(epsilon=eps, **TIGHT)
-    agent = make_agent("pucb", env, T, priv, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0}, priv, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
     s = CheckpointSummary(np.array([T]))
-    run_episodes(env, agent, T, np.random.default_rng(3), s)
+    feed_episodes(agent, env, T, np.random.default_rng(3), s)
     return agent, pucb_burn_in(env, agent.source.e_rest, 0.05)
 
 

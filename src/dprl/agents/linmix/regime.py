@@ -46,14 +46,13 @@ regime when ``K >= RATE_DECADE · T*(K)`` (:func:`horizon_needed`, a fixed point
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 
 from dprl.agents.linmix.calibration import privatizer_calibration
 from dprl.agents.linmix.linopt import confidence_radii
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
+from dprl.privacy.regularizer import GoodEventBounds
 
 BURN_IN_CONSTANT = 3.3  # C above: measured onset / Σ w b²/g² on the default mixture (geometric mean)
 RATE_DECADE = 10.0  # the slope window is the last decade of K: the onset must precede K/10
@@ -97,7 +96,7 @@ def radii(feat: KnownFeatures, K: int, alpha: float, scheme: str, route: str | N
     """``(β_p, β_r)`` a job uses (``linopt.confidence_radii`` on its calibration's
     ``λ_min, λ_max, ν``; ``scheme="none"``: ridge ``λ``)."""
     if scheme == "none":
-        ridge = SimpleNamespace(lam_min=lam, lam_max=lam, nu=0.0)
+        ridge = GoodEventBounds.ridge(lam)
         return confidence_radii(ridge, ridge, feat.d1, feat.d2, K, feat.horizon, alpha)
     cal = privatizer_calibration(scheme, route, float(epsilon), float(delta), K, feat, alpha)
     return confidence_radii(cal.p, cal.r, feat.d1, feat.d2, K, feat.horizon, alpha)

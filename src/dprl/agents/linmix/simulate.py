@@ -3,9 +3,8 @@ loop with exact regret (contract: regret from the exact value of the committed p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from types import SimpleNamespace
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,9 +12,9 @@ import pandas as pd
 from dprl.agents.linmix.calibration import PrivatizerCalibration, privatizer_calibration
 from dprl.agents.linmix.linopt import LinOptAgent, confidence_radii
 from dprl.agents.linmix.loop import CENTRAL, LOCAL, NONPRIVATE, _run_block, pattern_rows, psi_rows
+from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 from dprl.privacy.setting import PrivacySetting
-from dprl.runner.checkpoints import log_checkpoints
 from dprl.privacy.regularizer import (
     CentralRegularizer,
     LocalRegularizer,
@@ -33,12 +32,6 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
     "private_linopt_po": ("po", "central"),
     "ldp_linopt_po": ("po", "local"),
 }
-
-
-@dataclass
-class AgentSetup:
-    agent: LinOptAgent
-    calibration: PrivatizerCalibration | None
 
 
 def privatizers(
@@ -62,16 +55,25 @@ def privatizers(
 
 def build_agent(
     name: str,
-    feat: KnownFeatures,
-    K: int,
-    alg_params: dict,
+    params: Mapping[str, Any],
     privacy: PrivacySetting | None,
+    env: LinearMixtureMDP | KnownFeatures,
+    n_episodes: int,
     agent_rng: np.random.Generator,
-    noise_rng: np.random.Generator,
+    noise_rng: np.random.Generator | None,
+    *,
     noise: bool = True,
     override: tuple[RegularizerCalibration, RegularizerCalibration] | None = None,
-) -> AgentSetup:
-    """``override``: explicit (p, r) calibrations (tests: noise-free central privatizer)."""
+) -> BuiltAgent[LinOptAgent, PrivatizerCalibration]:
+    """The algorithm ``name`` (:data:`ALGORITHMS`) with its config ``params`` at ``privacy``
+    for ``n_episodes`` episodes (the factory of :mod:`dprl.agents.protocol`). The agent knows
+    only the features of ``env`` (:meth:`LinearMixtureMDP.features`; tests may pass the
+    :class:`KnownFeatures` directly). ``noise=False``: exact counters; ``override``: explicit
+    (p, r) calibrations (tests: noise-free central privatizer)."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown linear-mixture algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
+    feat = env.features() if isinstance(env, LinearMixtureMDP) else env
+    K, alg_params = n_episodes, params
     mode, scheme = ALGORITHMS[name]
     H, d1, d2 = feat.horizon, feat.d1, feat.d2
     alpha = float(alg_params.get("alpha", 0.05))
@@ -94,7 +96,7 @@ def build_agent(
             cal_p, cal_r = cal.p, cal.r
         reg_p, reg_r = privatizers(scheme, cal_p, cal_r, feat, K, noise_rng, noise=noise)
     agent = LinOptAgent(feat, K, reg_p, reg_r, mode, alpha, agent_rng, eta)
-    return AgentSetup(agent, cal)
+    return BuiltAgent(agent, cal)
 
 
 def _kernel_regularizer(reg: Regularizer) -> tuple[int, list[float], bool, np.random.Generator | None, int, tuple[np.ndarray, ...]]:
@@ -116,33 +118,30 @@ def _kernel_regularizer(reg: Regularizer) -> tuple[int, list[float], bool, np.ra
     raise TypeError(f"the compiled loop runs NonPrivate/Central/LocalRegularizer, not {type(reg).__name__}")
 
 
-def _good_event_constants(reg: Regularizer) -> SimpleNamespace:
-    """``(λ_min, λ_max, ν)`` every release of ``reg`` carries (they depend on the calibration only)."""
-    if type(reg) is NonPrivateRegularizer:
-        return SimpleNamespace(lam_min=reg.lam, lam_max=reg.lam, nu=0.0)
-    c = reg.calibration
-    return SimpleNamespace(lam_min=c.lam_min, lam_max=c.lam_max, nu=c.nu)
-
-
 def run_episodes(
+    built: BuiltAgent[LinOptAgent, PrivatizerCalibration],
     env: LinearMixtureMDP,
-    setup: AgentSetup,
-    K: int,
+    n_episodes: int,
     env_rng: np.random.Generator,
-    agent_rng: np.random.Generator,
-    n_checkpoints: int = 30,
+    checkpoints: np.ndarray,
     progress: Callable[[int, int], None] | None = None,
+    *,
     record_actions: bool = False,
 ) -> pd.DataFrame:
-    """Run ``K`` episodes (compiled, :func:`dprl.agents.linmix.loop._run_block`); one row per
-    checkpoint with cumulative exact regret.
+    """Run ``K = n_episodes`` episodes (compiled, :func:`dprl.agents.linmix.loop._run_block`;
+    the runner of :mod:`dprl.agents.protocol`); one row per checkpoint with cumulative exact
+    regret. ``record_actions``: every episode's actions in ``df.attrs["actions"]`` (tests).
 
     Environment randomness: ``2H`` uniforms per episode from ``env_rng`` (next state,
-    reward), drawn whether or not used, so all agents see the same stream (CRN). The agent
-    generator (``LinOptAgent.rng``) gives the VI tie priorities, ``agent_rng`` the PO action
-    uniforms (a job passes the same generator for both). Memory is bounded by one block of episodes, whatever ``K``.
+    reward), drawn whether or not used, so all agents see the same stream (CRN). The agent's
+    own generator (``LinOptAgent.rng``, the ``agent_rng`` it was built with) gives the VI tie
+    priorities and the PO action uniforms (each mode draws only one of the two). Memory is
+    bounded by one block of episodes, whatever ``K``.
     """
-    agent = setup.agent
+    K = n_episodes
+    marks = checked_checkpoints(checkpoints, K)
+    agent = built.agent
+    agent_rng = agent.rng
     feat = agent.feat
     H, S, A, d1, d2 = feat.horizon, feat.S, feat.A, feat.d1, feat.d2
     kp, params_p, noisy_p, rng_p, t_p, arr_p = _kernel_regularizer(agent.reg_p)
@@ -153,7 +152,7 @@ def run_episodes(
         raise ValueError(f"{K} more episodes exceed the tree counters' horizon {agent.reg_p.gram_counter.horizon}")
     noisy = noisy_p and kp != NONPRIVATE
     n_noise = H * (d1 * d1 + d1 + d2 * d2 + d2) if noisy else 0
-    beta = confidence_radii(_good_event_constants(agent.reg_p), _good_event_constants(agent.reg_r), d1, d2, agent.K, H, agent.alpha)
+    beta = confidence_radii(agent.reg_p.bounds, agent.reg_r.bounds, d1, d2, agent.K, H, agent.alpha)
     agent.beta = beta
     v_star = float(env.optimal_values()[0, env.s1])
     po = agent.mode == "po"
@@ -164,7 +163,6 @@ def run_episodes(
              *pattern_rows(env.P.reshape(S * A, S)), env.r, env._cumP, int(env.s1))
     kinds = np.array([kp, kr], dtype=np.int64)
     params = np.array([params_p, params_r])
-    marks = log_checkpoints(K, n_checkpoints)
     block = max(1, min(1024, (1 << 20) // max(1, H * S * A, n_noise)))
     regret, returns = np.empty(block), np.empty(block)
     repaired = np.zeros((block, 4), dtype=np.int64)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,20 +26,13 @@ from dprl.agents.lq.loop import N_NOT_PD, N_REPAIRED, run_block
 from dprl.agents.lq.ofu import OFUAgent
 from dprl.agents.lq.oracle import OptimisticOracle
 from dprl.agents.lq.regime import onset_episode
+from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.envs.lq import LQSystem, RegretEvaluator
 from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
 from dprl.privacy.tree_counter import TreeCounter
-from dprl.runner.checkpoints import log_checkpoints
 
 log = logging.getLogger("dprl.job")
-
-
-@dataclass
-class BuiltAgent:
-    agent: OFUAgent
-    calibration: LQPrivacyCalibration | None  # None for non-private OFU-RL
-    lam: float | None  # ridge λ of non-private OFU-RL
 
 
 def private_regularizer(
@@ -53,10 +46,13 @@ def private_regularizer(
 
 
 def build_agent(
-    system: LQSystem, name: str, params: dict, privacy: PrivacySetting | None, episodes: int,
-    agent_rng: np.random.Generator, noise_rng: np.random.Generator,
-) -> BuiltAgent:
-    """``ofu_rl`` (``H_k = λI``) or ``private_ofu_rl`` (Algorithm 1, ``paper``/``tight``)."""
+    name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: LQSystem, n_episodes: int,
+    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None,
+) -> BuiltAgent[OFUAgent, LQPrivacyCalibration]:
+    """``ofu_rl`` (``H_k = λI``) or ``private_ofu_rl`` (Algorithm 1, ``paper``/``tight``) for
+    ``n_episodes`` episodes of the system ``env`` (the factory of :mod:`dprl.agents.protocol`;
+    the ridge ``λ`` of OFU-RL is its regularizer's ``lam``)."""
+    system, episodes = env, n_episodes
     n, d, p = system.n, system.d, system.n + system.d
     oracle = OptimisticOracle(n, d, system.q, system.r, system.horizon, system.x1, system.noise_radius,
                               int(params["n_candidates"]), agent_rng)
@@ -64,14 +60,14 @@ def build_agent(
     if name == "ofu_rl":
         lam = float(params["lam"])
         reg = NonPrivateRegularizer((), p, n, lam)
-        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=False), None, lam)
+        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=False), None)
     if name == "private_ofu_rl":
         if privacy is None or privacy.delta is None:
             raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
         cal = private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration,
                                       episodes, system.horizon, system.gamma, n, d, alpha)
         reg = private_regularizer(cal, p, n, episodes, noise_rng)
-        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal, None)
+        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal)
     raise ValueError(f"unknown LQ algorithm {name!r}")
 
 
@@ -90,15 +86,19 @@ def _counter_arrays(counter: TreeCounter) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_episodes(
-    system: LQSystem, built: BuiltAgent, episodes: int, env_rng: np.random.Generator, n_checkpoints: int,
-    progress: Callable[[int, int], None] | None = None, check_ridge: bool = False, block: int = 4096,
+    built: BuiltAgent[OFUAgent, LQPrivacyCalibration], env: LQSystem, n_episodes: int, env_rng: np.random.Generator,
+    checkpoints: np.ndarray, progress: Callable[[int, int], None] | None = None, *, check_ridge: bool = False,
+    block: int = 4096,
 ) -> pd.DataFrame:
-    """Run ``K`` episodes of Algorithm 1 (:func:`dprl.agents.lq.loop.run_block`, compiled) in
+    """Run ``K = n_episodes`` episodes of Algorithm 1 on the system ``env``
+    (:func:`dprl.agents.lq.loop.run_block`, compiled; the runner of :mod:`dprl.agents.protocol`) in
     blocks of at most ``block`` episodes that end at every checkpoint; one row per checkpoint
     with cumulative exact and sampled regret, the confidence radius, estimation errors and the
     regularizer's repair counters. Memory does not grow with ``K``; ``progress`` is called
     after every block. ``check_ridge`` (OFU-RL) compares ``Θ̂_k`` at each checkpoint with the
     ridge solution of episodes ``1..k-1`` kept as a QR factor (claim C4)."""
+    system, episodes = env, n_episodes
+    marks = checked_checkpoints(checkpoints, episodes)
     agent = built.agent
     reg = agent.regularizer
     oracle = agent.oracle
@@ -123,16 +123,15 @@ def run_episodes(
         noise_rng = np.random.default_rng(0)  # a typed placeholder: no privacy noise
     else:
         raise TypeError(f"the LQ loop runs OFU-RL's ridge or Private-OFU-RL's central regularizer, not {type(reg).__name__}")
-    if check_ridge and built.lam is None:
+    if check_ridge and private:
         raise ValueError("check_ridge compares with ridge regression: it needs OFU-RL's λ")
     evaluator = RegretEvaluator(system)
     theta_star = system.theta
-    marks = log_checkpoints(episodes, n_checkpoints)
     stops = np.union1d(marks, np.arange(block, episodes, block))
     marks = set(marks.tolist())
     ridge = np.zeros((p, p + n))
     if check_ridge:
-        ridge[:, :p] = np.sqrt(built.lam) * np.eye(p)  # [√λ I | 0]: the prior rows of the augmented system
+        ridge[:, :p] = np.sqrt(reg.lam) * np.eye(p)  # [√λ I | 0]: the prior rows of the augmented system
     ridge_before = np.zeros_like(ridge)
     sums = np.zeros(4)
     counts = np.zeros(5, dtype=np.int64)
@@ -202,7 +201,7 @@ def run_episodes(
         out["tree_levels"] = c.levels
         out["eps_exact"] = c.exact_epsilon("joint", c.delta)
     else:
-        out["lam_min"] = built.lam
+        out["lam_min"] = reg.bounds.lam_min  # OFU-RL: the ridge λ
     if agent.regularizer.n_repaired:
         log.warning(
             "regularizer floored %d Gram releases (%d not positive definite) in %d episodes",

@@ -15,18 +15,21 @@ one episode at a time or in one block, so a job's numbers do not depend on the b
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
+import pandas as pd
 from numba import njit
 
+from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.agents.tabular.planner import greedy_into, greedy_policy, log_term, priv_q, priv_q_into
 from dprl.agents.tabular.statistics import ExactStats, PrivateStats, _ctz, _indicators_into, feed_exact, feed_tree, laplace_into
 from dprl.envs.tabular import TabularMDP, rollout_into
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.kernel_cache import drop_stale_caches
-from dprl.runner.online import pairwise_sum
+from dprl.runner.online import CheckpointSummary, pairwise_sum
 
 # Laplace draws held at once (2N per episode): bounds the loop's memory for large S
 _NOISE_DOUBLES = 1 << 20
@@ -45,7 +48,7 @@ class OptimisticAgent:
         self.bonus_scale = bonus_scale
         self.tie_rng = tie_rng
         self._shape = (source.H, source.S, source.A)
-        # measured burn-in (filled by run_episodes): the last episode (1-based) whose
+        # measured burn-in (filled by feed_episodes): the last episode (1-based) whose
         # greedy policy was all-tied (0: none), how many were, and episodes run so far
         self.last_all_tied_episode = 0
         self.all_tied_episodes = 0
@@ -59,21 +62,44 @@ class OptimisticAgent:
         self.source.update(states, actions, rewards)
 
 
-def make_agent(
-    name: str, env: TabularMDP, T: int, privacy: PrivacySetting | None, beta: float, bonus_scale: float,
-    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None, l1_per_step: int = 2,
-) -> OptimisticAgent:
+@dataclass(frozen=True)
+class PUCBCalibration:
+    """PUCB's noise and confidence constants for its ``T`` episodes (Algorithm 2 lines 1-4):
+    the Laplace scale of every counter node and the bound ``E`` the planner uses in episode
+    1 (``e_first``) and from episode 2 on (``e_rest``; :class:`PrivateStats`)."""
+
+    epsilon: float
+    calibration: str
+    scale: float
+    e_first: float
+    e_rest: float
+
+    def e_used(self, episode: int) -> float:
+        """``E`` of the release planned on in ``episode`` (1-based)."""
+        return self.e_first if episode == 1 else self.e_rest
+
+
+def build_agent(
+    name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: TabularMDP, n_episodes: int,
+    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None,
+) -> BuiltAgent[OptimisticAgent, PUCBCalibration]:
     """``ubev`` (exact counts) or ``pucb`` (private counters at ``privacy.epsilon`` with
-    ``privacy.calibration``)."""
+    ``privacy.calibration``) for ``n_episodes`` episodes of ``env`` (the factory of
+    :mod:`dprl.agents.protocol`). ``params``: ``beta``, ``bonus_scale`` and optionally
+    ``l1_per_step`` (the ℓ1 change of one step's indicators, 2 under replacement)."""
+    beta, bonus_scale, l1_per_step = params["beta"], params["bonus_scale"], params.get("l1_per_step", 2)
+    calibration = None
     if name == "ubev":
         source: ExactStats | PrivateStats = ExactStats(env.S, env.A, env.H)
     elif name == "pucb":
         if privacy is None:
             raise ValueError("pucb is ε-JDP and needs a privacy setting")
-        source = PrivateStats(env.S, env.A, env.H, T, privacy.epsilon, privacy.calibration, beta, noise_rng, l1_per_step)
+        source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy.epsilon, privacy.calibration, beta, noise_rng,
+                              l1_per_step)
+        calibration = PUCBCalibration(privacy.epsilon, privacy.calibration, source.scale, source.e_first, source.e_rest)
     else:
         raise ValueError(f"unknown tabular agent {name!r}")
-    return OptimisticAgent(source, beta, bonus_scale, agent_rng, env.n_actions)
+    return BuiltAgent(OptimisticAgent(source, beta, bonus_scale, agent_rng, env.n_actions), calibration)
 
 
 class EpisodeSink(Protocol):
@@ -148,11 +174,34 @@ def _run_block(
 
 
 def run_episodes(
-    env: TabularMDP, agent: OptimisticAgent, T: int, env_rng: np.random.Generator, sink: EpisodeSink,
+    built: BuiltAgent[OptimisticAgent, PUCBCalibration], env: TabularMDP, n_episodes: int, env_rng: np.random.Generator,
+    checkpoints: np.ndarray, progress: Callable[[int, int], None] | None = None, *, alpha: float | None = None,
+    block: int = 1024,
+) -> pd.DataFrame:
+    """Run ``n_episodes`` episodes (:func:`feed_episodes`; the runner of
+    :mod:`dprl.agents.protocol`), summarised online at the ``checkpoints``: one row per
+    checkpoint with the cumulative exact regret ``Σ_t (ρ* − ρ^{π_t})``, the mean sampled
+    return, the mean gap over the last tenth of the episodes and, with ``alpha``, the number
+    of α-suboptimal episodes ``n_subopt`` (gap ``> alpha``). Memory does not grow with the
+    number of episodes."""
+    summary = CheckpointSummary(checked_checkpoints(checkpoints, n_episodes), alpha)
+    feed_episodes(built.agent, env, n_episodes, env_rng, summary, progress, block)
+    summary.check_complete()
+    cp = summary.checkpoints
+    out = pd.DataFrame({"episode": cp, "regret": summary.cum_gap, "mean_return": summary.cum_ret / cp,
+                        "mean_gap_last": summary.window_mean})
+    if alpha is not None:
+        out["n_subopt"] = summary.n_above
+    return out
+
+
+def feed_episodes(
+    agent: OptimisticAgent, env: TabularMDP, T: int, env_rng: np.random.Generator, sink: EpisodeSink,
     progress: Callable[[int, int], None] | None = None, block: int = 1024,
 ) -> EpisodeSink:
     """Run ``T`` episodes (:func:`_run_block`) and hand their exact gaps and sampled returns
-    to ``sink`` in blocks of ``block`` episodes; returns ``sink``. Records the measured
+    to ``sink`` in blocks of ``block`` episodes; returns ``sink`` (tests record every episode
+    with :class:`dprl.runner.online.EpisodeRecord`). Records the measured
     burn-in on ``agent`` (``last_all_tied_episode``, ``all_tied_episodes``). Regret is exact: every
     committed policy is evaluated by backward induction on the true model
     (:meth:`TabularMDP.policy_values`, vectorised over the block; the agent never sees

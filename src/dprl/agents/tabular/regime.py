@@ -17,7 +17,7 @@ i.e. ``ñ ≈ 3(1+SH)E/(H − Q*)``: 12E-60E per (s, a, h) on garnet S=3 A=2 H=2
   ``Ṽ_{h+1} = H`` and stays clamped until step ``h+1`` unclamps; on garnet and RiverSwim
   this is the last step): the first episode after which the policy is no longer all-tied,
   compared with the measured onset (the agent's last all-tied episode,
-  ``agent.run_episodes``);
+  ``agent.feed_episodes``);
 - the burn-in ``T*``, ``max`` over every reachable ``(s, a, h)``: by then every optimistic
   value has left ``H`` and the greedy policy is the learnt one everywhere; regret curves bend
   there (garnet S3 H2: 4.9e5 at ε=10, 4.4e6 at ε=1 at T = 3e6, measured bends near 3.7e5 and

@@ -14,6 +14,7 @@ from dprl.agents.regime import onset_episode
 from dprl.envs.linear_mixture import KnownFeatures, make_env, make_mixture
 from dprl.privacy.audit import audit
 from dprl.privacy.regularizer import RegularizedStats, RegularizerCalibration
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext, stable_hash
 
 PAIRED_OVER = ("S", "A")  # spread_mixture instances are paired across these (Z4) and nested in A (Z5)
@@ -42,12 +43,12 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     env = make_job_env(ctx)
     K = int(ctx.settings.get("episodes", 2000))
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
-    setup = build_agent(spec.algorithm["name"], env.features(), K, alg, spec.privacy, ctx.agent_rng, ctx.noise_rng)
-    df = run_episodes(env, setup, K, ctx.env_rng, ctx.agent_rng, int(ctx.settings.get("checkpoints", 30)), ctx.progress)
+    built = build_agent(spec.algorithm["name"], alg, spec.privacy, env, K, ctx.agent_rng, ctx.noise_rng)
+    df = run_episodes(built, env, K, ctx.env_rng, log_checkpoints(K, int(ctx.settings.get("checkpoints", 30))), ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
-    if setup.calibration is not None:
-        df["sigma_gram_p"] = setup.calibration.sigmas[0]
-        df["lam_min_p"] = setup.calibration.p.lam_min
+    if built.calibration is not None:
+        df["sigma_gram_p"] = built.calibration.sigmas[0]
+        df["lam_min_p"] = built.calibration.p.lam_min
     # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
     # and the onset measured post hoc from the checkpointed cumulative regret
     scheme = ALGORITHMS[spec.algorithm["name"]][1]
@@ -168,6 +169,6 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         "passed": bool(res.passed),
         "statistic": res.statistic,
         "eps_accounted": accounted_epsilon(cal, feat, delta),  # exact, under replacement
-        "relation": "replacement",
+        "relation": cal.relation,
         "runs": res.n,
     }])

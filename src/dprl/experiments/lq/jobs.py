@@ -9,6 +9,7 @@ from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.agents.lq.regime import private_ofu_burn_in
 from dprl.agents.lq.run import build_agent, run_episodes
 from dprl.envs.lq import LQSystem, double_integrator, random_system
+from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext
 
 
@@ -30,9 +31,9 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     system = make_system(spec.environment, ctx)
     episodes = int(ctx.settings["episodes"])
     alg = spec.algorithm
-    built = build_agent(system, alg["name"], alg, spec.privacy, episodes, ctx.agent_rng, ctx.noise_rng)
-    df = run_episodes(system, built, episodes, ctx.env_rng, int(ctx.settings["checkpoints"]),
-                      progress=ctx.progress, check_ridge=alg["name"] == "ofu_rl")
+    built = build_agent(alg["name"], alg, spec.privacy, system, episodes, ctx.agent_rng, ctx.noise_rng)
+    df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
+                      ctx.progress, check_ridge=alg["name"] == "ofu_rl")
     if built.calibration is not None:  # predicted horizon of the √K regime (agents/lq/regime.py)
         c = built.calibration
         df["burn_in_episodes"] = private_ofu_burn_in(c.epsilon, c.delta, c.calibration, system.horizon, system.gamma,

@@ -16,11 +16,12 @@ import pandas as pd
 
 from dprl.agents.pe.bounds import lsw_argmax_k
 from dprl.agents.pe.broken import BROKEN_VARIANTS, variant_class
-from dprl.agents.pe.estimators import DPLSL, DPLSW, LSL, LSW
+from dprl.agents.pe.estimators import DPLSL, DPLSW, LSL, build_estimator
 from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
 from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabilities
 from dprl.envs.mrp import BatchStats, FiniteMRP, FirstVisitData, chain_mrp
 from dprl.privacy.audit import audit
+from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.smooth_sensitivity import gaussian_pair_epsilon, gaussian_release
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext, JobSpec
@@ -55,23 +56,12 @@ def _evaluate(alg: dict, spec: JobSpec, phi: np.ndarray, rho: np.ndarray, f_max:
     batches ``stats``."""
     name = alg["name"]
     nan = np.full(len(stats), np.nan)
-    if name == "lsw":
-        est = LSW(phi, rho)
-        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": nan, "argmax_k": nan,
+    built = build_estimator(name, alg, spec.privacy, phi, rho, f_max)
+    est = built.agent
+    lam = est.lam(stats.m) if isinstance(est, LSL) else nan
+    if built.calibration is None:  # LSW, LSL
+        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": lam, "argmax_k": nan,
                 "accounted_epsilon": nan}
-    if name == "lsl":
-        est = LSL(phi, rho, alg["c"], alg["p"])
-        return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": est.lam(stats.m), "argmax_k": nan,
-                "accounted_epsilon": nan}
-    eps, delta = _privacy(spec)
-    if name == "dp_lsw":
-        est = DPLSW(phi, rho, f_max, eps, delta)
-        lam = nan
-    elif name in ("dp_lsl", "gs_dp_lsl"):
-        est = DPLSL(phi, rho, alg["c"], alg["p"], f_max, eps, delta, smooth=name == "dp_lsl")
-        lam = est.lam(stats.m)
-    else:
-        raise ValueError(f"unknown algorithm {name!r}")
     release, report = est.release(stats, rng)
     # the maximiser k* of DP-LSW's smooth bound (k* = 0: σ_X ∝ 1/m, claim B2); NaN for LSL
     k_star = lsw_argmax_k(stats.counts, rho, est.const.b) if name == "dp_lsw" else nan
@@ -91,7 +81,6 @@ def job_accounted_epsilon(spec: JobSpec) -> float | None:
     non-private jobs."""
     if spec.privacy is None:
         return None
-    eps, delta = _privacy(spec)
     alg, env, st = spec.algorithm, spec.environment, spec.settings
     n = int(env["n_states"])
     rho = uniform_weights(n, n - 1)
@@ -100,10 +89,7 @@ def job_accounted_epsilon(spec: JobSpec) -> float | None:
     out = []
     for feat in feats:
         phi = feature_matrix(feat, n)
-        if alg["name"] == "dp_lsw":
-            est = DPLSW(phi, rho, 1.0, eps, delta)
-        else:
-            est = DPLSL(phi, rho, alg.get("c", 1.0), alg.get("p", 0.5), 1.0, eps, delta, smooth=alg["name"] == "dp_lsl")
+        est = build_estimator(alg["name"], {"c": 1.0, "p": 0.5, **alg}, spec.privacy, phi, rho, 1.0).agent
         out.append(float(est.accounted_epsilon(empty)[0]))
     return max(out)
 
@@ -212,11 +198,8 @@ def pair_releases(alg: dict, variant: str, pair: str, d: int, f_max: float, epsi
     """The estimator (``variant`` of ``alg``), the two batches of ``pair``, and the means ``θ``
     and noise scales ``σ`` of the two releases, from the estimator's own fit and noise."""
     phi, rho = _adversarial_setup(d)
-    cls = variant_class(alg["name"], variant)
-    if alg["name"] == "dp_lsw":
-        est = cls(phi, rho, f_max, epsilon, delta)
-    else:
-        est = cls(phi, rho, alg["c"], alg["p"], f_max, epsilon, delta)
+    privacy = PrivacySetting(epsilon=epsilon, delta=delta, calibration="paper")
+    est = build_estimator(alg["name"], alg, privacy, phi, rho, f_max, variant_class(alg["name"], variant)).agent
     batches = adversarial_batches(pair, d, f_max)
     theta = [est.fit(x)[0] for x in batches]
     sigma = [float(est.noise(x).sigma[0]) for x in batches]

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.tabular import calibration as cal
-from dprl.agents.tabular.agent import make_agent, run_episodes
+from dprl.agents.tabular.agent import build_agent, run_episodes
 from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
@@ -15,10 +15,9 @@ from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, make_tabular_env
 from dprl.runner.job import JobContext
 from dprl.runner.checkpoints import log_checkpoints
-from dprl.runner.online import CheckpointSummary
 
 
-def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, CheckpointSummary]:
+def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
     """Run the job's episodes; per-episode gaps and returns are summarised online at the
     log-spaced checkpoints (memory independent of the number of episodes)."""
     spec = ctx.spec
@@ -27,21 +26,16 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
     # instance generation uses a labelled env stream, transitions the main one: both keyed
     # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
     env = make_tabular_env(envp["name"], envp, ctx.rng("env", "instance"))
-    agent = make_agent(
-        alg["name"], env, T, spec.privacy, alg["beta"], alg["bonus_scale"], ctx.agent_rng,
-        ctx.noise_rng if spec.privacy is not None else None, alg.get("l1_per_step", 2),
-    )
-    summary = CheckpointSummary(log_checkpoints(T, int(ctx.settings["checkpoints"])), alpha)
-    run_episodes(env, agent, T, ctx.env_rng, summary, progress=ctx.progress)
-    summary.check_complete()
+    built = build_agent(alg["name"], alg, spec.privacy, env, T, ctx.agent_rng,
+                        ctx.noise_rng if spec.privacy is not None else None)
+    agent = built.agent
+    df = run_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])), ctx.progress,
+                      alpha=alpha)
     info = {"optimal_value": env.optimal_value}
     if spec.privacy is not None:
         eps, calib = spec.privacy.epsilon, spec.privacy.calibration
         l1 = alg.get("l1_per_step", 2)
-        if calib == "paper":
-            info["e_eps"] = cal.e_eps_paper(eps, env.S, env.A, env.H, T, alg["beta"], l1)
-        else:  # E_T of e_eps_tight (0 when T = 1)
-            info["e_eps"] = cal.e_eps_tight_value(eps, env.S, env.A, env.H, T, alg["beta"], l1) if T >= 2 else 0.0
+        info["e_eps"] = built.calibration.e_used(T)  # E_T, the bound of the last episode's release
         info["t_exploit_possible"] = cal.first_exploit_episode(eps, env.S, env.A, env.H, T, alg["beta"], calib, l1)
     else:
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
@@ -54,19 +48,14 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
     last = agent.last_all_tied_episode
     info["onset_episode"] = float(last + 1) if last < T else float("nan")
     info["all_tied_episodes"] = agent.all_tied_episodes
-    return env, info, summary
+    return env, info, df
 
 
 def run_regret(ctx: JobContext) -> pd.DataFrame:
     """Cumulative exact regret ``Σ_t (ρ* − ρ^{π_t})`` and sampled return at log-spaced
     checkpoints (``tabular_regret``, ``tabular_scaling``)."""
-    env, info, s = _simulate(ctx)
-    cp = s.checkpoints
-    return pd.DataFrame({
-        "episode": cp, "regret": s.cum_gap, "mean_return": s.cum_ret / cp,
-        "mean_gap_last": s.window_mean,
-        "S": env.S, "A": env.A, "H": env.H, **info,
-    })
+    env, info, df = _simulate(ctx)
+    return df.assign(S=env.S, A=env.A, H=env.H, **info)
 
 
 def run_pac(ctx: JobContext) -> pd.DataFrame:
@@ -75,9 +64,9 @@ def run_pac(ctx: JobContext) -> pd.DataFrame:
     ``H α'/(2n)``, so an episode is α-suboptimal exactly when its policy is wrong somewhere."""
     e = ctx.spec.environment
     alpha = e["H"] * e["gap"] / (4 * e["n"])
-    env, info, s = _simulate(ctx, alpha)
+    env, info, df = _simulate(ctx, alpha)
     return pd.DataFrame({
-        "episode": s.checkpoints, "alpha": alpha, "n_subopt": s.n_above, "regret": s.cum_gap,
+        "episode": df["episode"], "alpha": alpha, "n_subopt": df["n_subopt"], "regret": df["regret"],
         "S": env.S, "A": env.A, "H": env.H, **info,
     })
 
