@@ -11,7 +11,8 @@ Subcommands:
   figure     draw one registered figure from aggregated tables
   claims     evaluate the claims registry into claims.csv/.md/.tex
   runtimes   summarise Snakemake benchmark files into a per-job runtime table
-  manifest   record git commit, config hash, date, wall time and cores of a run
+  manifest   record git commit, config hash, date, wall time, cores and package versions of a run
+  readme-table  write (or --check) the verdict table of README.md from the committed claims
 """
 
 from __future__ import annotations
@@ -245,6 +246,17 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_readme_table(args: argparse.Namespace) -> int:
+    from dprl.analysis.readme_table import update_readme
+
+    same = update_readme(args.readme, args.claims, args.manifest, check=args.check)
+    if args.check and not same:
+        log.error("%s: the verdict table does not match %s; run `dprl readme-table`", args.readme, args.claims)
+        return 1
+    log.info("%s: verdict table %s", args.readme, "up to date" if same else "rewritten")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dprl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-v", "--verbose", action="store_true")
@@ -318,6 +330,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--runtimes", required=True, help="per-job runtime table (dprl runtimes)")
     sp.add_argument("--config-hash", required=True)
     sp.set_defaults(func=cmd_manifest)
+
+    sp = sub.add_parser("readme-table", help="write the verdict table of README.md from paper_figures/claims.csv")
+    sp.add_argument("--readme", default="README.md")
+    sp.add_argument("--claims", default="paper_figures/claims.csv")
+    sp.add_argument("--manifest", default="paper_figures/manifest.json")
+    sp.add_argument("--check", action="store_true", help="only compare; exit status 1 if the README is out of date")
+    sp.set_defaults(func=cmd_readme_table)
     return p
 
 

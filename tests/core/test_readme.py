@@ -1,12 +1,57 @@
-"""The README's reproduction table names every registered claim and figure."""
+"""The README: its verdict table agrees with the committed claims, it names every
+registered claim and figure, its quick start begins with the smoke preset, and its links
+resolve."""
 
+import json
 import re
 from pathlib import Path
 
+import pytest
+
 from dprl.analysis.claims import all_claims
 from dprl.analysis.figures import all_figures
+from dprl.analysis.readme_table import END, PAPER_NAMES, START, current_block, read_claims, replace_block, verdict_table
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+CLAIMS = ROOT / "paper_figures" / "claims.csv"
+MANIFEST = json.loads((ROOT / "paper_figures" / "manifest.json").read_text())
+
+
+def test_verdict_table_matches_the_committed_claims():
+    expected = verdict_table(read_claims(CLAIMS), MANIFEST)
+    assert current_block(README) == expected, (
+        "README.md's verdict table disagrees with paper_figures/claims.csv: run `dprl readme-table`"
+    )
+
+
+def test_verdict_table_changes_with_a_verdict():
+    claims = read_claims(CLAIMS)
+    before = verdict_table(claims, MANIFEST)
+    row = claims.index[claims["verdict"] == "reproduced"][0]
+    claims.loc[row, "verdict"] = "not reproduced"
+    after = verdict_table(claims, MANIFEST)
+    assert after != before
+    claim, paper = claims.loc[row, "claim"], claims.loc[row, "paper"]
+    paper_row = next(line for line in after.splitlines() if line.startswith(f"| {PAPER_NAMES[paper]} |"))
+    assert claim in paper_row.rsplit(" | ", 1)[1], paper_row  # the "not reproduced" column names it
+
+
+def test_verdict_table_counts_every_row_once():
+    claims = read_claims(CLAIMS)
+    table = verdict_table(claims, MANIFEST)
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
+    counted = sum(int(m) for line in rows for m in re.findall(r"\| (\d+)(?::| \|)", line + " |"))
+    assert counted == len(claims)
+    assert len(rows) == claims["paper"].nunique()
+
+
+def test_markers_are_required():
+    with pytest.raises(ValueError, match="markers"):
+        replace_block("# no markers\n", "x\n")
+    with pytest.raises(ValueError, match="markers"):
+        replace_block(f"{END}\n{START}\n", "x\n")
+    assert current_block(replace_block(f"a\n{START}\nold\n{END}\nb\n", "new\n")) == "new\n"
 
 
 def test_readme_lists_every_figure():
@@ -21,6 +66,18 @@ def test_readme_covers_every_claim_id():
     assert not missing, f"README does not list claims {missing}"
 
 
-def test_readme_has_the_two_setup_commands():
-    assert 'pip install -e . && snakemake --cores 8' in README
+def test_quick_start_installs_from_the_lock_and_runs_the_smoke_preset_first():
+    """The first workflow command a reader meets is the smoke preset (minutes, writes
+    results/smoke/), not the default preset (half an hour, overwrites paper_figures/)."""
+    first_block = re.search(r"```bash\n(.*?)```", README, re.S).group(1)
+    assert "pip install -r requirements.lock && pip install -e . --no-deps" in first_block
+    first_snakemake = next(line for line in README.splitlines() if line.lstrip().startswith("snakemake"))
+    assert "preset=smoke" in first_snakemake, first_snakemake
+    assert "--report" in first_block
     assert 'pip install -e ".[test]" && pytest' in README
+
+
+def test_relative_links_resolve():
+    links = re.findall(r"\]\(([^)#:]+)\)", README)
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert links and not missing, f"README links to missing files {missing}"
