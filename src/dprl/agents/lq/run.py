@@ -102,7 +102,7 @@ def run_episodes(
     agent = built.agent
     reg = agent.regularizer
     oracle = agent.oracle
-    n, d, p = system.n, system.d, system.n + system.d
+    n, p = system.n, system.n + system.d
     if isinstance(reg, CentralRegularizer):
         private = True
         if reg.gram_counter.t + episodes > reg.gram_counter.horizon:
