@@ -5,7 +5,7 @@
 noise or a narrower width) live side by side so that every agent can pick per job, and
 so that experiments can show how much the ``tight`` route saves.
 
-One meaning of the two names in every paper, always under the paper's own neighbouring
+One meaning of the two names (:data:`dprl.privacy.setting.CALIBRATIONS`) in every paper, always under the paper's own neighbouring
 relation, :data:`NEIGHBOURING_RELATION` (one user *replaced* by another; ``mechanisms.md``,
 "Neighbouring relation"):
 
@@ -27,7 +27,6 @@ import math
 
 import numpy as np
 
-CALIBRATIONS = ("paper", "tight")
 NEIGHBOURING_RELATION = "replacement"  # every paper's, for both calibrations (module docstring)
 
 # SciPy submodules are imported inside the functions that use them: a job process that

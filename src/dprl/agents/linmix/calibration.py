@@ -30,6 +30,7 @@ from dprl.privacy.calibration import (
     zcdp_rho,
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
+from dprl.privacy.setting import CALIBRATIONS
 
 
 @dataclass(frozen=True)
@@ -98,14 +99,14 @@ def replacement_sensitivities(feat: KnownFeatures) -> Sensitivities:
 
 
 def _constants(
-    sigma_gram: float, sigma_target: float, terms: int, dim: int, dim_paper: int, K: int, H: int, alpha: float, route: str
+    sigma_gram: float, sigma_target: float, terms: int, dim: int, dim_paper: int, K: int, H: int, alpha: float, calibration: str
 ) -> RegularizerCalibration:
     """Assumption-2 constants (proof of Theorem 6.5): the released Gram noise is a sum of
     at most ``terms`` symmetric Gaussian matrices, the target noise a sum of ``terms``
     Gaussian vectors; union bound over ``k <= K``, ``h <= H`` at ``α/(8KH)`` and ``α/(4KH)``.
     Shift ``2Σ`` gives ``λ_min = Σ``, ``λ_max = 3Σ``, ``ν = ||z|| / sqrt(Σ)``
     (:func:`~dprl.privacy.regularizer.shifted_calibration`, shared with the LQ paper)."""
-    if route == "paper":
+    if calibration == "paper":
         s_g = sigma_gram * math.sqrt(terms)
         s_t = sigma_target * math.sqrt(terms)
         # Σ = σ sqrt(m) (4 sqrt(d) + sqrt(8 ln(8KH/α))); ||z|| <= sqrt(m) σ (sqrt(d1) + sqrt(2 ln(4KH/α)))
@@ -123,7 +124,7 @@ VARIANTS = ("corrected", "printed")
 
 def privatizer_calibration(
     scheme: str,
-    route: str,
+    calibration: str,
     epsilon: float,
     delta: float,
     K: int,
@@ -168,8 +169,8 @@ def privatizer_calibration(
     """
     if scheme not in ("central", "local"):
         raise ValueError(f"scheme must be 'central' or 'local', got {scheme!r}")
-    if route not in ("paper", "tight"):
-        raise ValueError(f"calibration must be 'paper' or 'tight', got {route!r}")
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if K < 1:
@@ -177,10 +178,10 @@ def privatizer_calibration(
     H, d1, d2 = feat.horizon, feat.d1, feat.d2
     m = tree_depth(K) if scheme == "central" else 1
     terms = m if scheme == "central" else max(K - 1, 1)
-    if route == "paper" and variant == "printed":
+    if calibration == "paper" and variant == "printed":
         sens = paper_sensitivities(d1, H)
         sigmas = H * sens.as_array() / epsilon * math.sqrt(32.0 * m * math.log(4.0 * H / delta))
-    elif route == "paper":
+    elif calibration == "paper":
         printed, repl = paper_sensitivities(d1, H).as_array(), replacement_sensitivities(feat).as_array()
         sens = Sensitivities(*np.maximum(printed, repl))
         rho = zcdp_rho(epsilon / (4.0 * H), delta / (4.0 * H))
@@ -189,8 +190,8 @@ def privatizer_calibration(
         sens = replacement_sensitivities(feat)
         sigmas = sens.as_array() * math.sqrt(4.0 * H * m) / gaussian_mu(epsilon, delta)
     d = max(d1, d2)
-    cal_p = _constants(sigmas[0], sigmas[1], terms, d1, d, K, H, alpha, route)
-    cal_r = _constants(sigmas[2], sigmas[3], terms, d2, d2, K, H, alpha, route)
+    cal_p = _constants(sigmas[0], sigmas[1], terms, d1, d, K, H, alpha, calibration)
+    cal_r = _constants(sigmas[2], sigmas[3], terms, d2, d2, K, H, alpha, calibration)
     return PrivatizerCalibration(cal_p, cal_r, sens, sigmas, m, terms)
 
 

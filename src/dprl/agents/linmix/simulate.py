@@ -73,17 +73,17 @@ def build_agent(
     if name not in ALGORITHMS:
         raise ValueError(f"unknown linear-mixture algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
     feat = env.features() if isinstance(env, LinearMixtureMDP) else env
-    K, alg_params = n_episodes, params
+    K = n_episodes
     mode, scheme = ALGORITHMS[name]
     H, d1, d2 = feat.horizon, feat.d1, feat.d2
-    alpha = float(alg_params.get("alpha", 0.05))
+    alpha = float(params.get("alpha", 0.05))
     eta = None
     if mode == "po":
         A = feat.A
-        eta = float(alg_params.get("eta_scale", 1.0)) * np.sqrt(2.0 * np.log(max(A, 2)) / (H**2 * K))
+        eta = float(params.get("eta_scale", 1.0)) * np.sqrt(2.0 * np.log(max(A, 2)) / (H**2 * K))
     cal = None
     if scheme == "none":
-        lam = float(alg_params.get("lam", 1.0))
+        lam = float(params.get("lam", 1.0))
         reg_p = NonPrivateRegularizer((H,), d1, 1, lam)
         reg_r = NonPrivateRegularizer((H,), d2, 1, lam)
     else:

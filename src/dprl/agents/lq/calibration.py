@@ -43,6 +43,7 @@ from dprl.privacy.calibration import (
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
 from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT, NULL_USER_JOINT, gram_cross_replacement_weight
+from dprl.privacy.setting import CALIBRATIONS
 from dprl.privacy.tree_counter import tree_levels
 
 
@@ -132,8 +133,8 @@ def private_ofu_calibration(
     printed closed form of ``σ`` under ``paper`` (the zCDP conversion with ρ dropped), also
     only for those tests.
     """
-    if calibration not in ("paper", "tight"):
-        raise ValueError(f"calibration must be 'paper' or 'tight', got {calibration!r}")
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     if variant not in ("corrected", "printed"):
         raise ValueError(f"variant must be 'corrected' or 'printed', got {variant!r}")
     if relation not in RELATIONS:
