@@ -21,11 +21,11 @@ import numpy as np
 from dprl.privacy.noise import Noise
 
 
-def tree_levels(horizon: int) -> int:
+def tree_levels(max_elements: int) -> int:
     """``L = floor(log2 T) + 1``: the number of levels a stream of length ``T`` uses."""
-    if horizon < 1:
-        raise ValueError(f"horizon must be >= 1, got {horizon}")
-    return int(horizon).bit_length()
+    if max_elements < 1:
+        raise ValueError(f"the stream length (counter horizon) must be >= 1, got {max_elements}")
+    return int(max_elements).bit_length()
 
 
 def nodes_in_release(t: int) -> int:
@@ -40,8 +40,9 @@ class TreeCounter:
     ----------
     shape:
         Shape of one stream element; leading axes index independent counters.
-    horizon:
-        Maximum number of elements ``T``; fixes ``L`` levels.
+    max_elements:
+        Maximum number of elements ``T`` (the counter's time horizon: users or episodes in
+        the RL papers, never their step horizon ``H``); fixes ``L`` levels.
     noise:
         ``LaplaceNoise``/``GaussianNoise`` drawn once per node, or ``None`` for exact sums.
     rng:
@@ -53,7 +54,7 @@ class TreeCounter:
     def __init__(
         self,
         shape: tuple[int, ...] | int,
-        horizon: int,
+        max_elements: int,
         noise: Noise | None,
         rng: np.random.Generator | None = None,
         symmetric: bool = False,
@@ -63,8 +64,8 @@ class TreeCounter:
             raise ValueError(f"symmetric counters need square trailing axes, got shape {self.shape}")
         if noise is not None and rng is None:
             raise ValueError("a noisy counter needs the noise generator")
-        self.horizon = int(horizon)
-        self.levels = tree_levels(self.horizon)
+        self.max_elements = int(max_elements)
+        self.levels = tree_levels(self.max_elements)
         self.noise = noise
         self.rng = rng
         self.symmetric = symmetric
@@ -80,8 +81,8 @@ class TreeCounter:
 
     def update(self, x: np.ndarray) -> None:
         """Append one stream element (array of ``shape``)."""
-        if self.t >= self.horizon:
-            raise RuntimeError(f"tree counter horizon {self.horizon} exceeded")
+        if self.t >= self.max_elements:
+            raise RuntimeError(f"tree counter horizon ({self.max_elements} elements) exceeded")
         self.t += 1
         t = self.t
         i = (t & -t).bit_length() - 1  # trailing zeros of t

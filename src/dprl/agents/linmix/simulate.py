@@ -148,8 +148,8 @@ def run_episodes(
     kr, params_r, noisy_r, rng_r, t_r, arr_r = _kernel_regularizer(agent.reg_r)
     if (kp, noisy_p, t_p) != (kr, noisy_r, t_r) or rng_p is not rng_r:
         raise ValueError("both regressions must use the same privatizer, noise generator and number of users")
-    if kp == CENTRAL and t_p + K > agent.reg_p.gram_counter.horizon:
-        raise ValueError(f"{K} more episodes exceed the tree counters' horizon {agent.reg_p.gram_counter.horizon}")
+    if kp == CENTRAL and t_p + K > agent.reg_p.gram_counter.max_elements:
+        raise ValueError(f"{K} more episodes exceed the tree counters' horizon {agent.reg_p.gram_counter.max_elements}")
     noisy = noisy_p and kp != NONPRIVATE
     n_noise = H * (d1 * d1 + d1 + d2 * d2 + d2) if noisy else 0
     beta = confidence_radii(agent.reg_p.bounds, agent.reg_r.bounds, d1, d2, agent.K, H, agent.alpha)

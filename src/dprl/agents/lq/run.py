@@ -105,8 +105,8 @@ def run_episodes(
     n, p = system.n, system.n + system.d
     if isinstance(reg, CentralRegularizer):
         private = True
-        if reg.gram_counter.t + episodes > reg.gram_counter.horizon:
-            raise ValueError(f"{episodes} more episodes exceed the counters' horizon {reg.gram_counter.horizon} "
+        if reg.gram_counter.t + episodes > reg.gram_counter.max_elements:
+            raise ValueError(f"{episodes} more episodes exceed the counters' horizon {reg.gram_counter.max_elements} "
                              f"({reg.gram_counter.t} already fed)")
         noisy = reg.gram_counter.noise is not None
         g_exact, g_suffix = _counter_arrays(reg.gram_counter)
