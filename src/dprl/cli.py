@@ -201,7 +201,10 @@ def cmd_figure(args: argparse.Namespace) -> int:
     fig = all_figures()[args.id]
     stem = Path(args.out)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.make(_tables(args.tables), stem)
+    import pandas as pd
+
+    claims = pd.read_csv(args.claims) if args.claims else None  # verdicts for the figure's title
+    fig.make(_tables(args.tables), stem, claims)
     for suffix in (".pdf", ".png"):
         if not stem.with_suffix(suffix).exists():
             raise SystemExit(f"figure {args.id} did not write {stem.with_suffix(suffix)}")
@@ -307,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("figure", help="draw a figure")
     sp.add_argument("--id", required=True)
     sp.add_argument("--out", required=True, help="output stem (writes .pdf and .png)")
+    sp.add_argument("--claims", help="the claims table (claims.csv): the verdicts of the claims the figure tests go in its title")
     sp.add_argument("tables", nargs="+", help="aggregated tables <experiment>.csv")
     sp.set_defaults(func=cmd_figure)
 

@@ -135,7 +135,7 @@ def test_regime_figure_draws_from_job_tables(tmp_path):
                  settings={"m_max": 300, "points_per_decade": 2})
         frames.append(jobs.run_batch(JobContext(s)).assign(algorithm=alg, epsilon=priv, delta=0.1, seed=0))
     df = pd.concat(frames, ignore_index=True)
-    fig = next(f for f in FIGURES if f.id == "pe_regime")
+    fig = FIGURES["pe_regime"]
     fig.make({"pe_batch": df}, tmp_path / "a")
     fig.make({"pe_batch": df.drop(columns=["m_star", "m_flat", "m_half", "eps_m_floor"])}, tmp_path / "b")
     assert all((tmp_path / f"{s}.{x}").stat().st_size > 0 for s in "ab" for x in ("pdf", "png"))

@@ -180,10 +180,10 @@ def test_v5_flags_censored_counts():
 
 
 def test_regime_figure_and_burn_in_marks(tmp_path):
-    from dprl.analysis.figures import tabular as figs
+    from dprl.analysis.figures import FIGURES
     df = _regret_table(0.3, 3e7, 1e6, 2e5)
-    figs.regime({"tabular_regret": df}, tmp_path / "tabular_regime")
-    figs.regret_loglog({"tabular_regret": df}, tmp_path / "loglog")
+    FIGURES["tabular_regime"].make({"tabular_regret": df}, tmp_path / "tabular_regime")
+    FIGURES["tabular_regret_loglog"].make({"tabular_regret": df}, tmp_path / "loglog")
     assert any(p.name.startswith("tabular_regime") for p in tmp_path.iterdir())
     assert any(p.name.startswith("loglog") for p in tmp_path.iterdir())
 

@@ -1,4 +1,6 @@
-"""One rule per registered figure (so that each has its own report caption)."""
+"""One rule per registered figure (so that each has its own report caption). Each figure
+also reads the claims table: the verdicts of the claims it tests (catalog
+`FIGURES[fid].claims`) go in its title."""
 
 for _fid, _fig in FIGURES.items():
 
@@ -8,6 +10,7 @@ for _fid, _fig in FIGURES.items():
         input:
             tables=figure_tables(_fig),
             checksums=[sidecar_of(t) for t in figure_tables(_fig)],
+            claims=f"{FIG}/claims.csv",
         output:
             pdf=f"{FIG}/{_fid}.pdf",
             png=report(
@@ -27,4 +30,4 @@ for _fid, _fig in FIGURES.items():
         message:
             f"figure {_fid}"
         shell:
-            "{DPRL} figure --id {params.fid} --out {params.stem} {input.tables} 2> {log}"
+            "{DPRL} figure --id {params.fid} --out {params.stem} --claims {input.claims} {input.tables} 2> {log}"

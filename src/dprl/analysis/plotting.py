@@ -1,17 +1,456 @@
-"""Plotting helpers shared by every paper's figures."""
+"""One plotting vocabulary for every figure (issue 15), after rlberry's single plotting
+entry point: every figure goes through :func:`render` (claims in the title, one layout, one
+deterministic save), and every figure module draws with the same few functions:
+
+- :func:`mean_band`: seed mean with the 95% percentile-bootstrap band of
+  :func:`dprl.analysis.stats.bootstrap_ci`, the interval the claims table reports;
+- :func:`reference_rate`: a theory rate ``∝ x^p``, dashed grey, anchored at the geometric
+  mean of the last decade of the data it is compared with;
+- :func:`mark_burn_in`: the burn-in horizon (``T*``, ``Λ``, ``ε·m*``) as a dotted vertical line;
+- :func:`series_style` / :func:`series_label`: one colour per algorithm and one per ε
+  (fixed palettes keyed by name and value, never by order of appearance), one line style
+  per calibration, and display names instead of internal ids;
+- :func:`save`: PDF and PNG without timestamps, byte-identical across reruns.
+"""
 
 from __future__ import annotations
 
+import math
+import os
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib import colormaps  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+
+from dprl.analysis.stats import bootstrap_ci  # noqa: E402
+
+# --------------------------------------------------------------------------- display names
+
+ALGORITHM_NAMES: dict[str, str] = {
+    # shared mechanisms
+    "laplace_tree": "Laplace tree counter",
+    "gaussian_tree_vector": "Gaussian tree counter (vector)",
+    "gaussian_tree_matrix": "Gaussian tree counter (matrix)",
+    # Vietri et al. (2020)
+    "pucb": "PUCB",
+    "ubev": "UBEV",
+    "dp_se": "DP successive elimination",
+    # Chowdhury, Zhou, Shroff (2021)
+    "ofu_rl": "OFU-RL",
+    "private_ofu_rl": "Private-OFU-RL",
+    "private_ofu_counters": "Private-OFU-RL counters",
+    # Zhou (2022)
+    "ucrl_vtr": "UCRL-VTR",
+    "oppo": "OPPO",
+    "private_linopt_vi": "Private-LinOpt-VI",
+    "private_linopt_po": "Private-LinOpt-PO",
+    "ldp_linopt_vi": "LDP-LinOpt-VI",
+    "ldp_linopt_po": "LDP-LinOpt-PO",
+    "central_privatizer": "central privatizer",
+    "local_randomizer": "local randomizer",
+    # Balle, Gomrokchi, Precup (2016)
+    "lsw": "LSW",
+    "lsl": "LSL",
+    "dp_lsw": "DP-LSW",
+    "dp_lsl": "DP-LSL",
+    "gs_dp_lsl": "GS-DP-LSL",
+}
+
+ENVIRONMENT_NAMES: dict[str, str] = {
+    "stream": "counter stream",
+    "neighbouring_streams": "neighbouring streams",
+    "garnet": "Garnet",
+    "riverswim": "RiverSwim",
+    "lowerbound": "lower-bound MDP",
+    "mab": "bandit",
+    "pucb_counters": "PUCB counters",
+    "random_lq": "random LQ",
+    "double_integrator": "double integrator",
+    "audit_stream": "audit stream",
+    "mixture": "linear mixture",
+    "spread_mixture": "spread mixture",
+    "hard_linear": "hard linear mixture",
+    "tabular_as_linear": "tabular as linear mixture",
+    "neighbouring_users": "neighbouring users",
+    "chain": "chain MRP",
+    "adversarial": "adversarial MRP",
+}
+
+# parameter names inside labels (``garnet_H2_S3``) -> their symbol in a display name
+PARAMETER_NAMES: dict[str, str] = {"n_candidates": "N", "A": "|A|", "S": "S", "H": "H", "gap": "gap"}
+
+CALIBRATION_NAMES: dict[str, str] = {"tight": "tight", "paper": "paper", "none": "non-private"}
+
+
+def algorithm_name(name: str) -> str:
+    """Display name of a registered algorithm (``private_linopt_vi`` -> ``Private-LinOpt-VI``)."""
+    return ALGORITHM_NAMES[name]
+
+
+_PARAM = re.compile(r"([A-Za-z][A-Za-z_]*?)(-?\d[\d.e+\-]*)(?:_|$)")
+
+
+def _split_label(label: str, names: dict[str, str]) -> tuple[str, str]:
+    base = max((n for n in names if label == n or label.startswith(n + "_")), key=len, default=None)
+    if base is None:
+        raise KeyError(f"no display name for {label!r}: add it to dprl.analysis.plotting")
+    return base, label[len(base) + 1:]
+
+
+def environment_name(label: str) -> str:
+    """Display name of an environment label: ``garnet_H2_S3`` -> ``Garnet (H=2, S=3)``
+    (the config's labels are the name plus its non-default parameters)."""
+    base, rest = _split_label(label, ENVIRONMENT_NAMES)
+    params = _PARAM.findall(rest)
+    if rest and "".join(f"{k}{v}" for k, v in params) != rest.replace("_", ""):
+        return f"{ENVIRONMENT_NAMES[base]} ({rest})"  # a hashed label: show what there is
+    inner = ", ".join(f"{PARAMETER_NAMES.get(k, k)}={v}" for k, v in params)
+    return ENVIRONMENT_NAMES[base] + (f" ({inner})" if inner else "")
+
+
+def epsilon_text(eps: float) -> str:
+    return "ε=∞" if not np.isfinite(eps) else f"ε={eps:g}"
+
+
+def series_label(algorithm: str | None = None, epsilon: float | None = None, calibration: str | None = None,
+                 delta: float | None = None) -> str:
+    """Legend label of one series: ``PUCB ε=10 (tight)``; non-private algorithms by name only."""
+    parts = [algorithm_name(algorithm)] if algorithm else []
+    private = calibration not in (None, "none") and epsilon is not None and np.isfinite(epsilon)
+    if private:
+        parts.append(epsilon_text(epsilon))
+        if delta is not None and np.isfinite(delta):
+            parts.append(f"δ={delta:g}")
+        parts.append(f"({CALIBRATION_NAMES.get(calibration, calibration)})")
+    return " ".join(parts)
+
+
+# --------------------------------------------------------------------------- colours and styles
+
+# One colour per algorithm, everywhere: non-private baselines in black/greys, private
+# algorithms in distinct hues (tab10/Dark2 entries, assigned by name).
+ALGORITHM_COLORS: dict[str, str] = {
+    "ubev": "#000000", "ofu_rl": "#000000", "ucrl_vtr": "#000000", "oppo": "#555555",
+    "lsw": "#000000", "lsl": "#777777",
+    "pucb": "#1f77b4", "dp_se": "#1f77b4", "private_ofu_rl": "#1f77b4", "private_ofu_counters": "#1f77b4",
+    "private_linopt_vi": "#1f77b4", "private_linopt_po": "#ff7f0e",
+    "ldp_linopt_vi": "#2ca02c", "ldp_linopt_po": "#d62728",
+    "central_privatizer": "#1f77b4", "local_randomizer": "#2ca02c",
+    "dp_lsw": "#1f77b4", "dp_lsl": "#d62728", "gs_dp_lsl": "#2ca02c",
+    "laplace_tree": "#9467bd", "gaussian_tree_vector": "#8c564b", "gaussian_tree_matrix": "#e377c2",
+}
+
+# ε is coloured by its value on a fixed logarithmic scale, so ε = 10 has the same colour
+# in every panel and figure whatever other ε are present.
+EPSILON_RANGE = (0.1, 1.0e4)  # every preset's ε grid lies inside
+_EPS_CMAP = colormaps["plasma"]
+CALIBRATION_LINESTYLES: dict[str, Any] = {"tight": "-", "paper": "--", "none": "-"}
+CALIBRATION_MARKERS: dict[str, str] = {"tight": "o", "paper": "s", "none": "D"}
+# for figures that compare calibrations on one algorithm (audits): fixed, colour-blind safe
+CALIBRATION_COLORS: dict[str, str] = {"tight": "#0072B2", "paper": "#D55E00", "none": "#000000"}
+# δ (when a figure varies it at one ε): a marker per value, the default δ = 1e-3 without one
+DELTA_MARKERS: dict[float, str | None] = {1e-1: "^", 1e-3: None, 1e-5: "v"}
+
+
+def delta_marker(delta: float) -> str | None:
+    for value, marker in DELTA_MARKERS.items():
+        if np.isclose(delta, value, rtol=1e-9, atol=0.0):
+            return marker
+    return "x"
+
+
+def epsilon_color(eps: float) -> str:
+    """The colour of ε: position of log10 ε in :data:`EPSILON_RANGE` on plasma (its yellow
+    end cut off for contrast); ε = ∞ (non-private) is black."""
+    if not np.isfinite(eps):
+        return "#000000"
+    lo, hi = np.log10(EPSILON_RANGE)
+    pos = float(np.clip((np.log10(eps) - lo) / (hi - lo), 0.0, 1.0))
+    return to_hex(_EPS_CMAP(0.85 * pos))
+
+
+def algorithm_color(name: str) -> str:
+    return ALGORITHM_COLORS[name]
+
+
+def categorical_colors(values: Iterable[Any]) -> dict[Any, str]:
+    """Colours for a categorical variable that is neither an algorithm nor ε (audit variants,
+    oracle sizes): by *sorted* value, so a value's colour does not depend on row order."""
+    values = sorted(set(values), key=lambda v: (str(type(v)), v))
+    cmap = colormaps["tab10"]
+    return {v: to_hex(cmap(i % 10)) for i, v in enumerate(values)}
+
+
+def series_style(algorithm: str | None = None, epsilon: float | None = None, calibration: str | None = None,
+                 by: str = "epsilon") -> dict[str, Any]:
+    """Colour, line style and label of a series. ``by="epsilon"``: private series coloured by
+    their ε (non-private ones by algorithm); ``by="algorithm"``: coloured by algorithm.
+    Calibration sets the line style (tight solid, paper dashed)."""
+    private = calibration not in (None, "none") and epsilon is not None and np.isfinite(epsilon)
+    if by == "epsilon" and private:
+        color = epsilon_color(float(epsilon))
+    elif algorithm is not None:
+        color = algorithm_color(algorithm)
+    else:
+        color = epsilon_color(float(epsilon)) if epsilon is not None else "#000000"
+    return {"color": color, "ls": CALIBRATION_LINESTYLES.get(calibration or "none", "-")}
+
+
+# --------------------------------------------------------------------------- bands and marks
+
+BAND_ALPHA = 0.2
+BAND_GID = "seed-mean"  # the mean line of every band, found again by reference_rate
+
+
+def seed_means(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """Per ``x``: the seed mean of ``y`` and its 95% bootstrap CI (``stats.bootstrap_ci``, the
+    interval of the claims table). Columns ``mean, low, high, n``, indexed by ``x``."""
+    rows = {}
+    for xv, g in df.groupby(x, sort=True):
+        e = bootstrap_ci(g[y].to_numpy(dtype=float))
+        rows[xv] = (e.value, e.low, e.high, e.n)
+    out = pd.DataFrame.from_dict(rows, orient="index", columns=["mean", "low", "high", "n"]).rename_axis(x)
+    return out.astype({"mean": float, "low": float, "high": float, "n": int})
+
+
+def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | None, color: str,
+              ls: Any = "-", marker: str | None = None, errorbars: bool = False, lw: float = 1.3,
+              positive: bool = False, x_scale: float = 1.0) -> pd.DataFrame:
+    """Draw the seed mean of ``y`` against ``x`` with its 95% bootstrap band (or error bars
+    for scattered points). ``positive`` drops non-positive means (log axes). ``x_scale``
+    divides ``x`` (e.g. ``T/T*``). Returns the :func:`seed_means` frame it drew."""
+    s = seed_means(df, x, y)
+    if s.empty:
+        return s
+    if positive:
+        s = s[s["mean"] > 0]
+    xs = s.index.to_numpy(dtype=float) / x_scale
+    if errorbars:
+        low = (s["mean"] - s["low"]).clip(lower=0)
+        high = (s["high"] - s["mean"]).clip(lower=0)
+        bars = ax.errorbar(xs, s["mean"], yerr=[low, high], fmt=marker or "o", color=color, ls=ls, lw=lw, capsize=3,
+                           label=label, ms=4)
+        bars.lines[0].set_gid(BAND_GID)
+    else:
+        ax.plot(xs, s["mean"], color=color, ls=ls, lw=lw, marker=marker, ms=3.5, label=label, gid=BAND_GID)
+        lo = s["low"].clip(lower=np.nextafter(0, 1)) if positive else s["low"]
+        ax.fill_between(xs, lo, s["high"], color=color, alpha=BAND_ALPHA, lw=0)
+    return s
+
+
+def rate_text(exponent: float, var: str = "T") -> str:
+    """``∝ T^{1/2}`` for ``exponent = 0.5`` (a simple fraction when there is one)."""
+    frac = Fraction(exponent).limit_denominator(8)
+    if abs(float(frac) - exponent) > 1e-9:
+        exp = f"{exponent:.2g}"
+    elif frac.denominator == 1:
+        exp = f"{frac.numerator}"
+    else:
+        exp = f"{frac.numerator}/{frac.denominator}"
+    if exp == "1":
+        return f"∝ {var}"
+    return f"$\\propto {var}^{{{exp}}}$"
+
+
+REFERENCE_STYLE = {"color": "0.45", "ls": (0, (5, 3)), "lw": 1.1, "zorder": 1.5}
+
+
+def reference_anchor(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Where every theory reference passes: the geometric mean of ``x`` and of ``y`` over the
+    points in the last decade of ``x`` (``x >= max x / 10``; positive finite points only)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    x, y = x[ok], y[ok]
+    if x.size == 0:
+        raise ValueError("no positive points to anchor a reference rate")
+    last = x >= x.max() / 10
+    return float(np.exp(np.log(x[last]).mean())), float(np.exp(np.log(y[last]).mean()))
+
+
+def band_points(ax: plt.Axes) -> tuple[np.ndarray, np.ndarray]:
+    """The seed means of every band drawn on ``ax`` by :func:`mean_band` (in axis units)."""
+    lines = [ln for ln in ax.get_lines() if ln.get_gid() == BAND_GID]
+    if not lines:
+        return np.empty(0), np.empty(0)
+    return (np.concatenate([np.asarray(ln.get_xdata(), float) for ln in lines]),
+            np.concatenate([np.asarray(ln.get_ydata(), float) for ln in lines]))
+
+
+def reference_rate(ax: plt.Axes, exponent: float, var: str = "T", x: Sequence[float] | None = None,
+                   y: Sequence[float] | None = None, label: str | None = None) -> None:
+    """The theory rate ``y ∝ x^exponent`` as a dashed grey line over the range of the data,
+    anchored at :func:`reference_anchor` of the data it is compared with — by default every
+    seed mean drawn on the panel (:func:`band_points`), else ``(x, y)`` — and labelled
+    ``∝ T^{1/2}`` (or ``label``). The one way every rate figure draws its theory."""
+    if x is None or y is None:
+        x, y = band_points(ax)
+    try:
+        x0, y0 = reference_anchor(x, y)
+    except ValueError:
+        return
+    xv = np.asarray(x, float)
+    xv = xv[np.isfinite(xv) & (xv > 0)]
+    xs = np.geomspace(xv.min(), xv.max(), 50)
+    text = label or rate_text(exponent, var)
+    ys = y0 * (xs / x0) ** exponent
+    ax.plot(xs, ys, label=text, gid=f"reference:{exponent:g}", **REFERENCE_STYLE)
+    # also written at the line's end, so that two references in one panel are told apart
+    ax.annotate(text, (xs[-1], ys[-1]), xytext=(2, 0), textcoords="offset points", fontsize=7, color="0.35",
+                va="center", annotation_clip=False)
+
+
+BURN_IN_STYLE = {"ls": (0, (1, 1.5)), "lw": 1.2}
+
+
+def mark_burn_in(ax: plt.Axes, value: float, color: str = "0.2", label: str | None = None,
+                 within: tuple[float, float] | None = None) -> bool:
+    """Mark a burn-in horizon (``T*``, ``50Λ``, ``ε·m*``) as a dotted vertical line in the
+    series' colour; skipped (returns False) outside ``within`` or when not finite."""
+    if value is None or not np.isfinite(value) or value <= 0:
+        return False
+    if within is not None and not (within[0] <= value <= within[1]):
+        return False
+    ax.axvline(value, color=color, label=label, gid="burn-in", **BURN_IN_STYLE)
+    return True
+
+
+def burn_in_legend_entry(symbol: str = "T*") -> plt.Line2D:
+    """A legend handle explaining the dotted burn-in lines."""
+    return plt.Line2D([], [], color="0.2", label=f"burn-in {symbol} (dotted, series colour)", **BURN_IN_STYLE)
+
+
+def line_handle(label: str, **style) -> plt.Line2D:
+    """A legend entry for lines drawn in several colours with one meaning (e.g. a bound)."""
+    return plt.Line2D([], [], label=label, **{"color": "k", **style})
+
+
+def legend(ax: plt.Axes, extra: Sequence[plt.Artist] = (), **kw) -> None:
+    """The panel's legend (labels deduplicated), small font, plus explanatory handles."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen: dict[str, Any] = {}
+    for h, lab in zip(handles, labels):
+        seen.setdefault(lab, h)
+    for h in extra:
+        seen.setdefault(h.get_label(), h)
+    if seen:
+        ax.legend(list(seen.values()), list(seen.keys()), fontsize=kw.pop("fontsize", 6.5), **kw)
+
+
+def log_axes(ax: plt.Axes, x: bool = True, y: bool = True) -> None:
+    if x:
+        ax.set_xscale("log")
+    if y:
+        ax.set_yscale("log")
+
+
+def finish_axes(ax: plt.Axes, log: str = "xy", extra: Sequence[plt.Artist] = (), legend_kw: dict | None = None,
+                **labels: Any) -> None:
+    """Log scales (``log`` names the axes), labels and title (``ax.set(**labels)``), legend."""
+    log_axes(ax, "x" in log, "y" in log)
+    ax.set(**labels)
+    legend(ax, extra, **(legend_kw or {}))
+
+
+def empty_panel(ax: plt.Axes, text: str = "not run in this preset") -> None:
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.4")
+
+
+def subplots(nrows: int = 1, ncols: int = 1, panel: tuple[float, float] = (5.0, 3.8), **kw) -> tuple[plt.Figure, np.ndarray]:
+    """A figure of ``nrows × ncols`` panels of size ``panel`` (inches), constrained layout,
+    axes always a 2-D array."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel[0] * ncols, panel[1] * nrows), squeeze=False,
+                             layout="constrained", **kw)
+    return fig, axes
+
+
+# --------------------------------------------------------------------------- claims in titles
+
+
+def claims_summary(claim_ids: Sequence[str], claims: pd.DataFrame | None) -> str:
+    """One line per figure: each claim it tests with its verdict(s) from the claims table,
+    e.g. ``V2: reproduced (4 rows) · V4: not reproduced (2 rows)``; rows outside their regime
+    are counted (``2 inconclusive, regime not reached``)."""
+    if claims is None or not claim_ids:
+        return ""
+    parts = []
+    for cid in claim_ids:
+        rows = claims[claims["claim"] == cid]
+        if rows.empty:
+            parts.append(f"{cid}: not evaluated")
+            continue
+        counts = rows["verdict"].value_counts()
+        order = [v for v in ("reproduced", "not reproduced", "inconclusive") if v in counts]
+        if len(order) == 1:
+            text = f"{cid}: {order[0]}" + (f" ({len(rows)} rows)" if len(rows) > 1 else "")
+        else:
+            text = f"{cid}: " + ", ".join(f"{counts[v]} {v}" for v in order)
+        outside = int(((rows["verdict"] == "inconclusive") & (rows.get("regime") == "not reached")).sum()) \
+            if "regime" in rows else 0
+        if outside:
+            text += f" [{outside} outside the regime]"
+        parts.append(text)
+    return "Claims " + " · ".join(parts)
+
+
+def read_claims(path: str | Path | None) -> pd.DataFrame | None:
+    return None if path is None else pd.read_csv(path)
+
+
+# one look for every figure (matplotlib reads these when the axes and texts are made)
+RC_STYLE = {"axes.titlesize": 9.5, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
+            "legend.fontsize": 6.5, "figure.dpi": 100}
+
+
+def render(draw: Callable[[Any], plt.Figure], tables: Any, stem: Path, claim_ids: Sequence[str] = (),
+           claims: pd.DataFrame | None = None) -> plt.Figure:
+    """The single entry point: ``draw(tables)`` builds the figure, the claims it tests and
+    their verdicts go above its own title, and :func:`save` writes ``stem.{pdf,png}``."""
+    with matplotlib.rc_context(RC_STYLE):
+        fig = draw(tables)
+    own = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    line = claims_summary(claim_ids, claims)
+    width = max(60, int(fig.get_figwidth() * 15))
+    title = "\n".join(t for t in (textwrap.fill(line, width), textwrap.fill(own, width)) if t)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    save(fig, stem)
+    return fig
+
+
+# --------------------------------------------------------------------------- deterministic save
+
+# No timestamps, no version strings: the same figure gives the same bytes on every rerun.
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None}
+PNG_METADATA = {"Software": None}
+RC_DETERMINISTIC = {"svg.hashsalt": "dprl", "pdf.compression": 6, "path.simplify": True}
+PNG_DPI = 130
 
 
 def save(fig: plt.Figure, stem: Path) -> None:
-    """Write ``stem.pdf`` and ``stem.png`` (tight bounding box) and close the figure."""
-    fig.savefig(stem.with_suffix(".pdf"), bbox_inches="tight")
-    fig.savefig(stem.with_suffix(".png"), dpi=130, bbox_inches="tight")
+    """Write ``stem.pdf`` and ``stem.png`` (tight bounding box), byte-identical across reruns
+    (no creation date, producer or software version in the metadata), and close the figure."""
+    stem = Path(stem)
+    with matplotlib.rc_context(RC_DETERMINISTIC):
+        for fmt, kw in (("pdf", {"metadata": PDF_METADATA}), ("png", {"metadata": PNG_METADATA, "dpi": PNG_DPI})):
+            out = stem.with_suffix(f".{fmt}")
+            tmp = out.with_name(f".{out.name}.tmp")  # written whole, then renamed: never half a file
+            fig.savefig(tmp, format=fmt, bbox_inches="tight", **kw)
+            os.replace(tmp, out)
     plt.close(fig)
+
+
+def finite_range(values: Iterable[float]) -> tuple[float, float]:
+    v = np.asarray(list(values), float)
+    v = v[np.isfinite(v)]
+    return (float(v.min()), float(v.max())) if v.size else (math.nan, math.nan)

@@ -73,9 +73,9 @@ def write_runtime_outputs(df: pd.DataFrame, out_csv: str, fig_stem: str) -> None
     axes[1].set_xlabel("peak memory per job [MB]")
     axes[1].set_ylabel("")
     fig.tight_layout()
-    fig.savefig(stem.with_suffix(".pdf"))
-    fig.savefig(stem.with_suffix(".png"), dpi=120)
-    plt.close(fig)
+    from dprl.analysis.plotting import save
+
+    save(fig, stem)  # no timestamps in the files (issue 15)
 
 
 def measured_resources(df: pd.DataFrame, mem_margin: float = 1.5, time_margin: float = 3.0) -> dict:

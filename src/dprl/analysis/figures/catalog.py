@@ -1,4 +1,5 @@
-"""Every figure the workflow draws: id, paper, the experiments it needs, and its plot.
+"""Every figure the workflow draws: id, paper, the experiments it needs, the claims it
+tests (their verdicts go in its title; report captions read the same ids), and its plot.
 
 Declarations only, so that the Snakefile (parsed once by every Snakemake instance,
 including the one inside each cluster job) can list figures without importing
@@ -15,14 +16,16 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Figure:
-    """``make(tables, stem)`` writes ``stem.pdf`` and ``stem.png``. ``plot`` names the
-    function (``module:function`` under ``dprl.analysis.figures``); ``caption`` is the
-    report caption file under ``workflow/report/`` (default ``<id>.rst``)."""
+    """``make(tables, stem, claims)`` writes ``stem.pdf`` and ``stem.png``. ``plot`` names the
+    function (``module:function`` under ``dprl.analysis.figures``) that draws the figure from
+    the tables and returns it; ``claims`` are the ids of the claims it tests; ``caption`` is
+    the report caption file under ``workflow/report/`` (default ``<id>.rst``)."""
 
     id: str
     paper: str
     experiments: tuple[str, ...]
     plot: str
+    claims: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()  # tables used when their experiments are in the config
 
     @property
@@ -33,39 +36,53 @@ class Figure:
         module, _, name = self.plot.partition(":")
         return getattr(importlib.import_module(f"dprl.analysis.figures.{module}"), name)
 
-    def make(self, tables: Any, stem: Path) -> None:
-        self.function()(tables, stem)
+    def make(self, tables: Any, stem: Path, claims: Any = None) -> None:
+        """Draw through the one plotting entry point (:func:`dprl.analysis.plotting.render`):
+        ``claims`` (the claims table, optional) puts this figure's verdicts in its title."""
+        from dprl.analysis.plotting import render
+
+        render(self.function(), tables, Path(stem), self.claims, claims)
 
 
-FIGURES: tuple[Figure, ...] = (
+def _register(*figures: Figure) -> dict[str, Figure]:
+    out: dict[str, Figure] = {}
+    for fig in figures:
+        if fig.id in out:
+            raise RuntimeError(f"figure id {fig.id!r} declared twice")
+        out[fig.id] = fig
+    return out
+
+
+# figure id -> Figure; ``FIGURES[fid].claims`` are the claim ids the figure tests
+FIGURES: dict[str, Figure] = _register(
     # shared mechanisms
-    Figure("mechanisms_counter_error", "mechanisms", ("counter_error",), "mechanisms:counter_error"),
-    Figure("mechanisms_audit", "mechanisms", ("audit",), "mechanisms:audit", optional=("audit_broken",)),
+    Figure("mechanisms_counter_error", "mechanisms", ("counter_error",), "mechanisms:counter_error", ("M2", "M3")),
+    Figure("mechanisms_audit", "mechanisms", ("audit",), "mechanisms:audit", ("M1",), optional=("audit_broken",)),
     # PUCB / private UCB-VI for tabular MDPs (2020)
-    Figure("tabular_regret_loglog", "tabular", ("tabular_regret",), "tabular:regret_loglog"),
-    Figure("tabular_privacy_cost_eps", "tabular", ("tabular_regret",), "tabular:privacy_cost_eps"),
-    Figure("tabular_pac_counts", "tabular", ("tabular_pac",), "tabular:pac_counts"),
-    Figure("tabular_scaling_S", "tabular", ("tabular_scaling",), "tabular:scaling_S"),
-    Figure("tabular_mab_pulls", "tabular", ("private_mab",), "tabular:mab_pulls"),
-    Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime"),
+    Figure("tabular_regret_loglog", "tabular", ("tabular_regret",), "tabular:regret_loglog", ("V2", "V4")),
+    Figure("tabular_privacy_cost_eps", "tabular", ("tabular_regret",), "tabular:privacy_cost_eps", ("V3",)),
+    Figure("tabular_pac_counts", "tabular", ("tabular_pac",), "tabular:pac_counts", ("V5",)),
+    Figure("tabular_scaling_S", "tabular", ("tabular_scaling",), "tabular:scaling_S", ("V7",)),
+    Figure("tabular_mab_pulls", "tabular", ("private_mab",), "tabular:mab_pulls", ("V6",)),
+    Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime", ("V2", "V3", "V4")),
     # Private-OFU-RL for LQ control (2021)
-    Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog"),
-    Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost"),
-    Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size"),
-    Figure("lq_audit", "lq", ("lq_audit",), "lq:audit"),
-    Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", optional=("lq_regime",)),
+    Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
+    Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3",)),
+    Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size", ("C2",)),
+    Figure("lq_audit", "lq", ("lq_audit",), "lq:audit", ("C1",)),
+    Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", ("C2", "C3"), optional=("lq_regime",)),
     # private RL in linear mixture MDPs (2022)
-    Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog"),
-    Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig"),
-    Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime"),
-    Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig"),
-    Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig"),
-    Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig"),
-    Figure("linmix_audit", "linmix", ("linmix_audit",), "linmix:audit_fig"),
+    Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog", ("Z2",)),
+    Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3",)),
+    Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime", ("Z2", "Z3")),
+    Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig", ("Z4",)),
+    Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig", ("Z5",)),
+    Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig", ("Z6",)),
+    Figure("linmix_audit", "linmix", ("linmix_audit",), "linmix:audit_fig", ("Z1",)),
     # private policy evaluation (2016)
-    Figure("pe_rmse_loglog", "pe", ("pe_batch",), "pe:rmse_loglog"),
-    Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale"),
-    Figure("pe_lambda_heatmap", "pe", ("pe_lambda",), "pe:lambda_heatmap"),
-    Figure("pe_audit", "pe", ("pe_audit",), "pe:audit"),
-    Figure("pe_regime", "pe", ("pe_batch",), "pe:regime"),
+    Figure("pe_rmse_loglog", "pe", ("pe_batch",), "pe:rmse_loglog", ("B3",)),
+    Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale", ("B4",)),
+    Figure("pe_lambda_heatmap", "pe", ("pe_lambda",), "pe:lambda_heatmap", ("B5",)),
+    Figure("pe_audit", "pe", ("pe_audit",), "pe:audit", ("B1",)),
+    Figure("pe_regime", "pe", ("pe_batch",), "pe:regime", ("B2", "B5")),
 )

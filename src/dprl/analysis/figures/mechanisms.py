@@ -1,79 +1,58 @@
-"""Figures of the shared mechanisms: counter error vs bounds, audited ε vs claimed ε."""
+"""Figures of the shared mechanisms: counter error vs bounds, audited ε vs claimed ε. Every
+function takes the tables and returns the figure; the catalog renders it."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import numpy as np
+import pandas as pd
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from dprl.analysis.base import Tables  # noqa: E402
-from dprl.analysis.plotting import save  # noqa: E402
+from dprl.analysis import plotting as P
+from dprl.analysis.base import Tables
 
 
-def counter_error(tables: Tables, stem: Path) -> None:
-    df = tables["counter_error"].copy()
-    df["ε"] = df["epsilon"].map(lambda e: f"{e:g}")
+def counter_error(tables: Tables):
+    df = tables["counter_error"]
     algs = sorted(df["algorithm"].unique())
     cals = sorted(df["calibration"].unique())
-    fig, axes = plt.subplots(len(cals), len(algs), figsize=(4.2 * len(algs), 3.4 * len(cals)), squeeze=False, sharex=True)
-    palette = dict(zip(sorted(df["ε"].unique(), key=float), sns.color_palette("viridis", df["ε"].nunique())))
+    fig, axes = P.subplots(len(cals), len(algs), panel=(4.4, 3.5), sharex=True)
     for i, cal in enumerate(cals):
         for j, alg in enumerate(algs):
             ax = axes[i, j]
             g = df[(df["calibration"] == cal) & (df["algorithm"] == alg)]
-            for eps, ge in g.groupby("ε"):
-                c = palette[eps]
-                stats = ge.groupby("t")["err_q"].agg(["mean", "min", "max"])
-                ax.plot(stats.index, stats["mean"], color=c, label=f"ε={eps}")
-                ax.fill_between(stats.index, stats["min"], stats["max"], color=c, alpha=0.25, lw=0)
+            for eps, ge in g.groupby("epsilon", sort=True):
+                c = P.epsilon_color(eps)
+                P.mean_band(ax, ge, "t", "err_q", label=P.epsilon_text(eps), color=c, positive=True)
                 bounds = ge.groupby("t")[["bound_paper", "bound_tight"]].mean()
                 ax.plot(bounds.index, bounds["bound_paper"], color=c, ls="--", lw=1)
                 ax.plot(bounds.index, bounds["bound_tight"], color=c, ls=":", lw=1)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(f"{alg} — {cal} calibration", fontsize=9)
-            ax.set_xlabel("t (stream elements)")
-            ax.set_ylabel("error (1-β quantile)")
-            if i == 0 and j == 0:
-                handles, labels = ax.get_legend_handles_labels()
-                handles += [plt.Line2D([], [], color="k", ls="--"), plt.Line2D([], [], color="k", ls=":")]
-                labels += ["paper bound", "tight bound"]
-                ax.legend(handles, labels, fontsize=7)
-    fig.suptitle("Tree-counter error (solid: (1-β)-quantile over counters, band: range over seeds) vs bounds")
-    fig.tight_layout()
-    save(fig, stem)
+            P.log_axes(ax)
+            ax.set(title=f"{P.algorithm_name(alg)}, {cal} calibration", xlabel="t (stream elements)",
+                   ylabel="error (1−β quantile over counters)")
+            P.legend(ax, [P.line_handle("paper bound", ls="--"), P.line_handle("tight bound", ls=":")])
+    fig.suptitle("Tree-counter error ((1−β)-quantile over counters; seed mean, 95% bootstrap band) against the bounds")
+    return fig
 
 
-def audit(tables: Tables, stem: Path) -> None:
-    frames = [tables["audit"]]
-    if "audit_broken" in tables:
-        frames.append(tables["audit_broken"])
+def audit(tables: Tables):
+    frames = [tables["audit"]] + ([tables["audit_broken"]] if "audit_broken" in tables else [])
     df = pd.concat(frames, ignore_index=True)
     df["variant"] = np.where(df["broken"] == "none", "correct", "broken: " + df["broken"].astype(str))
     df["audited ε_lb"] = df["eps_lb"].clip(lower=-0.5)
-    fig, axes = plt.subplots(1, df["mechanism"].nunique(), figsize=(4.3 * df["mechanism"].nunique(), 3.8), squeeze=False, sharey=True)
+    mechs = sorted(df["mechanism"].unique())
+    fig, axes = P.subplots(1, len(mechs), panel=(4.4, 3.8), sharey=True)
     top = max(float(df["claimed_epsilon"].max()) * 1.2, 1.0)
     variants = sorted(df["variant"].unique(), key=lambda v: (v != "correct", v))
-    colors = dict(zip(variants, sns.color_palette("tab10", len(variants))))
+    colors = P.categorical_colors(variants)
     ymax = min(max(float(df["eps_lb"].max()) * 1.08, top), 11.0)
-    for ax, (mech, g) in zip(axes[0], df.groupby("mechanism")):
-        for var, gv in g.groupby("variant"):
+    for ax, mech in zip(axes[0], mechs):
+        g = df[df["mechanism"] == mech]
+        for var, gv in g.groupby("variant", sort=True):
             shift = 1.0 + 0.04 * (variants.index(var) - (len(variants) - 1) / 2)
             ax.scatter(gv["claimed_epsilon"] * shift, gv["audited ε_lb"], s=22, color=colors[var], label=var,
                        marker="o" if var == "correct" else "X", edgecolor="k", linewidth=0.3)
-        ax.plot([0, top], [0, top], color="k", lw=1, ls="--", label="ε_lb = ε")
-        ax.set_xlim(0, top)
-        ax.set_ylim(-0.6, ymax)
-        ax.set_title(mech, fontsize=9)
-        ax.set_xlabel("claimed ε")
-        ax.legend(fontsize=6, loc="upper left")
+        ax.plot([0, top], [0, top], color="0.2", lw=1, ls="--", label="ε_lb = ε")
+        ax.set(xlim=(0, top), ylim=(-0.6, ymax), title=P.algorithm_name(mech), xlabel="claimed ε")
+        P.legend(ax, loc="upper left")
     axes[0, 0].set_ylabel("audited lower bound ε_lb")
     fig.suptitle("Privacy audits: correct mechanisms stay below the diagonal, broken ones do not")
-    fig.tight_layout()
-    save(fig, stem)
+    return fig

@@ -1,104 +1,92 @@
-"""Figures of Balle, Gomrokchi, Precup (2016): RMSE vs m, noise scale vs m, the λ grid, the
-regimes against ε·m."""
+"""Figures of Balle, Gomrokchi, Precup (2016): RMSE vs m, noise scale vs m, the λ grid,
+audits, and the regimes against ε·m. Every function takes the tables and returns the
+figure; the catalog renders it."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import numpy as np
+import pandas as pd
 
-import matplotlib
+from dprl.analysis import plotting as P
+from dprl.analysis.base import Tables
+from dprl.analysis.stats import loglog_slope
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from dprl.analysis.base import Tables  # noqa: E402
-from dprl.analysis.plotting import save  # noqa: E402
-from dprl.analysis.stats import BOOT_SEED, loglog_slope  # noqa: E402
-
-LABELS = {"lsw": "LSW", "lsl": "LSL", "dp_lsw": "DP-LSW", "dp_lsl": "DP-LSL", "gs_dp_lsl": "GS-DP-LSL"}
-ORDER = ["LSW", "LSL", "DP-LSW", "DP-LSL", "GS-DP-LSL"]
-STYLE = dict(zip(ORDER, sns.color_palette("colorblind", len(ORDER))))
+ORDER = ("lsw", "lsl", "dp_lsw", "dp_lsl", "gs_dp_lsl")
+NOISE_EXPONENT = -1.0  # B2: σ_X(DP-LSW) ∝ 1/m once the smooth bound's maximiser is k = 0
 
 
-def _band(ax: plt.Axes, df: pd.DataFrame, y: str, label: str) -> None:
-    """Seed mean and 95% bootstrap CI of the mean (seaborn, fixed seed) on log-log axes."""
-    sns.lineplot(data=df, x="m", y=y, ax=ax, label=label, color=STYLE[label], marker="o", markersize=3,
-                 errorbar=("ci", 95), n_boot=1000, seed=BOOT_SEED, estimator="mean")
+def _mark_m_star(ax, sub: pd.DataFrame, scale: float = 1.0) -> None:
+    """DP-LSW's m* (agents/pe/regime.py: beyond it σ_X falls like 1/m), in DP-LSW's colour."""
+    if "m_star" in sub and np.isfinite(sub["m_star"]).any():
+        P.mark_burn_in(ax, scale * float(sub["m_star"].max()), P.algorithm_color("dp_lsw"),
+                       within=(scale * sub["m"].min(), scale * sub["m"].max()))
 
 
-def rmse_loglog(tables: Tables, stem: Path) -> None:
-    df = tables["pe_batch"].copy()
-    df["alg"] = df["algorithm"].map(LABELS)
+def _grid(df: pd.DataFrame, eps: list[float]):
     feats = sorted(df["features"].unique())
+    fig, axes = P.subplots(len(feats), len(eps), panel=(4.6, 3.6), sharex=True)
+    return feats, fig, axes
+
+
+def rmse_loglog(tables: Tables):
+    df = tables["pe_batch"]
     eps = sorted(df.loc[np.isfinite(df["epsilon"]), "epsilon"].unique())
-    fig, axes = plt.subplots(len(feats), len(eps), figsize=(4.6 * len(eps), 3.6 * len(feats)), squeeze=False, sharex=True)
+    feats, fig, axes = _grid(df, eps)
+    delta = df["delta"].dropna().iloc[0] if df["delta"].notna().any() else float("nan")
     for i, feat in enumerate(feats):
         for j, e in enumerate(eps):
             ax = axes[i, j]
             g = df[(df["features"] == feat) & ((df["epsilon"] == e) | ~np.isfinite(df["epsilon"]))]
-            for label in ORDER:
-                sub = g[g["alg"] == label]
+            for alg in ORDER:
+                sub = g[g["algorithm"] == alg]
                 if not sub.empty:
-                    _band(ax, sub, "rmse", label)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(f"{feat} features, ε={e:g}, δ={df['delta'].dropna().iloc[0]:g}", fontsize=9)
-            ax.set_xlabel("batch size m (trajectories)")
-            ax.set_ylabel("RMSE ||V − Φθ||_ρ")
-            ax.legend(fontsize=7)
-    fig.suptitle(f"Policy evaluation error on the chain (mean and 95% CI over {df['seed'].nunique()} seeds)")
-    fig.tight_layout()
-    save(fig, stem)
+                    P.mean_band(ax, sub, "m", "rmse", label=P.algorithm_name(alg), color=P.algorithm_color(alg),
+                                marker="o", positive=True)
+            _mark_m_star(ax, g[g["algorithm"] == "dp_lsw"])
+            P.finish_axes(ax, extra=[P.burn_in_legend_entry("m*")], title=f"{feat} features, {P.epsilon_text(e)}, δ={delta:g}",
+                          xlabel="batch size m (trajectories)", ylabel="RMSE ||V − Φθ||_ρ")
+    fig.suptitle(f"Policy evaluation error on the chain (seed mean, 95% bootstrap band over {df['seed'].nunique()} seeds)")
+    return fig
 
 
-def noise_scale(tables: Tables, stem: Path) -> None:
+def noise_scale(tables: Tables):
     df = tables["pe_batch"]
-    df = df[df["algorithm"].isin(["dp_lsw", "dp_lsl", "gs_dp_lsl"])].copy()
-    df["alg"] = df["algorithm"].map(LABELS)
-    feats = sorted(df["features"].unique())
+    df = df[df["algorithm"].isin(["dp_lsw", "dp_lsl", "gs_dp_lsl"])]
     eps = sorted(df["epsilon"].unique())
-    fig, axes = plt.subplots(len(feats), len(eps), figsize=(4.6 * len(eps), 3.6 * len(feats)), squeeze=False, sharex=True)
+    feats, fig, axes = _grid(df, eps)
     m_max = df["m"].max()
     for i, feat in enumerate(feats):
         for j, e in enumerate(eps):
             ax = axes[i, j]
             g = df[(df["features"] == feat) & (df["epsilon"] == e)]
-            for label in ORDER[2:]:
-                sub = g[g["alg"] == label]
+            for alg in ORDER[2:]:
+                sub = g[g["algorithm"] == alg]
                 if sub.empty:
                     continue
-                if label == "DP-LSW":
+                label = P.algorithm_name(alg)
+                if alg == "dp_lsw":
                     top = sub[sub["m"] >= m_max / 10 - 1e-9].groupby("m")["sigma"].mean()
-                    slope = loglog_slope(top.index.to_numpy(float), top.to_numpy())
-                    label_txt = f"DP-LSW (slope {slope:.2f} on top decade)"
-                    # fitted line over the top decade, drawn through the last point
-                    xs = top.index.to_numpy(float)
-                    ax.plot(xs, top.iloc[-1] * (xs / xs[-1]) ** slope, color="k", ls="--", lw=1)
-                    ax.plot(xs, top.iloc[-1] * (xs / xs[-1]) ** -1.0, color="grey", ls=":", lw=1)
-                    sns.lineplot(data=sub, x="m", y="sigma", ax=ax, label=label_txt, color=STYLE[label], marker="o",
-                                 markersize=3, errorbar=("ci", 95), n_boot=1000, seed=BOOT_SEED)
-                else:
-                    _band(ax, sub, "sigma", label)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_title(f"{feat} features, ε={e:g} (dashed: fit, dotted: slope −1)", fontsize=9)
-            ax.set_xlabel("batch size m (trajectories)")
-            ax.set_ylabel("noise scale σ_X")
-            ax.legend(fontsize=7)
-    fig.suptitle(f"Output-perturbation noise scale (mean and 95% CI over {df['seed'].nunique()} seeds)")
-    fig.tight_layout()
-    save(fig, stem)
+                    label += f" (slope {loglog_slope(top.index.to_numpy(float), top.to_numpy()):.2f} on the top decade)"
+                s = P.mean_band(ax, sub, "m", "sigma", label=label, color=P.algorithm_color(alg), marker="o",
+                                positive=True)
+                if alg == "dp_lsw":  # B2's 1/m, anchored on DP-LSW's own curve
+                    P.reference_rate(ax, NOISE_EXPONENT, "m", s.index.to_numpy(float), s["mean"].to_numpy())
+                    _mark_m_star(ax, sub)
+            P.finish_axes(ax, extra=[P.burn_in_legend_entry("m*")], title=f"{feat} features, {P.epsilon_text(e)}",
+                          xlabel="batch size m (trajectories)", ylabel="noise scale σ_X")
+    fig.suptitle(f"Output-perturbation noise scale (seed mean, 95% bootstrap band over {df['seed'].nunique()} seeds)")
+    return fig
 
 
-def lambda_heatmap(tables: Tables, stem: Path) -> None:
+def lambda_heatmap(tables: Tables):
+    import seaborn as sns
+
     df = tables["pe_lambda"]
     ms = sorted(df["m"].unique())
     decades = [m for m in ms if abs(np.log10(m) - round(np.log10(m))) < 1e-3]
     ms = decades if len(decades) >= 2 else ms  # one panel per decade of m (B5 reads every m)
     eps = sorted(df["epsilon"].unique())
-    fig, axes = plt.subplots(len(eps), len(ms), figsize=(3.9 * len(ms), 3.3 * len(eps)), squeeze=False)
+    fig, axes = P.subplots(len(eps), len(ms), panel=(3.9, 3.3))
     for i, e in enumerate(eps):
         for j, m in enumerate(ms):
             g = df[(df["epsilon"] == e) & (df["m"] == m)]
@@ -108,25 +96,25 @@ def lambda_heatmap(tables: Tables, stem: Path) -> None:
             ax = axes[i, j]
             sns.heatmap(tab, ax=ax, cmap="viridis_r", annot=tab.shape[0] * tab.shape[1] <= 64, fmt=".2f",
                         annot_kws={"fontsize": 6}, cbar_kws={"label": "log10 RMSE"})
-            ax.set_title(f"DP-LSL, ε={e:g}, m={m:g}", fontsize=9)
-            ax.set_xlabel("exponent p")
-            ax.set_ylabel("constant c")
-    fig.suptitle(f"DP-LSL error over λ = ||ρ||_∞||Φ||_F² + c·m^p (log10 of the seed-mean RMSE, {df['seed'].nunique()} seeds)")
-    fig.tight_layout()
-    save(fig, stem)
+            ax.set(title=f"{P.algorithm_name('dp_lsl')}, {P.epsilon_text(e)}, m={m:g}", xlabel="exponent p",
+                   ylabel="constant c")
+    fig.suptitle(f"DP-LSL error over λ = ||ρ||_∞||Φ||_F² + c·m^p (log10 of the seed-mean RMSE, "
+                 f"{df['seed'].nunique()} seeds)")
+    return fig
 
 
-def audit(tables: Tables, stem: Path) -> None:
+def audit(tables: Tables):
     """Largest ε_lb over the replacement pairs, per mechanism variant and (ε, δ), one panel per
     audited DP-LSL λ and for DP-LSW; the claimed ε as a bar."""
     df = tables["pe_audit"].copy()
-    df["setting"] = df.apply(lambda r: f"ε={r['epsilon']:g}, δ={r['delta']:g}", axis=1)
-    df["panel"] = df.apply(lambda r: LABELS[r["algorithm"]] + (f", c={r['alg.c']:g}" if r["algorithm"] == "dp_lsl" else ""), axis=1)
+    df["setting"] = [f"ε={e:g}, δ={d:g}" for e, d in zip(df["epsilon"], df["delta"])]
+    df["panel"] = [P.algorithm_name(a) + (f", c={c:g}" if a == "dp_lsl" else "")
+                   for a, c in zip(df["algorithm"], df.get("alg.c", pd.Series(np.nan, index=df.index)))]
     settings = sorted(df["setting"].unique(), key=lambda s: (float(s.split(",")[0][2:]), s))
     variants = ["correct"] + sorted(set(df["variant"]) - {"correct"})
-    colors = dict(zip(variants, sns.color_palette("colorblind", len(variants))))
+    colors = P.categorical_colors(variants)
     panels = sorted(df["panel"].unique())
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.2 + 0.8 * len(settings) * len(panels), 3.6), sharey=True, squeeze=False)
+    fig, axes = P.subplots(1, len(panels), panel=(0.8 * len(settings) + 1.0, 3.6), sharey=True)
     width = 0.8 / len(variants)
     for ax, panel in zip(axes[0], panels):
         g = df[df["panel"] == panel]
@@ -144,62 +132,60 @@ def audit(tables: Tables, stem: Path) -> None:
         ax.set_title(panel, fontsize=9)
     axes[0, 0].set_ylabel("max audited ε_lb over pairs (clipped at 0)")
     handles = {lab: h for ax in axes[0] for h, lab in zip(*ax.get_legend_handles_labels())}  # union over panels
-    fig.legend(handles.values(), handles.keys(), fontsize=7, loc="center right")
+    fig.legend(handles.values(), handles.keys(), fontsize=7, loc="outside right center")
     fig.suptitle("Audits on replacement pairs (return change, visit counts 2→1 and 1→0): correct mechanisms "
-                 "and negative controls", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 0.86, 1))
-    save(fig, stem)
+                 "and negative controls")
+    return fig
 
 
-def regime(tables: Tables, stem: Path) -> None:
+def regime(tables: Tables):
     """The regimes of ``agents/pe/regime.py`` against ``ε·m``, one column per feature map.
 
     Top: DP-LSW's ``sqrt(Ψ_X)`` (σ_X without its ``1/a ∝ 1/ε`` factor). Its flat and ``−1/2``
     regimes depend on ``b·m ∝ ε·m`` only, so the curves of every ε collapse onto one until
-    their own ``m*`` (dotted, ε's colour), where the maximiser becomes ``k = 0`` and each curve
-    leaves on its own ``1/m`` line. Grey: ``ε/b`` and ``ε/(b q_min)`` (the same for every ε).
-    Bottom: RMSE of DP-LSW and DP-LSL against ``ε·m``; the noise floor of DP-LSL (B5's
-    regime starts at twice it) dashed."""
+    their own ``ε·m*`` (dotted burn-in mark, ε's colour), where the maximiser becomes ``k = 0``
+    and each curve leaves on its own ``1/m`` line. Grey span: ``ε/b`` to ``ε/(b q_min)`` (the
+    same for every ε). Bottom: RMSE of DP-LSW (solid) and DP-LSL (dashed) against ``ε·m``;
+    the noise floor of DP-LSL (B5's regime starts at twice it) dash-dotted."""
     df = tables["pe_batch"]
     df = df[df["algorithm"].isin(["dp_lsw", "dp_lsl"]) & np.isfinite(df["epsilon"])].copy()
     df["eps_m"] = df["epsilon"] * df["m"]
     df["sqrt_psi"] = np.sqrt(df["psi"])
     feats = sorted(df["features"].unique())
     eps = sorted(df["epsilon"].unique())
-    colors = dict(zip(eps, sns.color_palette("viridis", len(eps))))
-    fig, axes = plt.subplots(2, len(feats), figsize=(5.2 * len(feats), 7.4), squeeze=False, sharex=True)
+    fig, axes = P.subplots(2, len(feats), panel=(5.4, 3.7), sharex=True)
     for j, feat in enumerate(feats):
         g = df[df["features"] == feat]
         lsw = g[g["algorithm"] == "dp_lsw"]
         top, bottom = axes[0, j], axes[1, j]
         for e in eps:
+            color = P.epsilon_color(e)
             sub = lsw[lsw["epsilon"] == e]
-            mean = sub.groupby("eps_m")[["sqrt_psi", "rmse"]].mean()
-            top.plot(mean.index, mean["sqrt_psi"], color=colors[e], marker="o", ms=3, label=f"ε={e:g}")
-            bottom.plot(mean.index, mean["rmse"], color=colors[e], marker="o", ms=3, label=f"DP-LSW ε={e:g}")
-            lsl = g[(g["algorithm"] == "dp_lsl") & (g["epsilon"] == e)].groupby("eps_m")["rmse"].mean()
-            bottom.plot(lsl.index, lsl.to_numpy(), color=colors[e], ls="--", marker="s", ms=2.5, lw=0.9,
-                        label=f"DP-LSL ε={e:g}")
+            P.mean_band(top, sub, "eps_m", "sqrt_psi", label=P.epsilon_text(e), color=color, marker="o",
+                        positive=True)
+            P.mean_band(bottom, sub, "eps_m", "rmse", label=f"DP-LSW {P.epsilon_text(e)}", color=color, marker="o",
+                        positive=True)
+            lsl = g[(g["algorithm"] == "dp_lsl") & (g["epsilon"] == e)]
+            P.mean_band(bottom, lsl, "eps_m", "rmse", label=f"DP-LSL {P.epsilon_text(e)}", color=color, ls="--",
+                        marker="s", positive=True, lw=0.9)
             if "m_star" in sub and np.isfinite(sub["m_star"]).any():
                 for ax in (top, bottom):
-                    ax.axvline(e * float(sub["m_star"].max()), color=colors[e], ls=":", lw=1.2)
+                    P.mark_burn_in(ax, e * float(sub["m_star"].max()), color)
         if "m_flat" in lsw and len(lsw):
             row = lsw.iloc[0]
             for ax in (top, bottom):
                 ax.axvspan(row["epsilon"] * row["m_flat"], row["epsilon"] * row["m_half"], color="0.9", zorder=0)
         if "eps_m_floor" in g and len(g):
-            bottom.axvline(float(g["eps_m_floor"].max()), color="k", ls="--", lw=0.8, label="DP-LSL noise floor")
-        top.set_title(f"{feat} features: DP-LSW sqrt(Ψ_X) (grey: −1/2 regime; dotted: ε·m*)", fontsize=8.5)
-        top.set_ylabel("sqrt(Ψ_X) = a·σ_X / (F_max ||(Γ^½Φ)^+||_F)")
-        bottom.set_title(f"{feat} features: RMSE ||V − Φθ̃||_ρ", fontsize=8.5)
-        bottom.set_ylabel("RMSE")
-        bottom.set_xlabel("ε·m (privacy budget × trajectories)")
+            bottom.axvline(float(g["eps_m_floor"].max()), color="0.2", ls="-.", lw=0.8, label="DP-LSL noise floor")
+        top.set(title=f"{feat} features: DP-LSW sqrt(Ψ_X) (grey: −1/2 regime)",
+                ylabel="sqrt(Ψ_X) = a·σ_X / (F_max ||(Γ^½Φ)^+||_F)")
+        bottom.set(title=f"{feat} features: RMSE ||V − Φθ̃||_ρ", ylabel="RMSE",
+                   xlabel="ε·m (privacy budget × trajectories)")
         for ax in (top, bottom):
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-        top.legend(fontsize=7)
-        bottom.legend(fontsize=6, ncol=2)
-    fig.suptitle(f"Policy evaluation regimes against ε·m (seed means over {df['seed'].nunique()} seeds, δ = "
-                 f"{df['delta'].dropna().iloc[0]:g})", fontsize=10)
-    fig.tight_layout()
-    save(fig, stem)
+            P.log_axes(ax)
+        P.legend(top, [P.burn_in_legend_entry("ε·m*")])
+        P.legend(bottom, fontsize=6, ncol=2)
+    delta = df["delta"].dropna().iloc[0] if df["delta"].notna().any() else float("nan")
+    fig.suptitle(f"Policy evaluation regimes against ε·m (seed mean, 95% bootstrap band over "
+                 f"{df['seed'].nunique()} seeds, δ = {delta:g})")
+    return fig

@@ -1,176 +1,161 @@
-"""Figures of Vietri et al. (2020): regret, privacy cost, PAC counts, S-scaling, private BAI."""
+"""Figures of Vietri et al. (2020): regret, privacy cost, PAC counts, S-scaling, private BAI,
+and PUCB's burn-in regime. Every function takes the tables and returns the figure; the
+catalog renders it (:func:`dprl.analysis.plotting.render`)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import numpy as np
+import pandas as pd
 
-import matplotlib
+from dprl.agents.tabular.regime import RATE_FACTOR
+from dprl.analysis import plotting as P
+from dprl.analysis.base import Tables
+from dprl.analysis.claims.tabular import privacy_cost
+from dprl.analysis.selection import final_rows
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
-
-from dprl.analysis.base import Tables  # noqa: E402
-from dprl.analysis.plotting import save  # noqa: E402
-from dprl.agents.tabular.regime import RATE_FACTOR  # noqa: E402
-from dprl.analysis.claims.tabular import privacy_cost  # noqa: E402
-from dprl.analysis.selection import final_rows  # noqa: E402
+REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
+COST_EPS_EXPONENT = -1.0  # V3: privacy cost ∝ 1/ε
+PAC_EXPONENT = 1.0  # V5: α-suboptimal episodes ∝ 1/(αε)
 
 
-
-def _band(ax: plt.Axes, g: pd.DataFrame, x: str, y: str, label: str, color, **kw) -> None:
-    """Mean over seeds with a 95% normal band (mean ± 1.96 s.e.)."""
-    s = g.groupby(x)[y].agg(["mean", "std", "count"])
-    se = (s["std"] / np.sqrt(s["count"])).fillna(0.0)
-    ax.plot(s.index, s["mean"], color=color, label=label, **kw)
-    ax.fill_between(s.index, s["mean"] - 1.96 * se, s["mean"] + 1.96 * se, color=color, alpha=0.2, lw=0)
-
-
-def _run_label(r) -> str:
-    return "UBEV" if r.algorithm == "ubev" else f"PUCB ε={r.epsilon:g} ({r.calibration})"
+def _series(df: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
+    """(style with label, rows) per algorithm × ε × calibration, in a fixed order."""
+    out = []
+    for (alg, eps, cal), g in df.groupby(["algorithm", "epsilon", "calibration"], sort=True):
+        style = P.series_style(alg, eps, cal)
+        out.append(({**style, "label": P.series_label(alg, eps, cal)}, g))
+    return out
 
 
-def regret_loglog(tables: Tables, stem: Path) -> None:
-    df = tables["tabular_regret"].copy()
-    df["run"] = [_run_label(r) for r in df.itertuples()]
+def regret_loglog(tables: Tables):
+    df = tables["tabular_regret"]
     envs = sorted(df["env_label"].unique())
-    runs = sorted(df["run"].unique())
-    pal = dict(zip(runs, sns.color_palette("tab10", len(runs))))
-    fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4), squeeze=False)
+    fig, axes = P.subplots(1, len(envs), panel=(5.4, 4.2))
     for ax, env in zip(axes[0], envs):
         g = df[df["env_label"] == env]
-        for run, gr in g.groupby("run"):
-            _band(ax, gr, "episode", "regret", run, pal[run], ls="--" if "paper" in run else "-")
-            # the predicted burn-in T* (agents/tabular/regime.py), where it lies inside the run
+        for style, gr in _series(g):
+            P.mean_band(ax, gr, "episode", "regret", positive=True, **style)
             if "burn_in_episodes" in gr and gr["algorithm"].iloc[0] == "pucb":
-                t_star = float(gr["burn_in_episodes"].median())
-                if gr["episode"].min() <= t_star <= gr["episode"].max():
-                    ax.axvline(t_star, color=pal[run], lw=0.8, ls=(0, (2, 2)))
-        T = np.array([g["episode"].min(), g["episode"].max()], float)
-        ub = g[g["algorithm"] == "ubev"]
-        ref = ub[ub["episode"] == ub["episode"].max()]["regret"].mean() if len(ub) else g["regret"].max()
-        ax.plot(T, ref * np.sqrt(T / T[1]), color="k", lw=0.8, ls=":", label="∝ √T")
-        ax.set(xscale="log", yscale="log", xlabel="episodes T", ylabel="cumulative regret", title=env)
-        ax.legend(fontsize=7)
-    fig.suptitle("Cumulative exact regret (mean over seeds, 95% band; thin dashed: PUCB's predicted burn-in T*)")
-    fig.tight_layout()
-    save(fig, stem)
+                # PUCB's predicted burn-in T* (agents/tabular/regime.py), seed median
+                P.mark_burn_in(ax, float(gr["burn_in_episodes"].median()), style["color"],
+                               within=(gr["episode"].min(), gr["episode"].max()))
+        P.reference_rate(ax, REGRET_EXPONENT, "T")
+        P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*")], xlabel="episodes T", ylabel="cumulative regret",
+                      title=P.environment_name(env))
+    fig.suptitle("Cumulative exact regret (seed mean, 95% bootstrap band)")
+    return fig
 
 
-def privacy_cost_eps(tables: Tables, stem: Path) -> None:
+def privacy_cost_eps(tables: Tables):
     cost = final_rows(privacy_cost(tables["tabular_regret"]))
-    envs = sorted(cost["env_label"].unique())
-    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 3.8), squeeze=False)
+    envs = sorted(cost["env_label"].unique()) or ["(none)"]
+    fig, axes = P.subplots(1, len(envs), panel=(5.0, 4.0))
     for ax, env in zip(axes[0], envs):
         g = cost[cost["env_label"] == env]
-        for (calib, color) in zip(("tight", "paper"), ("C0", "C3")):
-            gc = g[g["calibration"] == calib]
-            if len(gc):
-                _band(ax, gc, "epsilon", "cost", f"{calib} calibration", color, marker="o")
-        eps = np.array(sorted(g["epsilon"].unique()), float)
-        if len(eps):
-            top = g[g["calibration"] == "tight"]
-            if len(top):
-                c0 = top[top["epsilon"] == eps[0]]["cost"].mean()
-                ax.plot(eps, abs(c0) * eps[0] / eps, "k:", lw=0.8, label="∝ 1/ε")
-        ax.axhline(0, color="grey", lw=0.5)
-        ax.set(xscale="log", xlabel="ε", ylabel="Regret_PUCB − Regret_UBEV at final T", title=env)
-        ax.legend(fontsize=7)
-    fig.suptitle("Privacy cost at the final T vs ε (paired by seed; mean, 95% band)")
-    fig.tight_layout()
-    save(fig, stem)
+        for cal, gc in g.groupby("calibration", sort=True):
+            style = P.series_style("pucb", None, cal, by="algorithm")
+            P.mean_band(ax, gc, "epsilon", "cost", label=P.series_label("pucb") + f" ({cal})", marker="o", **style)
+        P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
+        ax.axhline(0, color="0.6", lw=0.5)
+        P.finish_axes(ax, log="x", xlabel="ε", ylabel="Regret(PUCB) − Regret(UBEV) at the final T",
+                      title=P.environment_name(env) if env != "(none)" else env)
+    fig.suptitle("Privacy cost at the final T against ε (paired by seed; seed mean, 95% bootstrap band)")
+    return fig
 
 
-def pac_counts(tables: Tables, stem: Path) -> None:
+def pac_counts(tables: Tables):
     df = final_rows(tables["tabular_pac"]).copy()
     pu = df[df["algorithm"] == "pucb"].copy()
     ub = df[df["algorithm"] == "ubev"]
-    fig, ax = plt.subplots(figsize=(5.6, 4.2))
+    fig, axes = P.subplots(1, 1, panel=(6.0, 4.6))
+    ax = axes[0, 0]
     if len(pu):
         pu["x"] = 1.0 / (pu["alpha"] * pu["epsilon"])
-        for (calib, color) in zip(("tight", "paper"), ("C0", "C3")):
-            g = pu[pu["calibration"] == calib]
-            if len(g):
-                s = g.groupby("x")["n_subopt"].agg(["mean", "std", "count"]).sort_index()
-                ax.errorbar(s.index, s["mean"], yerr=1.96 * (s["std"] / np.sqrt(s["count"])).fillna(0), fmt="o",
-                            color=color, label=f"PUCB ({calib})")
+        for cal, g in pu.groupby("calibration", sort=True):
+            style = P.series_style("pucb", None, cal, by="algorithm")
+            P.mean_band(ax, g, "x", "n_subopt", label=f"PUCB ({cal})", errorbars=True, marker="o", positive=True,
+                        **style)
+        P.reference_rate(ax, PAC_EXPONENT, "1/(αε)")
         r = pu.iloc[0]
         S, A, H = r["S"], r["A"], r["H"]
         g = pu[pu["calibration"] == "tight"] if (pu["calibration"] == "tight").any() else pu
         means = g.groupby(["alpha", "epsilon"])["n_subopt"].mean()
         a = np.array([k[0] for k in means.index])
         e = np.array([k[1] for k in means.index])
+        # the paper's bound shapes (Theorem 3 lower, Theorem 2 upper), each up to one constant
         lower = S * A * H**2 / a**2 + S * A * H * np.log(1 / 0.05) / (a * e)
         upper = S * A * H**4 / a**2 + S**2 * A * H**4 / (e * a)
         order = np.argsort(1 / (a * e))
-        for shape, name, ls in ((lower, "lower-bound shape", "--"), (upper, "upper-bound shape", "-.")):
-            c = np.exp(np.mean(np.log(means.to_numpy() / shape)))  # least-squares constant in log space
-            ax.plot((1 / (a * e))[order], (c * shape)[order], "k", ls=ls, lw=0.9, label=f"{name} × {c:.2g} (fitted)")
-    for alpha, g in ub.groupby("alpha"):
-        ax.axhline(g["n_subopt"].mean(), color="grey", lw=0.6, ls=":")
-    ax.set(xscale="log", yscale="log", xlabel="1/(αε)", ylabel="α-suboptimal episodes up to T")
-    ax.legend(fontsize=7)
-    ax.set_title("Figure 1 instances (grey: UBEV per α)", fontsize=9)
-    fig.tight_layout()
-    save(fig, stem)
+        pos = means.to_numpy() > 0
+        for shape, name, ls in ((lower, "lower-bound shape", (0, (3, 1, 1, 1))), (upper, "upper-bound shape", "-.")):
+            if pos.any():
+                c = np.exp(np.mean(np.log(means.to_numpy()[pos] / shape[pos])))  # least squares in log space
+                ax.plot((1 / (a * e))[order], (c * shape)[order], color="0.2", ls=ls, lw=0.9,
+                        label=f"{name} × {c:.2g} (fitted constant)")
+    for _alpha, g in ub.groupby("alpha"):
+        ax.axhline(g["n_subopt"].mean(), color=P.algorithm_color("ubev"), lw=0.6, ls=":",
+                   label="UBEV (one line per α)")
+    P.finish_axes(ax, xlabel="1/(αε)", ylabel="α-suboptimal episodes up to T")
+    fig.suptitle("Lower-bound instances (paper's Figure 1): seed mean, 95% bootstrap interval")
+    return fig
 
 
-def scaling_S(tables: Tables, stem: Path) -> None:
+def scaling_S(tables: Tables):
     cost = final_rows(privacy_cost(tables["tabular_scaling"]))
-    fig, ax = plt.subplots(figsize=(5.2, 4))
-    for i, ((eps, calib), g) in enumerate(cost.groupby(["epsilon", "calibration"])):
-        _band(ax, g, "S", "cost", f"ε={eps:g} ({calib})", f"C{i}", marker="o")
-        Ss = np.array(sorted(g["S"].unique()), float)
-        c0 = abs(g[g["S"] == Ss[0]]["cost"].mean())
-        ax.plot(Ss, c0 * Ss / Ss[0], "k:", lw=0.8, label="∝ S" if i == 0 else None)
-        ax.plot(Ss, c0 * (Ss / Ss[0]) ** 2, "k--", lw=0.8, label="∝ S²" if i == 0 else None)
-    ax.set(xscale="log", yscale="log", xlabel="S (garnet states)", ylabel="privacy cost at final T")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    save(fig, stem)
+    fig, axes = P.subplots(1, 1, panel=(5.6, 4.3))
+    ax = axes[0, 0]
+    for (eps, cal), g in cost.groupby(["epsilon", "calibration"], sort=True):
+        P.mean_band(ax, g, "S", "cost", label=P.series_label("pucb", eps, cal), marker="o", positive=True,
+                    **P.series_style("pucb", eps, cal))
+    for exponent in (1.0, 2.0):  # V7: between linear and quadratic in S
+        P.reference_rate(ax, exponent, "S")
+    P.finish_axes(ax, xlabel="S (garnet states)", ylabel="privacy cost at the final T")
+    fig.suptitle("Privacy cost against S (seed mean, 95% bootstrap band)")
+    return fig
 
 
-def mab_pulls(tables: Tables, stem: Path) -> None:
+def mab_pulls(tables: Tables):
     df = tables["private_mab"]
-    fig, ax = plt.subplots(figsize=(5.2, 4))
-    for i, (alpha, g) in enumerate(df.groupby("alpha")):
-        _band(ax, g, "epsilon", "mean_pulls_subopt", f"α={alpha:g}: measured", f"C{i}", marker="o")
+    fig, axes = P.subplots(1, 1, panel=(5.6, 4.3))
+    ax = axes[0, 0]
+    colors = P.categorical_colors(df["alpha"].unique())
+    for alpha, g in df.groupby("alpha", sort=True):
+        P.mean_band(ax, g, "epsilon", "mean_pulls_subopt", label=f"α={alpha:g}: measured", color=colors[alpha],
+                    marker="o", positive=True)
         b = g.groupby("epsilon")["lemma8_bound"].mean()
-        ax.plot(b.index, b.to_numpy(), color=f"C{i}", ls="--", label=f"α={alpha:g}: Lemma 8 bound")
-    ax.set(xscale="log", yscale="log", xlabel="ε", ylabel="pulls of an α-suboptimal arm")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    save(fig, stem)
+        ax.plot(b.index, b.to_numpy(), color=colors[alpha], ls="--", label=f"α={alpha:g}: Lemma 8 bound")
+    P.finish_axes(ax, xlabel="ε", ylabel="pulls of an α-suboptimal arm")
+    fig.suptitle(f"{P.algorithm_name('dp_se')} (seed mean, 95% bootstrap band)")
+    return fig
 
 
-def regime(tables: Tables, stem: Path) -> None:
-    """Per-episode regret ``R(T)/T`` (seed mean) of every PUCB setting against ``T/T*``,
-    ``T*`` the job's predicted burn-in (``agents/tabular/regime.py``, median over seeds): if
-    the all-tied burn-in is the mechanism, the curves of every ε and calibration collapse,
-    flat up to ``T/T* ≈ 1`` and falling after. Markers: the measured onsets (first episode not
-    all-tied) on the same axis; dotted: ``T = RATE_FACTOR·T*``, where V2/V3 are judged."""
+def regime(tables: Tables):
+    """Per-episode regret ``R(T)/T`` of every PUCB setting against ``T/T*``, ``T*`` the job's
+    predicted burn-in (``agents/tabular/regime.py``, median over seeds): if the all-tied
+    burn-in is the mechanism, the curves of every ε and calibration collapse, flat up to
+    ``T/T* ≈ 1`` and falling after. Circles: the measured onsets (first episode not all-tied)
+    on the same axis; dash-dotted: ``T = RATE_FACTOR·T*``, where V2/V3 are judged."""
     df = tables["tabular_regret"]
     df = df[df["algorithm"] == "pucb"].copy()
+    df["rate"] = df["regret"] / df["episode"]
     envs = sorted(df["env_label"].unique()) or ["(none)"]
-    fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.0), squeeze=False)
+    fig, axes = P.subplots(1, len(envs), panel=(5.4, 4.2))
     for ax, env in zip(axes[0], envs):
         g = df[df["env_label"] == env]
-        for i, ((calib, eps), gs) in enumerate(g.groupby(["calibration", "epsilon"])):
+        if g.empty:
+            P.empty_panel(ax)
+            continue
+        for style, gs in _series(g):
             t_star = float(gs["burn_in_episodes"].median())
-            m = gs.assign(rate=gs["regret"] / gs["episode"]).groupby("episode")["rate"].mean()
-            color = f"C{i}"
-            ax.plot(m.index / t_star, m.to_numpy(), color=color, ls="--" if calib == "paper" else "-",
-                    label=f"ε={eps:g} ({calib}), T* = {t_star:.2g}")
+            style["label"] += f", T*={t_star:.2g}"
+            s = P.mean_band(ax, gs, "episode", "rate", x_scale=t_star, positive=True, **style)
             onsets = gs.groupby("seed")["onset_episode"].first().dropna() / t_star
-            if len(onsets):
-                y = np.interp(onsets.to_numpy(), m.index / t_star, m.to_numpy())
-                ax.plot(onsets, y, "o", color=color, ms=4, mfc="none")
-        ax.axvline(1.0, color="k", lw=0.8)
-        ax.axvline(RATE_FACTOR, color="k", lw=0.8, ls=":")
-        ax.set(xscale="log", yscale="log", xlabel="T / T*", ylabel="regret per episode R(T)/T", title=env)
-        ax.legend(fontsize=7)
-    fig.suptitle("PUCB's burn-in: per-episode regret against T/T* (circles: measured onsets)")
-    fig.tight_layout()
-    save(fig, stem)
+            if len(onsets) and len(s):
+                y = np.interp(onsets.to_numpy(), s.index.to_numpy(float) / t_star, s["mean"].to_numpy())
+                ax.plot(onsets, y, "o", color=style["color"], ms=4, mfc="none")
+        P.mark_burn_in(ax, 1.0, label="T = T* (predicted burn-in)")
+        ax.axvline(RATE_FACTOR, color="0.2", lw=0.9, ls="-.", label=f"T = {RATE_FACTOR:g}·T* (rates judged beyond)")
+        P.finish_axes(ax, xlabel="T / T*", ylabel="regret per episode R(T)/T", title=P.environment_name(env))
+    fig.suptitle("PUCB's burn-in: per-episode regret against T/T* (seed mean, 95% bootstrap band; "
+                 "circles: measured onsets)")
+    return fig

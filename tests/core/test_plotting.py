@@ -1,0 +1,257 @@
+"""The plotting vocabulary (issue 15): fixed palettes, display names, one band, one way to
+draw theory rates and burn-ins, claims in titles, and byte-identical outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprl.analysis import plotting as P
+from dprl.analysis.figures import FIGURES
+from dprl.analysis.stats import bootstrap_ci
+
+EPS_GRID = (0.1, 0.5, 1.0, 3.0, 5.0, 10.0, 30.0, 100.0, 250.0, 500.0, 1000.0, 1e4)
+
+
+def _registered() -> tuple[set[str], set[str]]:
+    from dprl.experiments.registry import kinds
+
+    algs, envs = set(), set()
+    for kind in kinds().values():
+        algs |= set(kind.algorithms)
+        envs |= set(kind.environments)
+    return algs, envs
+
+
+# ------------------------------------------------------------------ names and colours
+
+
+def test_every_registered_algorithm_and_environment_has_a_display_name_and_colour():
+    algs, envs = _registered()
+    assert algs <= set(P.ALGORITHM_NAMES), sorted(algs - set(P.ALGORITHM_NAMES))
+    assert algs <= set(P.ALGORITHM_COLORS), sorted(algs - set(P.ALGORITHM_COLORS))
+    assert envs <= set(P.ENVIRONMENT_NAMES), sorted(envs - set(P.ENVIRONMENT_NAMES))
+    with pytest.raises(KeyError, match="no display name"):
+        P.environment_name("unknown_env_S3")
+
+
+def test_environment_labels_of_every_preset_get_display_names():
+    import yaml
+
+    from dprl.config.load import load_config
+
+    raw = yaml.safe_load(open("config.yaml"))
+    labels = set()
+    for preset in ("smoke", "default", "full"):
+        labels |= {job.labels["env_label"] for job in load_config({**raw, "preset": preset}).jobs.values()}
+    for label in labels:
+        name = P.environment_name(label)
+        assert "_" not in name, (label, name)
+    assert P.environment_name("garnet_H2_S3") == "Garnet (H=2, S=3)"
+    assert P.environment_name("spread_mixture_A16") == "spread mixture (|A|=16)"
+    assert P.environment_name("lowerbound_gap0.4") == "lower-bound MDP (gap=0.4)"
+    assert P.series_label("private_linopt_vi", 10.0, "tight") == "Private-LinOpt-VI ε=10 (tight)"
+    assert P.series_label("ucrl_vtr", np.inf, "none") == "UCRL-VTR"
+
+
+def test_epsilon_colours_are_keyed_by_value_and_distinct():
+    colours = [P.epsilon_color(e) for e in EPS_GRID]
+    assert len(set(colours)) == len(colours)
+    # the same ε gets the same colour whatever else is drawn and in whatever order
+    assert P.series_style("pucb", 10.0, "tight")["color"] == P.epsilon_color(10.0) == colours[EPS_GRID.index(10.0)]
+    assert P.series_style("pucb", 10.0, "paper")["color"] == P.epsilon_color(10.0)
+    assert P.series_style("ubev", np.inf, "none")["color"] == P.algorithm_color("ubev")
+    assert P.categorical_colors(["b", "a", "c"]) == P.categorical_colors(["c", "b", "a"])
+    # the algorithms one PE panel compares are told apart
+    pe = [P.algorithm_color(a) for a in ("lsw", "lsl", "dp_lsw", "dp_lsl", "gs_dp_lsl")]
+    assert len(set(pe)) == len(pe)
+
+
+# ------------------------------------------------------------------ bands, references, burn-in
+
+
+def test_band_is_the_claims_bootstrap():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"x": np.repeat([1.0, 10.0], 8), "y": rng.lognormal(size=16)})
+    s = P.seed_means(df, "x", "y")
+    for x, g in df.groupby("x"):
+        e = bootstrap_ci(g["y"].to_numpy())
+        assert (s.loc[x, "mean"], s.loc[x, "low"], s.loc[x, "high"]) == (e.value, e.low, e.high)
+
+
+def test_reference_rate_passes_through_the_last_decade_anchor():
+    import matplotlib.pyplot as plt
+
+    x = np.geomspace(1, 1e4, 17)
+    y = 3 * x**0.4
+    fig, ax = plt.subplots()
+    P.reference_rate(ax, 0.5, "T", x, y)
+    (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "reference:0.5"]
+    last = x >= 1e3
+    x0, y0 = np.exp(np.log(x[last]).mean()), np.exp(np.log(y[last]).mean())
+    assert np.interp(np.log(x0), np.log(line.get_xdata()), np.log(line.get_ydata())) == pytest.approx(np.log(y0))
+    assert line.get_label() == "$\\propto T^{1/2}$"
+    assert P.rate_text(-1, "ε") == "$\\propto ε^{-1}$" and P.rate_text(1, "S") == "∝ S"
+    plt.close(fig)
+
+
+def _linmix_table(points: int = 20) -> pd.DataFrame:
+    rows = []
+    for alg, eps, cal, t_star in (("private_linopt_vi", 10.0, "tight", 5e3), ("private_linopt_vi", 100.0, "tight", 1e3),
+                                  ("ucrl_vtr", np.inf, "none", np.nan), ("oppo", np.inf, "none", np.nan),
+                                  ("private_linopt_po", 10.0, "tight", 5e3)):
+        for seed in range(3):
+            for k in np.unique(np.geomspace(1, 1e5, points).astype(int)):
+                reg = np.sqrt(k) * (1 + (0 if cal == "none" else 10 / eps)) * (1 + 0.02 * seed)
+                rows.append({"algorithm": alg, "calibration": cal, "epsilon": eps, "delta": 1e-5,
+                             "privacy_label": f"{cal}{eps:g}", "alg_label": alg, "seed": seed, "episode": k, "T": 2 * k, "H": 2,
+                             "regret": reg, "burn_in_episodes": t_star, "env_label": "mixture"})
+    return pd.DataFrame(rows)
+
+
+def _tabular_table() -> pd.DataFrame:
+    rows = []
+    for alg, eps, cal in (("ubev", np.inf, "none"), ("pucb", 1.0, "tight"), ("pucb", 10.0, "tight"),
+                          ("pucb", 10.0, "paper")):
+        for env in ("garnet_H2_S3", "riverswim_H3_S3"):
+            for seed in range(3):
+                for t in np.unique(np.geomspace(10, 1e6, 15).astype(int)):
+                    rows.append({"algorithm": alg, "epsilon": eps, "calibration": cal, "env_label": env,
+                                 "alg_label": alg, "privacy_label": f"{cal}{eps:g}", "seed": seed, "episode": t,
+                                 "regret": np.sqrt(t) * (1 + 0.05 * seed) * (1 if cal == "none" else 1 + 3 / eps),
+                                 "burn_in_episodes": 1e4 / eps, "onset_episode": 2e4 / eps})
+    return pd.DataFrame(rows)
+
+
+SYNTHETIC = {
+    "linmix_regret_loglog": lambda: {"linmix_regret": _linmix_table()},
+    "linmix_privacy_cost": lambda: {"linmix_regret": _linmix_table()},
+    "linmix_regime": lambda: {"linmix_regret": _linmix_table()},
+    "tabular_regret_loglog": lambda: {"tabular_regret": _tabular_table()},
+    "tabular_privacy_cost_eps": lambda: {"tabular_regret": _tabular_table()},
+    "tabular_regime": lambda: {"tabular_regret": _tabular_table()},
+}
+# rate figures and the exponents of the references they must draw (through reference_rate)
+RATES = {"linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
+         "tabular_privacy_cost_eps": {-1.0}}
+INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_.]+\b")
+
+
+def _texts(fig) -> list[str]:
+    out = [t.get_text() for ax in fig.axes for t in ([ax.title] + ([*ax.get_legend().get_texts()] if ax.get_legend() else []))]
+    return out + ([fig._suptitle.get_text()] if fig._suptitle else [])
+
+
+@pytest.mark.parametrize("fid", sorted(SYNTHETIC))
+def test_figures_speak_the_vocabulary(fid):
+    """Legends and titles use display names; rate figures draw their theory rate through
+    reference_rate (and nothing else grey-dashed); regret figures mark the burn-in."""
+    import matplotlib.pyplot as plt
+
+    fig = FIGURES[fid].function()(SYNTHETIC[fid]())
+    algs, envs = _registered()
+    displays = " ".join([*P.ALGORITHM_NAMES.values(), *P.ENVIRONMENT_NAMES.values()])
+    raw = [n for n in algs | envs if n not in displays]  # ids no display name contains (pucb, garnet)
+    for text in _texts(fig):
+        assert not INTERNAL.search(text), (fid, text)
+        assert not any(re.search(rf"\b{re.escape(n)}\b", text) for n in raw), (fid, text)
+    refs = {float(ln.get_gid().split(":")[1]) for ax in fig.axes for ln in ax.get_lines()
+            if (ln.get_gid() or "").startswith("reference:")}
+    assert refs == RATES.get(fid, set()), (fid, refs)
+    if fid in ("linmix_regret_loglog", "tabular_regret_loglog", "linmix_regime", "tabular_regime"):
+        assert any(ln.get_gid() == "burn-in" for ax in fig.axes for ln in ax.get_lines()), fid
+    plt.close(fig)
+
+
+def test_figure_modules_use_only_the_shared_band_and_reference():
+    """No second band convention (normal ±1.96 SE, seaborn's own bootstrap, min–max, a raw
+    fill_between) or hand-anchored reference line in any figure module."""
+    from dprl.analysis.figures import linmix, lq, mechanisms, pe, tabular
+
+    forbidden = ("1.96", "n_boot", "errorbar=", "fill_between", "sns.lineplot", "std()", '"min", "max"',
+                 "np.sqrt(T", "** -0.5", "** 0.5", "sns.color_palette")
+    for mod in (linmix, lq, mechanisms, pe, tabular):
+        src = inspect.getsource(mod)
+        hits = [f for f in forbidden if f in src]
+        assert not hits, (mod.__name__, hits)
+
+
+# ------------------------------------------------------------------ claims in titles
+
+
+def test_catalog_claims_match_the_claims_registry():
+    from dprl.analysis.claims import all_claims
+
+    ids = {c.id for c in all_claims()}
+    for fid, fig in FIGURES.items():
+        assert set(fig.claims) <= ids, (fid, fig.claims)
+        assert isinstance(fig.claims, tuple)
+    for c in all_claims():
+        if c.figure:
+            assert c.id in FIGURES[c.figure].claims, (c.id, c.figure)
+
+
+def test_claims_and_verdicts_go_in_the_title(tmp_path):
+    claims = pd.DataFrame({"claim": ["Z2", "Z2", "Z2", "Z3"],
+                           "verdict": ["reproduced", "reproduced", "inconclusive", "not reproduced"],
+                           "regime": ["reached", "reached", "not reached", "reached"]})
+    line = P.claims_summary(("Z2",), claims)
+    assert line == "Claims Z2: 2 reproduced, 1 inconclusive [1 outside the regime]"
+    assert P.claims_summary(("Z4",), claims) == "Claims Z4: not evaluated"
+    fig = P.render(FIGURES["linmix_regret_loglog"].function(), {"linmix_regret": _linmix_table()},
+                   tmp_path / "f", FIGURES["linmix_regret_loglog"].claims, claims)
+    assert fig._suptitle.get_text().startswith("Claims Z2: 2 reproduced, 1 inconclusive")
+    assert (tmp_path / "f.pdf").exists() and (tmp_path / "f.png").exists()
+
+
+# ------------------------------------------------------------------ byte-identical outputs
+
+_RENDER = """
+import sys
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+
+matplotlib.use("Agg")
+from dprl.analysis.figures import FIGURES
+
+{table_source}
+fig = FIGURES["linmix_regret_loglog"]
+stem = Path(sys.argv[1])
+if sys.argv[2] == "save":  # the workflow's path: render() -> save()
+    fig.make({{"linmix_regret": _linmix_table(6)}}, stem)
+else:  # what the figures did before: matplotlib's default metadata (CreationDate, versions)
+    drawn = fig.function()({{"linmix_regret": _linmix_table(6)}})
+    drawn.savefig(stem.with_suffix(".pdf"))
+    drawn.savefig(stem.with_suffix(".png"))
+"""
+
+
+def _render_in_process(stem, how: str, epoch: str) -> dict[str, str]:
+    # SOURCE_DATE_EPOCH stands for "rendered at another time" (matplotlib stamps it as CreationDate)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": epoch, "MPLBACKEND": "Agg"}
+    script = _RENDER.format(table_source=inspect.getsource(_linmix_table))
+    subprocess.run([sys.executable, "-c", script, str(stem), how], check=True, env=env)
+    return {s: hashlib.sha256(stem.with_suffix(s).read_bytes()).hexdigest() for s in (".pdf", ".png")}
+
+
+def test_figure_is_byte_identical_across_processes_and_times(tmp_path):
+    """A catalog figure (bootstrap bands included) rendered by two processes at two
+    different times gives the same PDF and PNG bytes."""
+    a = _render_in_process(tmp_path / "a", "save", "1000000000")
+    b = _render_in_process(tmp_path / "b", "save", "1700000000")
+    assert a == b
+    # positive control: matplotlib's default metadata makes the PDFs differ between the same two runs
+    c = _render_in_process(tmp_path / "c", "default", "1000000000")
+    d = _render_in_process(tmp_path / "d", "default", "1700000000")
+    assert c[".pdf"] != d[".pdf"]
