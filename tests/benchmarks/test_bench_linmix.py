@@ -4,6 +4,10 @@
 Targets: Private-LinOpt-VI/PO >= 2,000 episodes/s on mixture S=100, A=5, d1=d2=5, H=10,
 and >= 20,000 episodes/s on the default instance (S=10, A=3, d1=d2=2, H=2).
 
+Rates are CPU time of this process (``time.process_time``, as issue 12 measured them: the
+machine's two cores are shared, and wall-clock rates under load say more about the
+neighbours than about the loop); the wall rate is in ``extra_info`` too.
+
 Run: ``pytest tests/benchmarks/test_bench_linmix.py --benchmark-only -o addopts=""``.
 """
 
@@ -31,12 +35,13 @@ def _reference_rate(env, name, K) -> float:
     for _ in range(3):
         setup = _setup(env, name, K)
         setup.agent.__class__ = ReferenceAgent
-        t = time.perf_counter()  # the benchmark's own timer
+        t = time.process_time()  # the benchmark's own timer
         reference_run_episodes(env, setup, K, np.random.default_rng(3), np.random.default_rng(1), 10)
-        best = min(best, time.perf_counter() - t)
+        best = min(best, time.process_time() - t)
     return K / best
 
 
+@pytest.mark.benchmark(timer=time.process_time)
 @pytest.mark.parametrize("name,sizes,episodes,ref_episodes,target", [
     ("private_linopt_vi", LARGE, 1_000, 150, 2_000),
     ("private_linopt_po", LARGE, 1_000, 150, 2_000),
@@ -54,6 +59,11 @@ def test_bench_linmix_episodes(benchmark, name, sizes, episodes, ref_episodes, t
     # the agent (and its calibration) is built outside the timed loop
     benchmark.pedantic(run, setup=lambda: ((_setup(env, name, episodes),), {}), rounds=3, iterations=1, warmup_rounds=1)
     rate = episodes / benchmark.stats.stats.min
+    setup = _setup(env, name, episodes)
+    wall = time.perf_counter()
+    run(setup)
+    wall = episodes / (time.perf_counter() - wall)
     ref = _reference_rate(env, name, ref_episodes)
-    benchmark.extra_info.update(episodes_per_s=rate, reference_episodes_per_s=ref, ratio=rate / ref, target_episodes_per_s=target)
+    benchmark.extra_info.update(episodes_per_s=rate, reference_episodes_per_s=ref, ratio=rate / ref,
+                                wall_episodes_per_s=wall, target_episodes_per_s=target)
     assert rate >= target, benchmark.extra_info
