@@ -98,8 +98,9 @@ def test_reference_rate_passes_through_the_last_decade_anchor():
     last = x >= 1e3
     x0, y0 = np.exp(np.log(x[last]).mean()), np.exp(np.log(y[last]).mean())
     assert np.interp(np.log(x0), np.log(line.get_xdata()), np.log(line.get_ydata())) == pytest.approx(np.log(y0))
-    assert line.get_label() == "$\\propto T^{1/2}$"
-    assert P.rate_text(-1, "ε") == "$\\propto ε^{-1}$" and P.rate_text(1, "S") == "∝ S"
+    assert line.get_label() == "$\\propto \\mathrm{T}^{1/2}$"
+    assert P.rate_text(-1, "ε") == "$\\propto \\mathrm{ε}^{-1}$" and P.rate_text(1, "S") == "∝ S"
+    assert P.rate_text(0.25, "ln(1/δ)") == "$\\propto (\\mathrm{ln(1/δ)})^{1/4}$"
     plt.close(fig)
 
 
@@ -147,7 +148,7 @@ INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_.]+\b")
 
 def _texts(fig) -> list[str]:
     out = [t.get_text() for ax in fig.axes for t in ([ax.title] + ([*ax.get_legend().get_texts()] if ax.get_legend() else []))]
-    return out + ([fig._suptitle.get_text()] if fig._suptitle else [])
+    return [*out, fig.get_suptitle()]
 
 
 @pytest.mark.parametrize("fid", sorted(SYNTHETIC))
@@ -208,7 +209,7 @@ def test_claims_and_verdicts_go_in_the_title(tmp_path):
     assert P.claims_summary(("Z4",), claims) == "Claims Z4: not evaluated"
     fig = P.render(FIGURES["linmix_regret_loglog"].function(), {"linmix_regret": _linmix_table()},
                    tmp_path / "f", FIGURES["linmix_regret_loglog"].claims, claims)
-    assert fig._suptitle.get_text().startswith("Claims Z2: 2 reproduced, 1 inconclusive")
+    assert fig.get_suptitle().startswith("Claims Z2: 2 reproduced, 1 inconclusive")
     assert (tmp_path / "f.pdf").exists() and (tmp_path / "f.png").exists()
 
 

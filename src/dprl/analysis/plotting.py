@@ -154,7 +154,7 @@ ALGORITHM_COLORS: dict[str, str] = {
 # ε is coloured by its value on a fixed logarithmic scale, so ε = 10 has the same colour
 # in every panel and figure whatever other ε are present.
 EPSILON_RANGE = (0.1, 1.0e4)  # every preset's ε grid lies inside
-_EPS_CMAP = colormaps["plasma"]
+_EPS_CMAP = colormaps["turbo"]  # ordered, and a clear change of hue per decade
 CALIBRATION_LINESTYLES: dict[str, Any] = {"tight": "-", "paper": "--", "none": "-"}
 CALIBRATION_MARKERS: dict[str, str] = {"tight": "o", "paper": "s", "none": "D"}
 # for figures that compare calibrations on one algorithm (audits): fixed, colour-blind safe
@@ -171,13 +171,13 @@ def delta_marker(delta: float) -> str | None:
 
 
 def epsilon_color(eps: float) -> str:
-    """The colour of ε: position of log10 ε in :data:`EPSILON_RANGE` on plasma (its yellow
-    end cut off for contrast); ε = ∞ (non-private) is black."""
+    """The colour of ε: the position of log10 ε in :data:`EPSILON_RANGE` on turbo (its darkest
+    ends cut off), about a fifth of the map per decade; ε = ∞ (non-private) is black."""
     if not np.isfinite(eps):
         return "#000000"
     lo, hi = np.log10(EPSILON_RANGE)
     pos = float(np.clip((np.log10(eps) - lo) / (hi - lo), 0.0, 1.0))
-    return to_hex(_EPS_CMAP(0.85 * pos))
+    return to_hex(_EPS_CMAP(0.05 + 0.9 * pos))
 
 
 def algorithm_color(name: str) -> str:
@@ -260,7 +260,8 @@ def rate_text(exponent: float, var: str = "T") -> str:
         exp = f"{frac.numerator}/{frac.denominator}"
     if exp == "1":
         return f"∝ {var}"
-    return f"$\\propto {var}^{{{exp}}}$"
+    base = f"\\mathrm{{{var}}}" if len(var) == 1 else f"(\\mathrm{{{var}}})"  # upright, like the axis labels
+    return f"$\\propto {base}^{{{exp}}}$"
 
 
 REFERENCE_STYLE = {"color": "0.45", "ls": (0, (5, 3)), "lw": 1.1, "zorder": 1.5}
@@ -301,6 +302,8 @@ def reference_rate(ax: plt.Axes, exponent: float, var: str = "T", x: Sequence[fl
         return
     xv = np.asarray(x, float)
     xv = xv[np.isfinite(xv) & (xv > 0)]
+    if xv.min() == xv.max():
+        return  # one x: no slope to show
     xs = np.geomspace(xv.min(), xv.max(), 50)
     text = label or rate_text(exponent, var)
     ys = y0 * (xs / x0) ** exponent
@@ -418,7 +421,7 @@ def render(draw: Callable[[Any], plt.Figure], tables: Any, stem: Path, claim_ids
     their verdicts go above its own title, and :func:`save` writes ``stem.{pdf,png}``."""
     with matplotlib.rc_context(RC_STYLE):
         fig = draw(tables)
-    own = fig._suptitle.get_text() if fig._suptitle is not None else ""
+    own = fig.get_suptitle()
     line = claims_summary(claim_ids, claims)
     width = max(60, int(fig.get_figwidth() * 15))
     title = "\n".join(t for t in (textwrap.fill(line, width), textwrap.fill(own, width)) if t)

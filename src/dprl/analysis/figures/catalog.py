@@ -68,7 +68,7 @@ FIGURES: dict[str, Figure] = _register(
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3",)),
-    Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size", ("C2",)),
+    Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size"),
     Figure("lq_audit", "lq", ("lq_audit",), "lq:audit", ("C1",)),
     Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", ("C2", "C3"), optional=("lq_regime",)),
     # private RL in linear mixture MDPs (2022)
@@ -81,7 +81,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("linmix_audit", "linmix", ("linmix_audit",), "linmix:audit_fig", ("Z1",)),
     # private policy evaluation (2016)
     Figure("pe_rmse_loglog", "pe", ("pe_batch",), "pe:rmse_loglog", ("B3",)),
-    Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale", ("B4",)),
+    Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale", ("B2", "B4")),
     Figure("pe_lambda_heatmap", "pe", ("pe_lambda",), "pe:lambda_heatmap", ("B5",)),
     Figure("pe_audit", "pe", ("pe_audit",), "pe:audit", ("B1",)),
     Figure("pe_regime", "pe", ("pe_batch",), "pe:regime", ("B2", "B5")),
