@@ -49,11 +49,15 @@ def _tables(paths: list[str]) -> dict:
     run re-aggregates it."""
     import pandas as pd
 
-    from dprl.analysis.integrity import IntegrityError, check_table, quarantine_all
+    from dprl.analysis.integrity import IntegrityError, check_table, inputs_unreachable, quarantine_all
 
     problems = []
     for p in paths:
         bad = check_table(p)
+        if bad and inputs_unreachable(p):
+            raise IntegrityError([f"{p}: none of its recorded inputs exists from {Path.cwd()}; run from the "
+                                  "workflow directory (the paths its checksums record are relative to it)"],
+                                 "table check (nothing moved)")
         if bad:
             quarantine_all(Path(p).parent.parent, [Path(p)])
         problems += bad

@@ -133,3 +133,22 @@ def test_missing_sidecar_is_a_problem(run):
         from dprl.cli import _tables
 
         _tables([str(Path(run.preset_dir) / "tables" / "audit.csv")])
+
+
+def test_claims_from_another_directory_moves_nothing(run, capsys, tmp_path, monkeypatch):
+    """Run from elsewhere, no recorded input is found: that says nothing about the tables,
+    so they are not moved aside (they were, before: a user lost a preset's tables)."""
+    tables = [Path(run.preset_dir).resolve() / "tables" / f"{e}.csv" for e in ("counter_error", "audit")]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["claims", "--out-dir", str(tmp_path / "figs"), *map(str, tables)]) == 2
+    assert "run from the workflow directory" in capsys.readouterr().err
+    assert all(t.exists() for t in tables) and not list(tables[0].parent.glob("*.corrupt"))
+
+
+def test_one_deleted_input_still_moves_the_table_aside(run, capsys, tmp_path):
+    table = Path(run.preset_dir) / "tables" / "counter_error.csv"
+    job_file(run, "counter_error", 0).unlink()
+    assert main(["claims", "--out-dir", str(tmp_path / "figs"), str(table)]) == 2
+    assert "input(s) changed or missing" in capsys.readouterr().err and not table.exists()

@@ -166,6 +166,17 @@ def check_table(table: str | Path, expected_inputs: list[str] | None = None) -> 
     return out
 
 
+def inputs_unreachable(table: str | Path) -> bool:
+    """True when *none* of the inputs the table's sidecar records exists from the current
+    directory: the command runs elsewhere than the workflow directory (the recorded paths
+    are relative to it), which says nothing about the table, so it must not be moved aside."""
+    try:
+        inputs = json.loads(sidecar_of(table).read_text())["inputs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return bool(inputs) and not any(Path(p).exists() for p in inputs)
+
+
 def check_tables(tables: list[str | Path]) -> list[str]:
     return [p for t in tables for p in check_table(t)]
 
