@@ -26,6 +26,11 @@ holds for every trajectory, not only under Lemma 2.
 Tree depth. The paper's ``m = ceil(log2 K)`` undercounts the nodes containing an episode by
 one when ``K`` is a power of two (and is 0 for ``K = 1``); we use the exact number of tree
 levels ``L = floor(log2 K) + 1`` (``>= m``, so more noise, never less) in both calibrations.
+That counts the nodes of all ``K`` episodes; the agent only ever uses releases after at most
+``K - 1`` of them, for which ``m = bit_length(K - 1)`` levels suffice (the linear-mixture
+calibration, ``dprl.agents.linmix.calibration.tree_depth``, counts that way). The LQ route
+keeps ``L``: one level more than needed when ``K`` is a power of two, a conservative choice
+left as it is so that its tables do not change.
 """
 
 from __future__ import annotations
