@@ -24,6 +24,13 @@ def _groups(df: pd.DataFrame):
         yield {**P.series_style(alg, eps, cal), "label": P.series_label(alg, eps, cal)}, g
 
 
+def _mark_t_star(ax, g: pd.DataFrame, color: str) -> None:
+    """A private curve's predicted burn-in T* (agents/linmix/regime.py), seed median, in steps T = T*·H."""
+    if g["calibration"].iloc[0] != "none" and "burn_in_episodes" in g:
+        t_star = g.groupby("seed")["burn_in_episodes"].first().median() * g["H"].max()
+        P.mark_burn_in(ax, float(t_star), color, within=(g["T"].min(), g["T"].max()))
+
+
 def regret_loglog(tables: Tables):
     df = tables["linmix_regret"]
     fig, axes = P.subplots(1, 2, panel=(5.6, 4.3), sharey=True)
@@ -36,10 +43,7 @@ def regret_loglog(tables: Tables):
             continue
         for style, g in _groups(sub):
             P.mean_band(ax, g, "T", "regret", positive=True, **style)
-            if g["calibration"].iloc[0] != "none" and "burn_in_episodes" in g:
-                # predicted burn-in T* (agents/linmix/regime.py), seed median, in steps T = T*·H
-                t_star = g.groupby("seed")["burn_in_episodes"].first().median() * g["H"].max()
-                P.mark_burn_in(ax, float(t_star), style["color"], within=(g["T"].min(), g["T"].max()))
+            _mark_t_star(ax, g, style["color"])
         P.reference_rate(ax, REGRET_EXPONENT, "T")
         P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*·H")])
     fig.suptitle("Linear mixture: cumulative regret (seed mean, 95% bootstrap band)")
@@ -126,14 +130,17 @@ def ldp_fig(tables: Tables):
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
     ax = axes[0, 0]
     for alg, ga in df.groupby("algorithm", sort=True):
-        frames = [P.mean_band(ax, g, "T", "regret", positive=True, label=P.series_label(alg, eps, cal),
-                              **P.series_style(alg, eps, cal, by="algorithm"))
-                  for (eps, cal), g in ga.groupby(["epsilon", "calibration"], sort=True)]
+        frames = []
+        for (eps, cal), g in ga.groupby(["epsilon", "calibration"], sort=True):
+            style = P.series_style(alg, eps, cal, by="algorithm")
+            frames.append(P.mean_band(ax, g, "T", "regret", positive=True, label=P.series_label(alg, eps, cal),
+                                      **style))
+            _mark_t_star(ax, g, style["color"])
         # each model against its own rate, anchored on its own curves
         P.reference_rate(ax, LDP_EXPONENT if alg.startswith("ldp_") else REGRET_EXPONENT, "T",
                          np.concatenate([f.index.to_numpy(float) for f in frames]),
                          np.concatenate([f["mean"].to_numpy() for f in frames]))
-    P.finish_axes(ax, xlabel="T = KH", ylabel="cumulative regret")
+    P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*·H")], xlabel="T = KH", ylabel="cumulative regret")
     fig.suptitle("Local (LDP) against joint (JDP) privacy (seed mean, 95% bootstrap band)")
     return fig
 
