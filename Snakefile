@@ -19,6 +19,12 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 
 
+# The report's landing page: workflow/report/workflow.rst rendered with the run's preset,
+# commit and verdict totals by rule report_pages (Snakemake's Jinja context for this page
+# has the config only, no results).
+report: LANDING_PAGE
+
+
 rule all:
     default_target: True
     input:

@@ -10,6 +10,7 @@ Subcommands:
   aggregate  verify and concatenate job results into one tidy table (+ checksums of its inputs)
   figure     draw one registered figure from aggregated tables
   claims     evaluate the claims registry into claims.csv/.md/.tex
+  report-pages  the claims table as HTML and the report's landing page (from claims and manifest)
   runtimes   summarise Snakemake benchmark files into a per-job runtime table
   manifest   record git commit, config hash, date, wall time, cores and package versions of a run
   readme-table  write (or --check) the verdict table of README.md from the committed claims
@@ -230,6 +231,13 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report_pages(args: argparse.Namespace) -> int:
+    from dprl.analysis.report_pages import write_report_pages
+
+    write_report_pages(args.claims, args.manifest, args.template, args.html, args.landing)
+    return 0
+
+
 def cmd_runtimes(args: argparse.Namespace) -> int:
     from dprl.analysis.runtimes import runtime_table, write_runtime_outputs
 
@@ -322,6 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out-dir", required=True)
     sp.add_argument("tables", nargs="*")
     sp.set_defaults(func=cmd_claims)
+
+    sp = sub.add_parser("report-pages", help="claims table as HTML and the report's landing page")
+    sp.add_argument("--claims", required=True, help="claims.csv (dprl claims)")
+    sp.add_argument("--manifest", required=True, help="manifest.json (dprl manifest)")
+    sp.add_argument("--template", required=True, help="landing-page template (workflow/report/workflow.rst)")
+    sp.add_argument("--html", required=True, help="write the claims table as HTML here")
+    sp.add_argument("--landing", required=True, help="write the rendered landing page (reST) here")
+    sp.set_defaults(func=cmd_report_pages)
 
     sp = sub.add_parser("runtimes", help="per-job runtime statistics from benchmark files")
     sp.add_argument("--out", required=True)

@@ -243,3 +243,12 @@ def smoke_local(tmp_path_factory) -> Path:
     wd = copy_workflow(tmp_path_factory.mktemp("smoke-local"))
     snakemake(wd, *smoke_table_targets(wd), "--config", "preset=smoke", "--cores", "2")
     return wd
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """One complete run of the smoke preset (simulations, tables, figures, claims, manifest,
+    report pages), shared by the tests that read its outputs (test_smoke_dag, test_report)."""
+    wd = copy_workflow(tmp_path_factory.mktemp("smoke-run"))
+    snakemake(wd, "--config", "preset=smoke", "--cores", "2", timeout=max(SNAKEMAKE_TIMEOUT, 1500))
+    return wd

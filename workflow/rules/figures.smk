@@ -2,6 +2,8 @@
 also reads the claims table: the verdicts of the claims it tests (catalog
 `FIGURES[fid].claims`) go in its title."""
 
+from dprl.analysis.report_captions import figure_caption
+
 for _fid, _fig in FIGURES.items():
 
     rule:
@@ -17,6 +19,7 @@ for _fid, _fig in FIGURES.items():
                 f"{FIG}/{_fid}.png",
                 caption=f"../report/{_fig.caption}",
                 category=_fig.paper,
+                labels={"figure": _fid, "claims": ", ".join(_fig.claims) or "none"},
             ),
         log:
             f"{RES}/logs/figures/{_fid}.log",
@@ -27,6 +30,8 @@ for _fid, _fig in FIGURES.items():
         params:
             fid=_fid,
             stem=subpath(output.png, strip_suffix=".png"),
+            # what the caption states: seeds and settings of this preset, the claims tested
+            caption=figure_caption(_fig, PRESET, EXPERIMENTS),
         message:
             f"figure {_fid}"
         shell:

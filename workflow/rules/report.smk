@@ -1,4 +1,4 @@
-"""Claims table, per-job runtime statistics and the manifest of a run."""
+"""Claims table, per-job runtime statistics, the manifest of a run and the report's pages."""
 
 
 rule claims:
@@ -6,7 +6,7 @@ rule claims:
         tables=[f"{RES}/tables/{e}.csv" for e in EXPERIMENTS],
         checksums=[f"{RES}/tables/{e}.inputs.json" for e in EXPERIMENTS],
     output:
-        csv=report(f"{FIG}/claims.csv", caption="../report/claims.rst", category="claims"),
+        csv=f"{FIG}/claims.csv",
         md=f"{FIG}/claims.md",
         tex=f"{FIG}/claims.tex",
     log:
@@ -29,7 +29,12 @@ rule runtimes:
         [f"{RES}/{j}" for j in JOBS],
     output:
         table=f"{RES}/tables/job_runtimes.csv",
-        png=report(f"{FIG}/job_runtimes.png", caption="../report/job_runtimes.rst", category="runtime"),
+        png=report(
+            f"{FIG}/job_runtimes.png",
+            caption="../report/job_runtimes.rst",
+            category="runtime",
+            labels={"figure": "job_runtimes", "preset": PRESET},
+        ),
         pdf=f"{FIG}/job_runtimes.pdf",
     log:
         f"{RES}/logs/runtimes.log",
@@ -72,7 +77,39 @@ rule manifest:
         "--cores {params.cores} --runtimes {input.runtimes} --config-hash {params.config_hash} 2> {log}"
 
 
+# The report (`snakemake --report report.html`): its landing page is the `report:`
+# description in the Snakefile, LANDING_PAGE; the claims table is shown inline as HTML.
+LANDING_PAGE = f"{RES}/report/workflow.rst"
+ALL_TARGETS += [f"{FIG}/claims.html", LANDING_PAGE]
+
+
+rule report_pages:
+    input:
+        claims=rules.claims.output.csv,
+        manifest=rules.manifest.output[0],
+        template="workflow/report/workflow.rst",
+    output:
+        html=report(
+            f"{FIG}/claims.html",
+            caption="../report/claims.rst",
+            category="Claims",
+            labels={"table": "claims", "preset": PRESET},
+        ),
+        landing=LANDING_PAGE,
+    log:
+        f"{RES}/logs/report_pages.log",
+    resources:
+        mem_mb=500,
+        runtime=2,
+    message:
+        "report pages: the claims table as HTML and the landing page (preset, commit, verdict totals)"
+    shell:
+        "{DPRL} report-pages --claims {input.claims} --manifest {input.manifest} --template {input.template} "
+        "--html {output.html} --landing {output.landing} 2> {log}"
+
+
 localrules:
     claims,
     runtimes,
     manifest,
+    report_pages,

@@ -1,0 +1,53 @@
+"""`snakemake --report` on the smoke run (conftest.smoke_run, shared with test_smoke_dag):
+the landing page states the run's preset, commit and verdict totals, the claims table is
+inside as HTML, and no caption renders with a docutils message."""
+
+import json
+import re
+import zipfile
+
+import pandas as pd
+import pytest
+from conftest import snakemake
+
+from dprl.analysis.figures import all_figures
+from dprl.analysis.report_table import VERDICT_COLOURS
+from dprl.config.load import load_config_file
+
+
+@pytest.mark.slow
+def test_report_has_landing_page_claims_table_and_captions(smoke_run):
+    wd = smoke_run
+    snakemake(wd, "--config", "preset=smoke", "--report", "report.zip")
+    figs = wd / "results" / "smoke" / "figures"
+    claims = pd.read_csv(figs / "claims.csv")
+    manifest = json.loads((figs / "manifest.json").read_text())
+    with zipfile.ZipFile(wd / "report.zip") as z:
+        names = z.namelist()
+        html = z.read("report/report.html").decode()
+        claims_page = z.read(next(n for n in names if n.endswith("/claims.html"))).decode()
+
+    # landing page (the `report:` description): preset, commit, totals from the run's files
+    desc = re.search(r"var workflow_desc = (\".*?\");\n", html, flags=re.S)
+    assert desc, "no workflow description in the report"
+    desc = json.loads(desc.group(1))
+    assert "preset: <strong>smoke</strong>" in desc
+    assert manifest["git_commit"] in desc
+    counts = claims["verdict"].value_counts()
+    for verdict in ("reproduced", "inconclusive", "not reproduced"):
+        assert f"<strong>{verdict}</strong>: {counts.get(verdict, 0)}</li>" in desc
+    assert f"{claims['claim'].nunique()} claims, {len(claims)} rows" in desc
+
+    # the claims table, inline as HTML: a summary row per claim, a detail row per row
+    assert claims_page.count('<tr class="claim">') == claims["claim"].nunique()
+    assert claims_page.count('<tr class="detail">') == len(claims)
+    for verdict in set(claims["verdict"]):
+        assert f'background:{VERDICT_COLOURS[verdict]}">{verdict}</td>' in claims_page
+
+    # captions: no docutils message anywhere; seed counts of the smoke preset; claim ids
+    assert "system-message" not in html and "System Message" not in html
+    seeds = len({j.spec.seed for j in load_config_file(str(wd / "config.yaml"), "smoke").experiments["tabular_regret"].jobs})
+    assert f"over {seeds} seeds (smoke preset)" in html
+    for fig in all_figures().values():
+        for claim in fig.claims:
+            assert f"<strong>{claim}</strong>" in html, (fig.id, claim)
