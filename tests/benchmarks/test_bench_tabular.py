@@ -7,7 +7,9 @@ PUCB >= 2,000 episodes/s; there 46,000 Laplace draws per PUCB episode dominate) 
 100-state 4-action H=20 PUCB counter memory < 1 GiB.
 
 Run: ``pytest tests/benchmarks/test_bench_tabular.py --benchmark-only -o addopts=""``.
-Episodes/s, the reference's episodes/s and the ratio are in each benchmark's
+Rates and start-up are CPU time (``time.process_time``, as issue 12 measured them: the
+machine's two cores are shared, and wall-clock rates under load say more about the
+neighbours than about the loop); wall times are in ``extra_info``. Episodes/s, the reference's episodes/s and the ratio are in each benchmark's
 ``extra_info``; compile time is excluded (one warm-up round; with ``cache=True`` it is
 paid once per installation, see ``test_bench_compile_and_startup``).
 """
@@ -43,12 +45,13 @@ def _reference_rate(env, name, privacy, T) -> float:
     best = np.inf
     for _ in range(3):
         agent = make_reference_agent(name, env, T, privacy, 0.05, 1.0, np.random.default_rng(1), np.random.default_rng(2))
-        t = time.perf_counter()  # the benchmark's own timer
+        t = time.process_time()  # the benchmark's own timer
         reference_run_episodes(env, agent, T, np.random.default_rng(3))
-        best = min(best, time.perf_counter() - t)
+        best = min(best, time.process_time() - t)
     return T / best
 
 
+@pytest.mark.benchmark(timer=time.process_time)
 @pytest.mark.parametrize("name,privacy,sizes,episodes,ref_episodes,target,target_ratio", [
     ("pucb", PUCB, (3, 2, 2), 300_000, 6_000, 500_000, 20.0),
     ("ubev", None, (3, 2, 2), 300_000, 6_000, 1_000_000, 20.0),
@@ -59,9 +62,12 @@ def test_bench_episodes_per_second(benchmark, name, privacy, sizes, episodes, re
     env = _env(*sizes)
     benchmark.pedantic(_compiled, args=(env, name, privacy, episodes), rounds=3, iterations=1, warmup_rounds=1)
     rate = episodes / benchmark.stats.stats.min
+    wall = time.perf_counter()
+    _compiled(env, name, privacy, episodes)
+    wall = episodes / (time.perf_counter() - wall)
     ref = _reference_rate(env, name, privacy, ref_episodes)
     benchmark.extra_info.update(episodes_per_s=rate, reference_episodes_per_s=ref, ratio=rate / ref,
-                                target_episodes_per_s=target, target_ratio=target_ratio)
+                                wall_episodes_per_s=wall, target_episodes_per_s=target, target_ratio=target_ratio)
     assert rate >= target and rate / ref >= target_ratio, benchmark.extra_info
 
 
@@ -77,13 +83,16 @@ def test_bench_compile_and_startup(benchmark):
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the cache if cold
 
     def start():
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-        return time.perf_counter() - t, float(out.stdout)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), float(out.stdout)
 
-    wall, inside = benchmark.pedantic(start, rounds=3, iterations=1)
-    benchmark.extra_info.update(process_wall_s=wall, import_and_run_s=inside)
-    assert wall < 2.0, wall
+    wall, cpu, inside = benchmark.pedantic(start, rounds=3, iterations=1)
+    benchmark.extra_info.update(process_wall_s=wall, process_cpu_s=cpu, import_and_run_s=inside)
+    assert cpu < 2.0, benchmark.extra_info
 
 
 def test_bench_pucb_memory_100_states(benchmark):
