@@ -132,7 +132,25 @@ def _tabular_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _lq_table() -> pd.DataFrame:
+    rows = []
+    settings = [("ofu_rl", np.inf, np.nan, "none")] + [("private_ofu_rl", e, 1e-3, "tight") for e in (0.1, 1.0, 10.0)] \
+        + [("private_ofu_rl", 1.0, d, "tight") for d in (1e-1, 1e-5)]
+    for alg, eps, delta, cal in settings:
+        for seed in range(3):
+            for k in np.unique(np.geomspace(1, 8000, 15).astype(int)):
+                extra = 0 if cal == "none" else 5 * eps**-0.5 * np.log(1 / delta) ** 0.25
+                rows.append({"algorithm": alg, "epsilon": eps, "delta": delta, "calibration": cal,
+                             "env_label": "random_lq", "alg_label": alg, "privacy_label": f"{cal}{eps:g}{delta:g}",
+                             "seed": seed, "episode": k, "regret": np.sqrt(k) * (1 + extra) * (1 + 0.03 * seed),
+                             "burn_in_episodes": 500.0 / eps, "lam_min": 10.0 / eps})
+    return pd.DataFrame(rows)
+
+
 SYNTHETIC = {
+    "lq_regret_loglog": lambda: {"lq_regret": _lq_table()},
+    "lq_privacy_cost": lambda: {"lq_regret": _lq_table()},
+    "lq_regime": lambda: {"lq_regret": _lq_table()},
     "linmix_regret_loglog": lambda: {"linmix_regret": _linmix_table()},
     "linmix_privacy_cost": lambda: {"linmix_regret": _linmix_table()},
     "linmix_regime": lambda: {"linmix_regret": _linmix_table()},
@@ -141,7 +159,7 @@ SYNTHETIC = {
     "tabular_regime": lambda: {"tabular_regret": _tabular_table()},
 }
 # rate figures and the exponents of the references they must draw (through reference_rate)
-RATES = {"linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
+RATES = {"lq_regret_loglog": {0.5}, "lq_privacy_cost": {-0.5, 0.25}, "linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
          "tabular_privacy_cost_eps": {-1.0}}
 INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_.]+\b")
 
@@ -167,7 +185,8 @@ def test_figures_speak_the_vocabulary(fid):
     refs = {float(ln.get_gid().split(":")[1]) for ax in fig.axes for ln in ax.get_lines()
             if (ln.get_gid() or "").startswith("reference:")}
     assert refs == RATES.get(fid, set()), (fid, refs)
-    if fid in ("linmix_regret_loglog", "tabular_regret_loglog", "linmix_regime", "tabular_regime"):
+    if fid in ("linmix_regret_loglog", "tabular_regret_loglog", "lq_regret_loglog", "linmix_regime", "tabular_regime",
+               "lq_regime"):
         assert any(ln.get_gid() == "burn-in" for ax in fig.axes for ln in ax.get_lines()), fid
     plt.close(fig)
 
