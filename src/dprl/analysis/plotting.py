@@ -15,7 +15,6 @@ deterministic save), and every figure module draws with the same few functions:
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import textwrap
@@ -382,8 +381,8 @@ def subplots(nrows: int = 1, ncols: int = 1, panel: tuple[float, float] = (5.0, 
 
 def claims_summary(claim_ids: Sequence[str], claims: pd.DataFrame | None) -> str:
     """One line per figure: each claim it tests with its verdict(s) from the claims table,
-    e.g. ``V2: reproduced (4 rows) · V4: not reproduced (2 rows)``; rows outside their regime
-    are counted (``2 inconclusive, regime not reached``)."""
+    e.g. ``Claims V2: 3 reproduced, 1 inconclusive [1 outside the regime] · V4: not
+    reproduced (2 rows)``; a claim without rows is ``not evaluated``."""
     if claims is None or not claim_ids:
         return ""
     parts = []
@@ -398,16 +397,12 @@ def claims_summary(claim_ids: Sequence[str], claims: pd.DataFrame | None) -> str
             text = f"{cid}: {order[0]}" + (f" ({len(rows)} rows)" if len(rows) > 1 else "")
         else:
             text = f"{cid}: " + ", ".join(f"{counts[v]} {v}" for v in order)
-        outside = int(((rows["verdict"] == "inconclusive") & (rows.get("regime") == "not reached")).sum()) \
+        outside = int(((rows["verdict"] == "inconclusive") & (rows["regime"] == "not reached")).sum()) \
             if "regime" in rows else 0
-        if outside:
+        if outside:  # rates measured before the burn-in (contract, "Regimes")
             text += f" [{outside} outside the regime]"
         parts.append(text)
     return "Claims " + " · ".join(parts)
-
-
-def read_claims(path: str | Path | None) -> pd.DataFrame | None:
-    return None if path is None else pd.read_csv(path)
 
 
 # one look for every figure (matplotlib reads these when the axes and texts are made)
@@ -451,9 +446,3 @@ def save(fig: plt.Figure, stem: Path) -> None:
             fig.savefig(tmp, format=fmt, bbox_inches="tight", **kw)
             os.replace(tmp, out)
     plt.close(fig)
-
-
-def finite_range(values: Iterable[float]) -> tuple[float, float]:
-    v = np.asarray(list(values), float)
-    v = v[np.isfinite(v)]
-    return (float(v.min()), float(v.max())) if v.size else (math.nan, math.nan)
