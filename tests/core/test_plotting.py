@@ -99,7 +99,7 @@ def test_reference_rate_passes_through_the_last_decade_anchor():
     x0, y0 = np.exp(np.log(x[last]).mean()), np.exp(np.log(y[last]).mean())
     assert np.interp(np.log(x0), np.log(line.get_xdata()), np.log(line.get_ydata())) == pytest.approx(np.log(y0))
     assert line.get_label() == "$\\propto \\mathrm{T}^{1/2}$"
-    assert P.rate_text(-1, "ε") == "$\\propto \\mathrm{ε}^{-1}$" and P.rate_text(1, "S") == "∝ S"
+    assert P.rate_text(-1, "ε") == "$\\propto \\mathrm{ε}^{-1}$" and P.rate_text(1, "S") == "$\\propto \\mathrm{S}$"
     assert P.rate_text(0.25, "ln(1/δ)") == "$\\propto (\\mathrm{ln(1/δ)})^{1/4}$"
     plt.close(fig)
 

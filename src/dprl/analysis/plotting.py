@@ -249,7 +249,7 @@ def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | No
 
 
 def rate_text(exponent: float, var: str = "T") -> str:
-    """``∝ T^{1/2}`` for ``exponent = 0.5`` (a simple fraction when there is one)."""
+    """``∝ T^{1/2}`` for ``exponent = 0.5`` (mathtext; a simple fraction when there is one)."""
     frac = Fraction(exponent).limit_denominator(8)
     if abs(float(frac) - exponent) > 1e-9:
         exp = f"{exponent:.2g}"
@@ -258,7 +258,7 @@ def rate_text(exponent: float, var: str = "T") -> str:
     else:
         exp = f"{frac.numerator}/{frac.denominator}"
     if exp == "1":
-        return f"∝ {var}"
+        return f"$\\propto \\mathrm{{{var}}}$"
     base = f"\\mathrm{{{var}}}" if len(var) == 1 else f"(\\mathrm{{{var}}})"  # upright, like the axis labels
     return f"$\\propto {base}^{{{exp}}}$"
 
