@@ -147,7 +147,41 @@ def _lq_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _pe_table() -> pd.DataFrame:
+    rows = []
+    for alg, eps in (("lsw", np.inf), ("lsl", np.inf), ("dp_lsw", 1.0), ("dp_lsw", 100.0), ("dp_lsl", 1.0),
+                     ("dp_lsl", 100.0), ("gs_dp_lsl", 1.0), ("gs_dp_lsl", 100.0)):
+        for feat in ("identity", "pairs"):
+            for seed in range(3):
+                for m in (10, 100, 1000, 10000):
+                    private = np.isfinite(eps)
+                    sigma = (1e3 / (eps * m)) if private else np.nan
+                    rows.append({"algorithm": alg, "epsilon": eps, "delta": 0.1 if private else np.nan,
+                                 "features": feat, "seed": seed, "m": m, "sigma": sigma, "psi": 1.0 / m,
+                                 "rmse": (sigma if private else 0.0) + 1 / np.sqrt(m) + 0.01 * seed,
+                                 "m_star": 300.0 if alg == "dp_lsw" else np.nan, "m_flat": 5.0, "m_half": 50.0,
+                                 "eps_m_floor": 1e4})
+    return pd.DataFrame(rows)
+
+
+def _counter_table() -> pd.DataFrame:
+    rows = []
+    for alg in ("laplace_tree", "gaussian_tree_vector"):
+        for cal in ("paper", "tight"):
+            for eps in (0.1, 1.0):
+                for seed in range(3):
+                    for t in (1, 8, 64, 512):
+                        err = np.log2(t + 1) / eps * (1 + 0.05 * seed)
+                        rows.append({"algorithm": alg, "calibration": cal, "epsilon": eps, "seed": seed, "t": t,
+                                     "err_q": err, "bound_paper": 3 * err, "bound_tight": 1.5 * err})
+    return pd.DataFrame(rows)
+
+
 SYNTHETIC = {
+    "pe_rmse_loglog": lambda: {"pe_batch": _pe_table()},
+    "pe_noise_scale": lambda: {"pe_batch": _pe_table()},
+    "pe_regime": lambda: {"pe_batch": _pe_table()},
+    "mechanisms_counter_error": lambda: {"counter_error": _counter_table()},
     "lq_regret_loglog": lambda: {"lq_regret": _lq_table()},
     "lq_privacy_cost": lambda: {"lq_regret": _lq_table()},
     "lq_regime": lambda: {"lq_regret": _lq_table()},
@@ -159,7 +193,7 @@ SYNTHETIC = {
     "tabular_regime": lambda: {"tabular_regret": _tabular_table()},
 }
 # rate figures and the exponents of the references they must draw (through reference_rate)
-RATES = {"lq_regret_loglog": {0.5}, "lq_privacy_cost": {-0.5, 0.25}, "linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
+RATES = {"pe_noise_scale": {-1.0}, "lq_regret_loglog": {0.5}, "lq_privacy_cost": {-0.5, 0.25}, "linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
          "tabular_privacy_cost_eps": {-1.0}}
 INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_.]+\b")
 
@@ -186,7 +220,7 @@ def test_figures_speak_the_vocabulary(fid):
             if (ln.get_gid() or "").startswith("reference:")}
     assert refs == RATES.get(fid, set()), (fid, refs)
     if fid in ("linmix_regret_loglog", "tabular_regret_loglog", "lq_regret_loglog", "linmix_regime", "tabular_regime",
-               "lq_regime"):
+               "lq_regime", "pe_rmse_loglog", "pe_noise_scale", "pe_regime"):
         assert any(ln.get_gid() == "burn-in" for ax in fig.axes for ln in ax.get_lines()), fid
     plt.close(fig)
 
