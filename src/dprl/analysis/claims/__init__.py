@@ -79,19 +79,44 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+def _md_row(cells: list[object]) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+
 def to_markdown(df: pd.DataFrame) -> str:
+    """``claims.md``: the verdict totals first, then one summary row per claim (its
+    verdicts and regimes counted, the largest horizon a row outside its regime needs),
+    then the rows themselves without repeating the claim's statement."""
+    counts = df["verdict"].value_counts()
+    outside = int(((df["verdict"] == "inconclusive") & (df["regime"] == "not reached")).sum())
     lines = [
-        "| claim | paper | statement | experiment | metric | expected | calibration | measured [95% CI] | verdict | regime | horizon needed | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims): "
+        + ", ".join(f"**{counts.get(v, 0)} {v}**" for v in VERDICTS)
+        + f"; {outside} of the inconclusive rows were measured outside their regime (they state the horizon they need).",
+        "",
+        "## One row per claim",
+        "",
+        "| claim | paper | statement | expected | rows | verdicts | regimes | horizon needed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for claim, g in df.groupby("claim", sort=False):
+        first = g.iloc[0]
+        verdicts = ", ".join(f"{n} {v}" for v, n in g["verdict"].value_counts().items())
+        regimes = ", ".join(f"{n} {r}" for r, n in g["regime"].value_counts().items())
+        need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
+        lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected, len(g), verdicts, regimes,
+                              _fmt(need if pd.notna(need) else float("nan"))]))
+    lines += [
+        "",
+        "## Rows",
+        "",
+        "| claim | calibration | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in df.itertuples(index=False):
         ci = f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
-        cells = [r.claim, r.paper, r.statement, r.experiment, r.metric, r.expected, r.calibration,
-                 _fmt(r.measured) + ci, f"**{r.verdict}**", r.regime, _fmt(r.horizon_needed), r.note]
-        lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
-    counts = df["verdict"].value_counts()
-    lines.append("")
-    lines.append("Verdicts: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS) + ".")
+        lines.append(_md_row([r.claim, r.calibration, r.experiment, r.metric, _fmt(r.measured) + ci,
+                              f"**{r.verdict}**", r.regime, _fmt(r.horizon_needed), r.note]))
     return "\n".join(lines) + "\n"
 
 

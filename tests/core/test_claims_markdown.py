@@ -1,0 +1,28 @@
+"""claims.md: totals first, one summary row per claim, then the rows (issue 15)."""
+
+import numpy as np
+import pandas as pd
+
+from dprl.analysis.claims import COLUMNS, to_markdown
+
+
+def _row(claim, verdict, regime="n/a", need=np.nan, calibration="tight"):
+    base = dict.fromkeys(COLUMNS, "")
+    return {**base, "claim": claim, "paper": "lq", "statement": f"statement of {claim}", "expected": "<= 0.6",
+            "calibration": calibration, "measured": 0.5, "ci_low": 0.4, "ci_high": 0.6, "verdict": verdict,
+            "regime": regime, "horizon_needed": need, "note": "a note"}
+
+
+def test_totals_then_one_summary_row_per_claim_then_the_rows():
+    df = pd.DataFrame([_row("C2", "reproduced", "reached"), _row("C2", "inconclusive", "not reached", 2.25e7, "paper"),
+                       _row("M1", "reproduced")], columns=COLUMNS)
+    lines = to_markdown(df).splitlines()
+    assert lines[0].startswith("Verdicts of 3 rows (2 claims): **2 reproduced**")
+    assert "1 of the inconclusive rows were measured outside their regime" in lines[0]
+    summary = [ln for ln in lines if ln.startswith("| **")]
+    assert [ln.split(" | ")[0] for ln in summary] == ["| **C2**", "| **M1**"]
+    assert "1 reproduced, 1 inconclusive" in summary[0] and "2.25e+07" in summary[0]
+    rows = lines[lines.index("## Rows"):]
+    assert sum(ln.startswith("| C2 |") for ln in rows) == 2 and sum(ln.startswith("| M1 |") for ln in rows) == 1
+    assert lines.index("## One row per claim") < lines.index("## Rows")
+    assert all("statement of" not in ln for ln in rows)  # the statement is in the summary only
