@@ -46,6 +46,20 @@ def test_z2_linear_below_the_burn_in_is_inconclusive_with_the_horizon():
     assert late["regime"] == "not reached" and late["verdict"] == "inconclusive" and late["horizon_needed"] == 30000.0
 
 
+def test_z2_long_table_rows_are_separate_and_fitted_over_their_own_last_decade():
+    """`full`'s linmix_regime_long runs the paper calibration at ε = 1 to a longer K: its
+    rows are its own, fitted over its own last decade (a shared decade would fit only the
+    long table, a shared group would mix two horizons in one slope)."""
+    short = _table({("private_linopt_vi", "paper", 1.0): lambda T: 0.5 * T})  # still linear at K
+    long = _table({("private_linopt_vi", "paper", 1.0): np.sqrt})
+    long = long.assign(episode=long["episode"] * 100, T=long["T"] * 100, regret=np.sqrt(long["T"] * 100))
+    rows = z2({"linmix_regret": short, "linmix_regime_long": long})
+    assert len(rows) == 2
+    assert rows[0].verdict == "not reproduced" and "linmix_regime_long" not in rows[0].note
+    assert rows[1].verdict == "reproduced" and rows[1].note.startswith("linmix_regime_long: ε=1")
+    assert rows[1].measured == pytest.approx(0.5, abs=0.02)
+
+
 def _cost_table(cost_of_eps, burn_in=100.0, need=1000.0):
     curves = {("ucrl_vtr", "none", np.inf): np.sqrt}
     for eps in (10.0, 100.0, 1000.0):

@@ -148,6 +148,17 @@ def test_c3_recovers_the_exponents_and_rejects_wrong_ones():
     assert res[0].verdict == "not reproduced"
 
 
+def test_lq_regime_long_serves_c2_only():
+    """`full`'s lq_regime_long (paper calibration at ε = 1, no OFU-RL runs) gets its own C2
+    rows and no C3 row (C3 pairs private runs with OFU-RL in lq_regret and lq_regime)."""
+    long = _regret_table(private_slope=0.5)
+    long = long[long["calibration"] != "none"]
+    tables = {"lq_regret": _regret_table(private_slope=0.5), "lq_regime_long": long}
+    c2 = CLAIM["C2"].evaluate(tables)
+    assert sum(r.note.startswith("lq_regime_long") for r in c2) == long.groupby(["epsilon", "delta"]).ngroups
+    assert len(CLAIM["C3"].evaluate(tables)) == len(CLAIM["C3"].evaluate({"lq_regret": tables["lq_regret"]}))
+
+
 def test_c1_and_c4_fail_when_they_should():
     audit = pd.DataFrame(dict(calibration=["tight"] * 2, epsilon=[1.0, 1.0], mechanism=["B1", "joint"],
                               claimed_epsilon=[0.7, 1.0], eps_lb=[0.2, 1.3], passed=[True, False],

@@ -122,7 +122,7 @@ MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
 
 # The measurements are of the default preset's jobs; another preset's (`full`: up to 75x
 # the episodes) are scaled by the work models of dprl.config.estimate.
-from dprl.config.estimate import scaled_resources
+from dprl.config.estimate import measured_reference, scaled_resources
 
 REFERENCE = EXPERIMENTS if PRESET == "default" else load_config(config, "default").experiments
 
@@ -136,12 +136,15 @@ def _experiment_resources(experiment):
         # unmeasured: the declared runtime is a generous bound, take a third of it
         "seconds": float(got.get("seconds", 20.0 * kind.runtime_min)),
     }
-    if experiment not in REFERENCE:
+    # an experiment the default run does not have (lq_regime_long) is scaled from the
+    # measured one of its kind with the largest jobs
+    src = measured_reference(experiment, kind.name, MEASURED, REFERENCE)
+    if src is None:
         return base
     return scaled_resources(
-        base,
+        MEASURED[src] if src != experiment else base,
         [j.spec for j in EXPERIMENTS[experiment].jobs],
-        [j.spec for j in REFERENCE[experiment].jobs],
+        [j.spec for j in REFERENCE[src].jobs],
     )
 
 

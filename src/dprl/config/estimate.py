@@ -160,24 +160,24 @@ MODELS: dict[str, Callable[[JobSpec], tuple[float, float, str]]] = {
 # Measured seconds per unit of work (see the module docstring; recomputed with
 # ``python -m dprl.config.estimate`` after a default run).
 SECONDS_PER_UNIT: dict[str, float] = {
-    "audit": 6.64e-07,
-    "counter_error": 2.52e-08,
-    "linmix_actions": 3.84e-08,
-    "linmix_audit": 2.8e-07,
-    "linmix_ldp": 1.71e-07,
-    "linmix_regret": 1.62e-07,
-    "linmix_states": 1.32e-09,
-    "lq_audit": 3.35e-07,
-    "lq_oracle": 1.59e-07,
-    "lq_regret": 1.19e-07,
-    "pe_audit": 2.35e-07,
-    "pe_batch": 1.1e-07,
-    "pe_lambda": 2.98e-08,
-    "private_mab": 1.23e-06,
-    "tabular_audit": 1.12e-06,
-    "tabular_pac": 9.02e-07,
-    "tabular_regret": 1.27e-06,
-    "tabular_scaling": 2.33e-07,
+    "audit": 2.79e-07,
+    "counter_error": 1.57e-08,
+    "linmix_actions": 1.74e-09,
+    "linmix_audit": 1.91e-07,
+    "linmix_ldp": 1.69e-08,
+    "linmix_regret": 4.69e-09,
+    "linmix_states": 5.96e-10,
+    "lq_audit": 7.25e-07,
+    "lq_oracle": 2.1e-08,
+    "lq_regret": 1.5e-08,
+    "pe_audit": 1.31e-07,
+    "pe_batch": 1.41e-08,
+    "pe_lambda": 7.84e-09,
+    "private_mab": 1.27e-06,
+    "tabular_audit": 6.78e-07,
+    "tabular_pac": 1.92e-08,
+    "tabular_regret": 2.46e-08,
+    "tabular_scaling": 3.06e-08,
 }
 
 
@@ -221,6 +221,18 @@ def scaled_resources(measured: Mapping[str, float], jobs: Sequence[JobSpec], ref
     return out
 
 
+def measured_reference(name: str, kind: str, measured: Mapping[str, Any], reference: Mapping[str, Any]) -> str | None:
+    """The measured default-run experiment to scale ``name``'s resources from: itself, or,
+    for an experiment the default preset does not run (``lq_regime_long``), the measured
+    experiment of the same kind with the most work per job (the closest in size)."""
+    if name in measured and name in reference:
+        return name
+    same = [e for e, x in reference.items() if e in measured and x.kind.name == kind and x.jobs and kind in MODELS]
+    if not same:
+        return None
+    return max(same, key=lambda e: sum(MODELS[kind](j.spec)[1] for j in reference[e].jobs) / len(reference[e].jobs))
+
+
 def preset_resources(preset: str, config_path: str = "config.yaml",
                      resources_path: str = "workflow/resources.yaml") -> dict[str, dict[str, float]]:
     """:func:`scaled_resources` of every measured experiment of ``preset`` (what the workflow's
@@ -235,10 +247,10 @@ def preset_resources(preset: str, config_path: str = "config.yaml",
     reference = experiments if preset == "default" else load_config_file(config_path, "default").experiments
     out = {}
     for name, exp in experiments.items():
-        if name not in measured or not exp.jobs:
+        src = measured_reference(name, exp.kind.name, measured, reference)
+        if src is None or not exp.jobs:
             continue
-        ref = [j.spec for j in reference[name].jobs] if name in reference else []
-        r = scaled_resources(measured[name], [j.spec for j in exp.jobs], ref)
+        r = scaled_resources(measured[src], [j.spec for j in exp.jobs], [j.spec for j in reference[src].jobs])
         out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600}
     return out
 

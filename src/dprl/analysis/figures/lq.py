@@ -128,7 +128,10 @@ def regime(tables: Tables):
     ε and δ collapse onto one; the onset (50Λ, the burn-in mark) and rate (170Λ) are drawn."""
     from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA, RATE_K_OVER_LAMBDA
 
-    df = pd.concat([tables[name] for name in ("lq_regret", "lq_regime") if name in tables], ignore_index=True)
+    # one curve per experiment and setting: `full` runs some settings in several experiments
+    # at different K, whose checkpoints must not be averaged together
+    df = pd.concat([tables[name].assign(source=name) for name in lq_claims.REGRET_TABLES if name in tables],
+                   ignore_index=True)
     df = df[df["calibration"] != "none"].copy()
     df["per_episode"] = df["regret"] / df["episode"]
     envs = sorted(df["env_label"].unique()) or ["(none)"]
@@ -138,7 +141,7 @@ def regime(tables: Tables):
         if g.empty:
             P.empty_panel(ax)
             continue
-        for (eps, delta, cal), gs in g.groupby(["epsilon", "delta", "calibration"], sort=True):
+        for (_, eps, delta, cal), gs in g.groupby(["source", "epsilon", "delta", "calibration"], sort=True):
             style = _style("private_ofu_rl", eps, cal, delta)
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
             P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True,
