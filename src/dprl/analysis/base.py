@@ -25,6 +25,24 @@ Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 Regime = Literal["reached", "not reached", "n/a"]
 REGIMES = ("reached", "not reached", "n/a")
+# The order totals are stated in (README, report, claims.md, figure titles): the good news,
+# the open questions, the findings.
+TOTALS_ORDER = ("reproduced", "inconclusive", "not reproduced")
+
+
+def verdict_totals(claims: pd.DataFrame) -> dict[str, int]:
+    """Rows of a claims table per verdict, in :data:`TOTALS_ORDER` (zeros included), then
+    any other value present (e.g. ``n/a``)."""
+    counts = claims["verdict"].value_counts()
+    extra = sorted(v for v in counts.index if v not in TOTALS_ORDER)
+    return {v: int(counts.get(v, 0)) for v in (*TOTALS_ORDER, *extra)}
+
+
+def outside_regime(claims: pd.DataFrame) -> int:
+    """Inconclusive rows measured outside their regime (contract, "Regimes")."""
+    if "regime" not in claims:
+        return 0
+    return int(((claims["verdict"] == "inconclusive") & (claims["regime"] == "not reached")).sum())
 
 
 def overall_regime(parts: Sequence[tuple[str, float]]) -> tuple[Regime, float]:

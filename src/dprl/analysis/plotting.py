@@ -15,7 +15,7 @@ deterministic save), and every figure module draws with the same few functions:
 
 from __future__ import annotations
 
-import os
+import io
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
@@ -32,7 +32,9 @@ import pandas as pd  # noqa: E402
 from matplotlib import colormaps  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
+from dprl.analysis.base import outside_regime, verdict_totals  # noqa: E402
 from dprl.analysis.stats import bootstrap_ci  # noqa: E402
+from dprl.runner.io import atomic_write_bytes  # noqa: E402
 
 # --------------------------------------------------------------------------- display names
 
@@ -391,14 +393,12 @@ def claims_summary(claim_ids: Sequence[str], claims: pd.DataFrame | None) -> str
         if rows.empty:
             parts.append(f"{cid}: not evaluated")
             continue
-        counts = rows["verdict"].value_counts()
-        order = [v for v in ("reproduced", "not reproduced", "inconclusive") if v in counts]
-        if len(order) == 1:
-            text = f"{cid}: {order[0]}" + (f" ({len(rows)} rows)" if len(rows) > 1 else "")
+        counts = {v: n for v, n in verdict_totals(rows).items() if n}
+        if len(counts) == 1:
+            text = f"{cid}: {next(iter(counts))}" + (f" ({len(rows)} rows)" if len(rows) > 1 else "")
         else:
-            text = f"{cid}: " + ", ".join(f"{counts[v]} {v}" for v in order)
-        outside = int(((rows["verdict"] == "inconclusive") & (rows["regime"] == "not reached")).sum()) \
-            if "regime" in rows else 0
+            text = f"{cid}: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+        outside = outside_regime(rows)
         if outside:  # rates measured before the burn-in (contract, "Regimes")
             text += f" [{outside} outside the regime]"
         parts.append(text)
@@ -441,8 +441,7 @@ def save(fig: plt.Figure, stem: Path) -> None:
     stem = Path(stem)
     with matplotlib.rc_context(RC_DETERMINISTIC):
         for fmt, kw in (("pdf", {"metadata": PDF_METADATA}), ("png", {"metadata": PNG_METADATA, "dpi": PNG_DPI})):
-            out = stem.with_suffix(f".{fmt}")
-            tmp = out.with_name(f".{out.name}.tmp")  # written whole, then renamed: never half a file
-            fig.savefig(tmp, format=fmt, bbox_inches="tight", **kw)
-            os.replace(tmp, out)
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, bbox_inches="tight", **kw)
+            atomic_write_bytes(stem.with_suffix(f".{fmt}"), buf.getvalue())  # never half a file
     plt.close(fig)

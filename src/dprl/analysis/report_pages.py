@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, StrictUndefined
 
-from dprl.analysis.base import REGIMES
-from dprl.analysis.report_table import claims_html, verdict_totals
+from dprl.analysis.base import REGIMES, verdict_totals
+from dprl.analysis.report_table import claims_html
 
 
 def regime_totals(df: pd.DataFrame) -> dict[str, int]:

@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import VERDICTS
+from dprl.analysis.base import verdict_totals
 from dprl.analysis.claims import _fmt
 
 # Background colours of the verdicts (and of a verdict that is not one of VERDICTS, e.g.
@@ -25,9 +25,6 @@ VERDICT_COLOURS = {
     "inconclusive": "#ffe0b2",
 }
 OTHER_COLOUR = "#e0e0e0"
-# The order totals are stated in: the good news, the open questions, the findings.
-TOTALS_ORDER = ("reproduced", "inconclusive", "not reproduced")
-assert set(TOTALS_ORDER) == set(VERDICTS)
 
 HEADER = ("claim", "paper / calibration", "statement / note", "expected", "measured [95% CI]",
           "verdict", "regime", "horizon needed", "figure")
@@ -46,14 +43,6 @@ span.verdict { padding: 0 4px; border-radius: 3px; white-space: nowrap; }
 
 def verdict_colour(verdict: str) -> str:
     return VERDICT_COLOURS.get(verdict, OTHER_COLOUR)
-
-
-def verdict_totals(df: pd.DataFrame) -> dict[str, int]:
-    """Rows per verdict, in :data:`TOTALS_ORDER` (every verdict, zeros included), then
-    any other value present (e.g. ``n/a``)."""
-    counts = df["verdict"].value_counts()
-    extra = sorted(v for v in counts.index if v not in TOTALS_ORDER)
-    return {v: int(counts.get(v, 0)) for v in (*TOTALS_ORDER, *extra)}
 
 
 def _chip(verdict: str, count: int | None = None) -> str:

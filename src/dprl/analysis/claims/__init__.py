@@ -14,7 +14,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import REGIMES, VERDICTS, Claim, Tables
+from dprl.analysis.base import REGIMES, VERDICTS, Claim, Tables, outside_regime, verdict_totals
 
 log = logging.getLogger(__name__)
 
@@ -87,12 +87,10 @@ def to_markdown(df: pd.DataFrame) -> str:
     """``claims.md``: the verdict totals first, then one summary row per claim (its
     verdicts and regimes counted, the largest horizon a row outside its regime needs),
     then the rows themselves without repeating the claim's statement."""
-    counts = df["verdict"].value_counts()
-    outside = int(((df["verdict"] == "inconclusive") & (df["regime"] == "not reached")).sum())
     lines = [
         f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims): "
-        + ", ".join(f"**{counts.get(v, 0)} {v}**" for v in VERDICTS)
-        + f"; {outside} of the inconclusive rows were measured outside their regime (they state the horizon they need).",
+        + ", ".join(f"**{n} {v}**" for v, n in verdict_totals(df).items())
+        + f"; {outside_regime(df)} of the inconclusive rows were measured outside their regime (they state the horizon they need).",
         "",
         "## One row per claim",
         "",
@@ -101,7 +99,7 @@ def to_markdown(df: pd.DataFrame) -> str:
     ]
     for claim, g in df.groupby("claim", sort=False):
         first = g.iloc[0]
-        verdicts = ", ".join(f"{n} {v}" for v, n in g["verdict"].value_counts().items())
+        verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(g).items() if n)
         regimes = ", ".join(f"{n} {r}" for r, n in g["regime"].value_counts().items())
         need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
         lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected, len(g), verdicts, regimes,
