@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from linmix_reference import ReferenceAgent, reference_run_episodes
 
-from dprl.agents.linmix.simulate import build_agent, run_episodes
+from dprl.agents.linmix.build import build_agent
+from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints

@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from dprl.agents.lq.oracle import OptimisticOracle
-from dprl.agents.lq.run import build_agent, run_episodes
+from dprl.agents.lq.build import build_agent
+from dprl.agents.lq.episodes import run_episodes
 from dprl.envs.lq import random_system, riccati
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
@@ -104,7 +105,7 @@ def test_bench_compile_and_startup(benchmark):
     then ``cache=True`` loads it; the first process's time is ``first_process_s`` (the compile
     when this run found the cache cold, see ``test_bench_cold_compile``)."""
     code = ("import time; t = time.perf_counter(); import numpy as np; "
-            "from dprl.agents.lq.run import build_agent, run_episodes; from dprl.envs.lq import random_system; "
+            "from dprl.agents.lq.build import build_agent; from dprl.agents.lq.episodes import run_episodes; from dprl.envs.lq import random_system; "
             "from dprl.privacy.setting import PrivacySetting; "
             "s = random_system(2, 1, 10, np.random.default_rng(0)); "
             "[run_episodes(build_agent(a, {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, p, s, 10, "
@@ -133,7 +134,7 @@ def test_bench_compile_and_startup(benchmark):
 def test_bench_cold_compile(benchmark, tmp_path):
     """The one-off compile of the whole LQ loop into an empty Numba cache (``NUMBA_CACHE_DIR``),
     reported apart from the episode rates."""
-    code = ("import numpy as np; from dprl.agents.lq.run import build_agent, run_episodes; "
+    code = ("import numpy as np; from dprl.agents.lq.build import build_agent; from dprl.agents.lq.episodes import run_episodes; "
             "from dprl.envs.lq import random_system; s = random_system(2, 1, 10, np.random.default_rng(0)); "
             "run_episodes(build_agent('ofu_rl', {'n_candidates': 16, 'alpha': 0.1, 'lam': 0.1}, None, s, 10, "
             "np.random.default_rng(1), np.random.default_rng(2)), s, 10, np.random.default_rng(3), np.array([1, 3, 10]))")

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
 
-from dprl.agents.tabular.agent import build_agent, feed_episodes
+from dprl.agents.tabular.build import build_agent
+from dprl.agents.tabular.episodes import feed_episodes
 from dprl.envs.tabular import garnet
 from dprl.runner.online import CheckpointSummary
 from dprl.privacy.setting import PrivacySetting
@@ -75,7 +76,7 @@ def test_bench_compile_and_startup(benchmark):
     """Process start-up of a tiny PUCB + UBEV job with a warm Numba cache (the first
     compile is reported separately: it is paid once, then ``cache=True`` loads it)."""
     code = ("import time; t = time.perf_counter(); import numpy as np; "
-            "from dprl.agents.tabular.agent import build_agent, feed_episodes; from dprl.envs.tabular import garnet; "
+            "from dprl.agents.tabular.build import build_agent; from dprl.agents.tabular.episodes import feed_episodes; from dprl.envs.tabular import garnet; "
             "from dprl.runner.online import EpisodeRecord; from dprl.privacy.setting import PrivacySetting; env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2); "
             "[feed_episodes(build_agent(n, {'beta': 0.05, 'bonus_scale': 1.0}, p, env, 10, np.random.default_rng(1), np.random.default_rng(2)).agent, env, 10, "
             "np.random.default_rng(3), EpisodeRecord()) for n, p in (('ubev', None), ('pucb', PrivacySetting(epsilon=1.0, calibration='tight')))]; "

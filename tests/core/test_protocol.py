@@ -12,7 +12,7 @@ import pytest
 
 from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 
-AGENT_MODULES = ("dprl.agents.tabular.agent", "dprl.agents.lq.run", "dprl.agents.linmix.simulate")
+PAPERS = ("tabular", "lq", "linmix")  # the episodic papers; the policy-evaluation paper below
 FACTORY = ["name", "params", "privacy", "env", "n_episodes", "agent_rng", "noise_rng"]
 RUNNER = ["built", "env", "n_episodes", "env_rng", "checkpoints", "progress"]
 
@@ -26,18 +26,21 @@ def _extra_are_keyword_only(func, n: int) -> bool:
     return all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params)
 
 
-@pytest.mark.parametrize("module", AGENT_MODULES)
-def test_every_paper_has_the_protocol_signatures(module):
-    mod = importlib.import_module(module)
-    assert _head(mod.build_agent, len(FACTORY)) == FACTORY and _extra_are_keyword_only(mod.build_agent, len(FACTORY))
-    assert _head(mod.run_episodes, len(RUNNER)) == RUNNER and _extra_are_keyword_only(mod.run_episodes, len(RUNNER))
-    assert inspect.signature(mod.run_episodes).parameters["progress"].default is None
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_paper_has_the_protocol_signatures_in_the_same_modules(paper):
+    """``dprl.agents.<paper>.build.build_agent`` and ``.episodes.run_episodes`` in every paper."""
+    build = importlib.import_module(f"dprl.agents.{paper}.build").build_agent
+    run = importlib.import_module(f"dprl.agents.{paper}.episodes").run_episodes
+    assert _head(build, len(FACTORY)) == FACTORY and _extra_are_keyword_only(build, len(FACTORY))
+    assert _head(run, len(RUNNER)) == RUNNER and _extra_are_keyword_only(run, len(RUNNER))
+    assert inspect.signature(run).parameters["progress"].default is None
 
 
 def test_policy_evaluation_factory_has_the_protocol_head():
-    from dprl.agents.pe.estimators import build_estimator
+    """No episodes and no random stream at build time: the head stops after ``env``."""
+    from dprl.agents.pe.build import build_agent
 
-    assert _head(build_estimator, 3) == FACTORY[:3]
+    assert _head(build_agent, 4) == FACTORY[:4] and _extra_are_keyword_only(build_agent, 4)
 
 
 def test_a_diverging_signature_is_caught():

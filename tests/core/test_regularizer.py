@@ -110,7 +110,7 @@ def test_good_event_constants_are_shared_by_both_papers():
     """Chowdhury et al. (η = 2Λ, λ_min = Λ, λ_max = 3Λ, ν = ||L||/√Λ) and Zhou (Z = N + 2Σ I,
     λ_min = Σ, λ_max = 3Σ, ν = ||z||/√Σ) get their constants from the one function, and every
     Regularizer reports the bounds its releases carry."""
-    from dprl.agents.linmix.calibration import privatizer_calibration
+    from dprl.agents.linmix.calibration import linopt_calibration
     from dprl.agents.lq.calibration import private_ofu_calibration
     from dprl.envs.linear_mixture import make_mixture
     from dprl.privacy.regularizer import GoodEventBounds, shifted_calibration
@@ -120,7 +120,7 @@ def test_good_event_constants_are_shared_by_both_papers():
     feat = make_mixture(3, 10, 2, 2, 3, np.random.default_rng(0)).features()
     for route in ("paper", "tight"):
         cals = [private_ofu_calibration(1.0, 1e-3, route, 100, 5, 0.5, 2, 1, 0.1).regularizer,
-                *(getattr(privatizer_calibration(s, route, 1.0, 1e-5, 100, feat, 0.05), r)
+                *(getattr(linopt_calibration(s, route, 1.0, 1e-5, 100, feat, 0.05), r)
                   for s in ("central", "local") for r in ("p", "r"))]
         for c in cals:
             assert c.shift == 2 * c.lam_min and c.lam_max == 3 * c.lam_min

@@ -10,7 +10,8 @@ from linmix_reference import reference_run_episodes
 
 from dprl.agents.linmix.linopt import LinOptAgent, plan
 from dprl.agents.linmix.loop import plan_into
-from dprl.agents.linmix.simulate import build_agent, run_episodes
+from dprl.agents.linmix.build import build_agent
+from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_mixture, make_tabular_as_linear
 from dprl.experiments.linmix.jobs import run_regret
 from dprl.privacy.regularizer import NonPrivateRegularizer, RegularizerCalibration

@@ -8,7 +8,8 @@ import pytest
 from linmix_reference import ReferenceAgent, reference_run_episodes
 
 from dprl.agents.linmix import simulate
-from dprl.agents.linmix.simulate import build_agent, run_episodes
+from dprl.agents.linmix.build import build_agent
+from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_env
 from dprl.privacy.regularizer import RegularizerCalibration
 from dprl.privacy.setting import PrivacySetting

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.lq.calibration import private_ofu_calibration
-from dprl.agents.lq.run import private_regularizer
+from dprl.agents.lq.build import private_regularizer
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.envs.lq import LQSystem
 from dprl.privacy.regularizer import NonPrivateRegularizer, RegularizedStats, Regularizer
@@ -216,7 +216,7 @@ class OFUAgent:
         return v
 
 
-# ------------------------------------------------------------------ agents/lq/run.py
+# ------------------------------------------------------------------ agents/lq/episodes.py
 
 
 def build_reference_agent(system, name, params, privacy, episodes, agent_rng, noise_rng) -> OFUAgent:

@@ -11,7 +11,8 @@ import pytest
 from dprl.agents.lq.calibration import private_ofu_calibration, sensitivities
 from dprl.agents.lq.ofu import OFUAgent, confidence_radius
 from dprl.agents.lq.oracle import OptimisticOracle
-from dprl.agents.lq.run import build_agent, ridge_estimate, run_episodes
+from dprl.agents.lq.build import build_agent
+from dprl.agents.lq.episodes import ridge_estimate, run_episodes
 from dprl.envs.lq import optimal_cost, random_system, riccati, rollout, theta_to_ab
 from dprl.privacy.calibration import composed_epsilon
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer, RegularizerCalibration

@@ -16,7 +16,8 @@ import lq_reference_loop as ref  # noqa: E402
 from dprl.agents.lq.loop import _givens_add_rows  # noqa: E402
 from dprl.agents.lq.ofu import OFUAgent  # noqa: E402
 from dprl.agents.lq.oracle import OptimisticOracle  # noqa: E402
-from dprl.agents.lq.run import build_agent, ridge_estimate, run_episodes  # noqa: E402
+from dprl.agents.lq.build import build_agent
+from dprl.agents.lq.episodes import ridge_estimate, run_episodes  # noqa: E402
 from dprl.agents.protocol import BuiltAgent  # noqa: E402
 from dprl.envs.lq import double_integrator, random_system  # noqa: E402
 from dprl.privacy.regularizer import CentralRegularizer, RegularizerCalibration  # noqa: E402

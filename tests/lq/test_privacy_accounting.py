@@ -12,7 +12,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld
 
 from dprl.agents.lq.calibration import private_ofu_calibration
-from dprl.agents.lq.run import build_agent, private_regularizer
+from dprl.agents.lq.build import build_agent, private_regularizer
 from dprl.envs.lq import random_system
 from dprl.privacy.replacement import JOINT, gram_cross_replacement_weight
 from dprl.privacy.setting import PrivacySetting

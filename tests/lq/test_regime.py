@@ -10,7 +10,8 @@ from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.agents.lq.regime import (
     RATE_K_OVER_LAMBDA, burn_in_episodes, onset_episode, private_ofu_burn_in, sigma_exponents,
 )
-from dprl.agents.lq.run import build_agent, run_episodes
+from dprl.agents.lq.build import build_agent
+from dprl.agents.lq.episodes import run_episodes
 from dprl.envs.lq import random_system
 from dprl.runner.checkpoints import log_checkpoints
 

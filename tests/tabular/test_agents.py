@@ -5,7 +5,9 @@ import pandas as pd
 import pytest
 
 from dprl.agents.tabular import calibration as cal
-from dprl.agents.tabular.agent import OptimisticAgent, build_agent, feed_episodes
+from dprl.agents.tabular.agent import OptimisticAgent
+from dprl.agents.tabular.build import build_agent
+from dprl.agents.tabular.episodes import feed_episodes
 from dprl.agents.tabular.planner import greedy_policy, priv_q, priv_q_into
 from dprl.agents.tabular.statistics import PrivateStats, ReleasedStats
 from dprl.envs.tabular import garnet, riverswim

@@ -12,7 +12,8 @@ import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
 
 from dprl.agents.tabular import agent as agent_mod
-from dprl.agents.tabular.agent import build_agent, feed_episodes, run_episodes
+from dprl.agents.tabular.build import build_agent
+from dprl.agents.tabular.episodes import feed_episodes, run_episodes
 from dprl.agents.tabular.statistics import feed_tree, laplace_into
 from dprl.envs.tabular import garnet, lowerbound, make_tabular_env, riverswim
 from dprl.experiments.tabular import jobs
@@ -192,7 +193,7 @@ def test_run_episodes_table_equals_the_per_episode_record():
 
 
 @pytest.mark.parametrize("module,callee", [
-    ("dprl.agents.tabular.agent", "dprl.agents.tabular.planner"),
+    ("dprl.agents.tabular.episodes", "dprl.agents.tabular.planner"),
     ("dprl.agents.linmix.loop", "dprl.agents.tabular.statistics"),
 ])
 def test_an_edited_callee_file_drops_the_loops_cache(monkeypatch, tmp_path, module, callee):

@@ -75,7 +75,8 @@ def test_lowerbound_plus_and_minus_have_a_single_action():
     """Figure 1: ``+`` and ``−`` have one action; copies would split the visits (spec)."""
     import numpy as np
 
-    from dprl.agents.tabular.agent import build_agent, feed_episodes
+    from dprl.agents.tabular.build import build_agent
+    from dprl.agents.tabular.episodes import feed_episodes
     from dprl.envs.tabular import lowerbound
     from dprl.runner.online import EpisodeRecord
 

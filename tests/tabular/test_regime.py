@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dprl.agents.tabular.agent import _all_tied, build_agent, feed_episodes
+from dprl.agents.tabular.episodes import _all_tied, feed_episodes
+from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.regime import (confidence_width, job_burn_in, pucb_burn_in, unclamp_count,
                                         uniform_visit_rates)
 from dprl.analysis.claims import tabular as tc

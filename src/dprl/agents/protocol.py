@@ -1,20 +1,21 @@
 """One agent factory and one episode runner, the same for every episodic paper.
 
-Each paper's agent package (``tabular``, ``lq``, ``linmix``) exposes
+Each episodic paper's agent package (``tabular``, ``lq``, ``linmix``) exposes, in modules of
+the same names
 
-- ``build_agent(name, params, privacy, env, n_episodes, agent_rng, noise_rng) -> BuiltAgent``:
+- ``build.build_agent(name, params, privacy, env, n_episodes, agent_rng, noise_rng) -> BuiltAgent``:
   the algorithm ``name`` with its config parameters ``params`` at the privacy setting
   ``privacy`` (``None``: non-private), sized for ``n_episodes`` episodes of ``env``; and
-- ``run_episodes(built, env, n_episodes, env_rng, checkpoints, progress=None) -> DataFrame``:
+- ``episodes.run_episodes(built, env, n_episodes, env_rng, checkpoints, progress=None) -> DataFrame``:
   runs the episodes (compiled loops inside) and returns one row per checkpoint episode,
   starting with the columns ``episode`` and ``regret`` (cumulative exact regret).
 
 The job functions (``dprl.experiments.*.jobs``) call only these two. Paper-specific
 options come after ``progress`` as keywords (e.g. the LQ ridge check, the linear-mixture
 action record). The policy-evaluation paper (Balle et al. 2016) has no episodes: its
-estimators are built by the same factory signature
-(:func:`dprl.agents.pe.estimators.build_agent`, ``env`` the feature map and state weights) and
-evaluated on nested batches of trajectories instead of being run.
+estimators are built by the same factory's head (:func:`dprl.agents.pe.build.build_agent`,
+``env`` an :class:`~dprl.agents.pe.build.EstimationTask`: feature map, state weights, return
+bound) and evaluated on nested batches of trajectories instead of being run.
 """
 
 from __future__ import annotations

@@ -54,13 +54,13 @@ def _private_ofu_rl(spec: JobSpec) -> float:
 
 
 def _linopt(spec: JobSpec) -> float:
-    from dprl.agents.linmix.calibration import accounted_epsilon, privatizer_calibration
-    from dprl.agents.linmix.simulate import ALGORITHMS
+    from dprl.agents.linmix.calibration import accounted_epsilon, linopt_calibration
+    from dprl.agents.linmix.build import ALGORITHMS
     from dprl.experiments.linmix.jobs import make_job_env
 
     feat = make_job_env(JobContext(spec)).features()  # the job's own instance
     _, scheme = ALGORITHMS[spec.algorithm["name"]]
-    cal = privatizer_calibration(scheme, spec.calibration, spec.epsilon, float(spec.delta),
+    cal = linopt_calibration(scheme, spec.calibration, spec.epsilon, float(spec.delta),
                                  int(spec.settings.get("episodes", 2000)), feat, float(spec.algorithm.get("alpha", 0.05)))
     return accounted_epsilon(cal, feat, float(spec.delta))
 

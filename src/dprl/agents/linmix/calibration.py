@@ -47,7 +47,7 @@ class Sensitivities:
 
 
 @dataclass(frozen=True)
-class PrivatizerCalibration:
+class LinOptCalibration:
     """Everything the agent needs from a calibration, plus the accounting behind it."""
 
     p: RegularizerCalibration
@@ -122,7 +122,7 @@ def _constants(
 VARIANTS = ("corrected", "printed")
 
 
-def privatizer_calibration(
+def linopt_calibration(
     scheme: str,
     calibration: str,
     epsilon: float,
@@ -131,7 +131,7 @@ def privatizer_calibration(
     feat: KnownFeatures,
     alpha: float,
     variant: str = "corrected",
-) -> PrivatizerCalibration:
+) -> LinOptCalibration:
     """Central (``scheme="central"``, Section 6.1) or local (``"local"``, Remark 6.9).
 
     ``paper``: the route of Theorem 6.4: each of the ``4H`` counters is ``ρ_c``-zCDP with
@@ -192,10 +192,10 @@ def privatizer_calibration(
     d = max(d1, d2)
     cal_p = _constants(sigmas[0], sigmas[1], terms, d1, d, K, H, alpha, calibration)
     cal_r = _constants(sigmas[2], sigmas[3], terms, d2, d2, K, H, alpha, calibration)
-    return PrivatizerCalibration(cal_p, cal_r, sens, sigmas, m, terms)
+    return LinOptCalibration(cal_p, cal_r, sens, sigmas, m, terms)
 
 
-def accounted_epsilon(cal: PrivatizerCalibration, feat: KnownFeatures, delta: float) -> float:
+def accounted_epsilon(cal: LinOptCalibration, feat: KnownFeatures, delta: float) -> float:
     """The job's accounted ε: exact ε (at δ) of all ``4H`` streams under *replacement*
     sensitivities (the paper's relation), by μ-GDP composition: ``μ² = m H Σ_c Δ_c²/σ_c²``.
     At most the nominal ε for both routes (tested); above it for ``variant="printed"`` at

@@ -1,6 +1,6 @@
 """LinOpt-VI-Reg / LinOpt-PO-Reg (Zhou 2022, Algorithms 1 and 2) episode loop, compiled
 (Numba): the same steps as :class:`dprl.agents.linmix.linopt.LinOptAgent` driven by
-``simulate``'s loop, on the same random streams, equal to round-off (the summation orders,
+:func:`dprl.agents.linmix.episodes.run_episodes`, on the same random streams, equal to round-off (the summation orders,
 and the bonus norms through a Cholesky factor instead of ``Λ^{-1}``, differ from NumPy's;
 the oracle test is ``tests/linmix/test_compiled_loop.py``).
 

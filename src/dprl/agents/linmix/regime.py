@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprl.agents.linmix.calibration import privatizer_calibration
+from dprl.agents.linmix.calibration import linopt_calibration
 from dprl.agents.linmix.linopt import confidence_radii
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
@@ -98,7 +98,7 @@ def radii(feat: KnownFeatures, K: int, alpha: float, scheme: str, calibration: s
     if scheme == "none":
         ridge = GoodEventBounds.ridge(lam)
         return confidence_radii(ridge, ridge, feat.d1, feat.d2, K, feat.horizon, alpha)
-    cal = privatizer_calibration(scheme, calibration, float(epsilon), float(delta), K, feat, alpha)
+    cal = linopt_calibration(scheme, calibration, float(epsilon), float(delta), K, feat, alpha)
     return confidence_radii(cal.p, cal.r, feat.d1, feat.d2, K, feat.horizon, alpha)
 
 

@@ -1,10 +1,12 @@
 """Agents of Chowdhury, Zhou, Shroff (2021): OFU-RL and Private-OFU-RL for episodic LQ control.
 
-Modules: ``ofu`` (the agent, β_k), ``oracle`` (the optimistic step, eq. 9), ``calibration``
-(σ1, σ2, Λ, η, λ_min, λ_max, ν for the ``paper`` and ``tight`` calibrations), ``audit``
-(audit of the two counters), ``loop`` (the episode loop, compiled), ``run`` (building
-agents from job parameters, running the loop with exact regret into a checkpoint table). The estimator under changing regularizers is the shared
-:mod:`dprl.privacy.regularizer`.
+Modules (the same layout in every paper's package): ``build`` (``build_agent``, the factory
+of :mod:`dprl.agents.protocol`), ``episodes`` (``run_episodes``: the loop with exact regret
+into a checkpoint table), ``calibration`` (:class:`PrivateOFUCalibration`: σ1, σ2, Λ, η,
+λ_min, λ_max, ν for the ``paper`` and ``tight`` calibrations), ``regime`` (predicted
+burn-in), ``ofu`` (the agent, β_k), ``oracle`` (the optimistic step, eq. 9), ``loop`` (the
+episode loop, compiled), ``audit`` (audit of the two counters). The estimator under
+changing regularizers is the shared :mod:`dprl.privacy.regularizer`.
 
 Choices and deviations from the paper (each documented where it is made):
 
@@ -24,9 +26,10 @@ Choices and deviations from the paper (each documented where it is made):
   ``m = ceil(log2 K)`` (which undercounts by one when K is a power of two).
 - Neighbouring relation: the paper's ``Δ1 = H(1+γ)²``, ``Δ2 = H(1+γ)`` bound the change when
   a user is replaced by a null user (zero statistics); replacing one real user by another
-  can change the sums by up to ``√2 Δ1`` and ``2 Δ2``. Both calibrations keep the paper's
-  constants; the audit uses the null-user relation.
-- ``tight``: exact analytic-Gaussian calibration of both counters jointly (each counter
-  alone is then ``μ/√2``-GDP, which is what the audit holds it to), χ²/Frobenius noise
-  bounds at the paper's failure probabilities.
+  moves the pair of counters by a joint weight of ``4.5`` instead of ``2``
+  (:mod:`dprl.privacy.replacement`). Both calibrations are calibrated for replacement
+  (Definition 2): ``paper`` multiplies the printed σ's by ``1.5``; the audits use the worst
+  replacement pairs (:mod:`dprl.agents.lq.calibration`).
+- ``tight``: exact analytic-Gaussian calibration of both counters jointly under
+  replacement, χ²/Frobenius noise bounds at the paper's failure probabilities.
 """

@@ -1,7 +1,7 @@
 """Privacy audit of Private-OFU-RL's counters (Theorem 2's proof; ``mechanisms.md``, audits).
 
 The audit drives the agent's own noise path: the :class:`CentralRegularizer` built with
-the job's :class:`LQPrivacyCalibration`, whose ``release`` gives ``(V_k, U_k)`` (B1's
+the job's :class:`PrivateOFUCalibration`, whose ``release`` gives ``(V_k, U_k)`` (B1's
 symmetric-noise release of ``Σ_{j<k} Σ_h z zᵀ`` plus the shift, and B2's release of
 ``Σ_{j<k} Σ_h z x_{h+1}ᵀ``). The mechanism's output is the whole sequence of ``K``
 releases (continual observation); ``n`` independent runs advance together as the
@@ -25,8 +25,8 @@ import dataclasses
 
 import numpy as np
 
-from dprl.agents.lq.calibration import LQPrivacyCalibration
-from dprl.agents.lq.run import private_regularizer  # the agent's own noise path
+from dprl.agents.lq.calibration import PrivateOFUCalibration
+from dprl.agents.lq.build import private_regularizer  # the agent's own noise path
 from dprl.privacy.audit import AuditResult, audit
 
 User = tuple[np.ndarray, np.ndarray]  # (Σ_h z zᵀ, Σ_h z xᵀ)
@@ -59,7 +59,7 @@ def replacement_pair(which: str, n: int, d: int, horizon: int, gamma: float) -> 
 
 
 def regularizer_releases(
-    cal: LQPrivacyCalibration, first: User, episodes: int, runs: int, rng: np.random.Generator, which: str,
+    cal: PrivateOFUCalibration, first: User, episodes: int, runs: int, rng: np.random.Generator, which: str,
 ) -> np.ndarray:
     """``runs`` independent :class:`CentralRegularizer` s (the agent's noise path) fed
     ``first`` then ``episodes - 1`` null users; returns, per run, all ``episodes`` releases
@@ -86,7 +86,7 @@ def regularizer_releases(
 
 
 def audit_counters(
-    cal: LQPrivacyCalibration, n: int, d: int, horizon: int, gamma: float, episodes: int, samples: int,
+    cal: PrivateOFUCalibration, n: int, d: int, horizon: int, gamma: float, episodes: int, samples: int,
     rng: np.random.Generator, confidence: float = 1e-3, sigma_scale: float = 1.0,
 ) -> dict[str, AuditResult]:
     """Audit B1, B2 at their claimed guarantees and both together at (ε, δ), each on its

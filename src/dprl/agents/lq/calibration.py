@@ -56,7 +56,7 @@ RELATIONS = (NEIGHBOURING_RELATION, "null_user")  # the paper's (Definition 2), 
 
 
 @dataclass(frozen=True)
-class LQPrivacyCalibration:
+class PrivateOFUCalibration:
     """Everything a Private-OFU-RL job needs to know about its noise (plus accounting)."""
 
     regularizer: RegularizerCalibration
@@ -112,7 +112,7 @@ def sensitivities(horizon: int, gamma: float) -> tuple[float, float]:
 def private_ofu_calibration(
     epsilon: float, delta: float, calibration: str, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float,
     relation: str = NEIGHBOURING_RELATION, variant: str = "corrected",
-) -> LQPrivacyCalibration:
+) -> PrivateOFUCalibration:
     """Noise scales ``σ1, σ2`` and good-event constants ``(η, λ_min, λ_max, ν)``.
 
     ``paper`` (Sec. IV-A and proof of Theorem 3): ``σ_i² = 8 L Δ_i² ln(2/δ)/ε²`` as printed,
@@ -171,4 +171,4 @@ def private_ofu_calibration(
         # ||L_k||_F: n(n+d) entries, α/(2K) as in the paper route
         lam, frob = tight_noise_bounds(sigma1, sigma2, levels, p, n * p, alpha / (4.0 * episodes), alpha / (2.0 * episodes))
     reg = shifted_calibration(sigma1, sigma2, lam, frob)  # η = 2Λ, λ_min = Λ, λ_max = 3Λ, ν = ||L_k||_F/√Λ
-    return LQPrivacyCalibration(reg, calibration, float(epsilon), float(delta), levels, d1, d2, relation)
+    return PrivateOFUCalibration(reg, calibration, float(epsilon), float(delta), levels, d1, d2, relation)

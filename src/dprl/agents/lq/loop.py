@@ -1,6 +1,6 @@
 """The episode loop of OFU-RL / Private-OFU-RL (Chowdhury, Zhou, Shroff 2021, Algorithm 1),
 compiled (Numba): per episode, the same steps as :class:`~dprl.agents.lq.ofu.OFUAgent`
-(``act`` then ``observe``) driven by :func:`dprl.agents.lq.run.run_episodes`, with the same
+(``act`` then ``observe``) driven by :func:`dprl.agents.lq.episodes.run_episodes`, with the same
 kernels (:func:`~dprl.agents.lq.ofu.plan_step`, :func:`~dprl.agents.lq.ofu.user_statistics`,
 :func:`~dprl.envs.lq.rollout_into`, :func:`~dprl.envs.lq.policy_cost_one`).
 

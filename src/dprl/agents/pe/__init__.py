@@ -1,3 +1,4 @@
 """Batch policy-evaluation estimators of Balle, Gomrokchi, Precup (2016): LSW, LSL and their
-smooth-sensitivity DP versions (``estimators``), their smooth bounds (``bounds``), features
-and weights (``features``)."""
+smooth-sensitivity DP versions (``estimators``), built by ``build`` (``build_agent``, the
+factory of :mod:`dprl.agents.protocol`), their smooth bounds (``bounds``), features and
+weights (``features``), predicted regimes (``regime``)."""

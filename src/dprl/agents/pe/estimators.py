@@ -20,18 +20,14 @@ mechanisms (NRS07), the exact Gaussian ε at the global sensitivity for GS-DP-LS
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_psi, lsw_psi
-from dprl.agents.protocol import BuiltAgent
 from dprl.envs.mrp import BatchStats
 from dprl.privacy.calibration import composed_epsilon
-from dprl.privacy.setting import PrivacySetting
-from dprl.privacy.smooth_sensitivity import SmoothGaussianConstants, gaussian_release, smooth_gaussian_constants, smooth_sigma
+from dprl.privacy.smooth_sensitivity import gaussian_release, smooth_gaussian_constants, smooth_sigma
 
 
 @dataclass(frozen=True)
@@ -216,39 +212,3 @@ class DPLSL(LSL):
         theta = self.fit(stats)
         noisy = np.stack([gaussian_release(t, float(s), rng) for t, s in zip(theta, report.sigma)])
         return Release(noisy), report
-
-
-ESTIMATORS = ("lsw", "lsl", "dp_lsw", "dp_lsl", "gs_dp_lsl")
-PRIVATE_ESTIMATORS = ("dp_lsw", "dp_lsl", "gs_dp_lsl")
-
-
-def build_estimator(
-    name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, phi: np.ndarray, rho: np.ndarray,
-    f_max: float, estimator_class: type | None = None,
-) -> BuiltAgent[LSW | LSL, SmoothGaussianConstants]:
-    """The factory of :mod:`dprl.agents.protocol` for this paper's estimators: ``name`` with
-    its config ``params`` (``c``, ``p`` for the LSL family) at ``privacy`` on the feature map
-    ``phi`` with state weights ``rho`` and return bound ``f_max``; the calibration is the
-    mechanism's smooth-sensitivity constants ``(a, b)`` (``None`` for LSW/LSL).
-
-    The 2016 paper has one calibration (its smooth-sensitivity constants), so a private
-    estimator needs ``privacy.calibration == "paper"`` and a δ. ``estimator_class``
-    (audits only): a class with the estimator's constructor, e.g. a deliberately broken
-    variant of :mod:`dprl.agents.pe.broken`.
-    """
-    if name not in ESTIMATORS:
-        raise ValueError(f"unknown policy-evaluation algorithm {name!r}; choose one of {ESTIMATORS}")
-    if name == "lsw":
-        return BuiltAgent((estimator_class or LSW)(phi, rho), None)
-    if name == "lsl":
-        return BuiltAgent((estimator_class or LSL)(phi, rho, params["c"], params["p"]), None)
-    if privacy is None or privacy.delta is None:
-        raise ValueError(f"algorithm {name!r} is (epsilon, delta)-DP: it needs a privacy setting with epsilon and delta")
-    if privacy.calibration != "paper":
-        raise ValueError("the 2016 policy-evaluation paper has a single calibration; use calibration: [paper]")
-    eps, delta = privacy.epsilon, float(privacy.delta)
-    if name == "dp_lsw":
-        est = (estimator_class or DPLSW)(phi, rho, f_max, eps, delta)
-    else:
-        est = (estimator_class or DPLSL)(phi, rho, params["c"], params["p"], f_max, eps, delta, smooth=name == "dp_lsl")
-    return BuiltAgent(est, est.const)

@@ -16,6 +16,7 @@ it fails at the claimed ε). Both calibrations use the same ``ε'``: they differ
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -92,3 +93,21 @@ def first_exploit_episode(epsilon: float, S: int, A: int, H: int, T: int, beta: 
     # the planner's known branch needs ñ >= max(2E, 1) (planner.priv_q)
     t = math.ceil(max(2 * e, 1.0)) + 1
     return float(t) if t <= T else math.inf
+
+
+@dataclass(frozen=True)
+class PUCBCalibration:
+    """PUCB's noise and confidence constants for its ``T`` episodes (Algorithm 2 lines 1-4):
+    the Laplace scale of every counter node and the bound ``E`` the planner uses in episode
+    1 (``e_first``) and from episode 2 on (``e_rest``; :class:`PrivateStats`)."""
+
+    epsilon: float
+    calibration: str
+    scale: float
+    e_first: float
+    e_rest: float
+
+    def e_used(self, episode: int) -> float:
+        """``E`` of the release planned on in ``episode`` (1-based)."""
+        return self.e_first if episode == 1 else self.e_rest
+

@@ -7,9 +7,10 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from dprl.agents.linmix.calibration import PrivatizerCalibration, accounted_epsilon, privatizer_calibration
+from dprl.agents.linmix.calibration import LinOptCalibration, accounted_epsilon, linopt_calibration
 from dprl.agents.linmix.regime import regime_columns
-from dprl.agents.linmix.simulate import ALGORITHMS, build_agent, privatizers, run_episodes
+from dprl.agents.linmix.build import ALGORITHMS, build_agent, privatizers
+from dprl.agents.linmix.episodes import run_episodes
 from dprl.agents.regime import onset_episode
 from dprl.envs.linear_mixture import KnownFeatures, make_env, make_mixture
 from dprl.privacy.audit import audit
@@ -92,7 +93,7 @@ def neighbouring_statistics(feat: KnownFeatures, first: bool) -> tuple[np.ndarra
     return gp, tp, gr, tr
 
 
-def _scaled(cal: PrivatizerCalibration, sigma_scale: float) -> tuple[RegularizerCalibration, RegularizerCalibration]:
+def _scaled(cal: LinOptCalibration, sigma_scale: float) -> tuple[RegularizerCalibration, RegularizerCalibration]:
     """The (p, r) calibrations with every σ scaled (``sigma_scale < 1``: a deliberately
     broken variant for tests)."""
     return tuple(dataclasses.replace(c, sigma_gram=c.sigma_gram * sigma_scale, sigma_target=c.sigma_target * sigma_scale)
@@ -106,9 +107,9 @@ def _flatten(stats: RegularizedStats, p: int) -> np.ndarray:
     return np.concatenate([stats.gram[..., iu[0], iu[1]].reshape(n, -1), stats.target.reshape(n, -1)], axis=1)
 
 
-def central_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, K: int, sigma_scale: float = 1.0):
+def central_sampler(cal: LinOptCalibration, feat: KnownFeatures, K: int, sigma_scale: float = 1.0):
     """``sample(first, n, rng)``: ``n`` runs of the central Privatizer exactly as the agent
-    builds it (:func:`~dprl.agents.linmix.simulate.privatizers`, ``4H`` tree counters) on
+    builds it (:func:`~dprl.agents.linmix.build.privatizers`, ``4H`` tree counters) on
     users ``1..K-1`` (user 1 from :func:`neighbouring_statistics`, the others zero),
     returning every release the other users' policies are computed from (after 1..K-1
     users)."""
@@ -130,7 +131,7 @@ def central_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, K: int, sig
     return sample
 
 
-def local_sampler(cal: PrivatizerCalibration, feat: KnownFeatures, sigma_scale: float = 1.0):
+def local_sampler(cal: LinOptCalibration, feat: KnownFeatures, sigma_scale: float = 1.0):
     """``sample(first, n, rng)``: ``n`` runs of one user's local randomiser (Remark 6.9),
     through the agent's :class:`LocalRegularizer` (what the server holds after her)."""
     cal_p, cal_r = _scaled(cal, sigma_scale)
@@ -158,7 +159,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     scheme = "central" if name == "central_privatizer" else "local"
     # The calibration is computed for the agent's K (its m, or its K-1 noise terms); the
     # privacy of a user does not depend on how many later users there are.
-    cal = privatizer_calibration(scheme, route, eps, delta, K, feat, alpha=0.05)
+    cal = linopt_calibration(scheme, route, eps, delta, K, feat, alpha=0.05)
     sample = central_sampler(cal, feat, K) if scheme == "central" else local_sampler(cal, feat)
     res = audit(sample, True, False, eps, delta, n=int(ctx.settings.get("runs", 100000)), rng=ctx.noise_rng,
                 alpha=float(ctx.settings.get("alpha", 1e-3)))

@@ -7,7 +7,8 @@ import pandas as pd
 from dprl.agents.lq.audit import audit_counters
 from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.agents.lq.regime import private_ofu_burn_in
-from dprl.agents.lq.run import build_agent, run_episodes
+from dprl.agents.lq.build import build_agent
+from dprl.agents.lq.episodes import run_episodes
 from dprl.envs.lq import LQSystem, double_integrator, random_system
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext

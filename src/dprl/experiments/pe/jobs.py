@@ -16,7 +16,8 @@ import pandas as pd
 
 from dprl.agents.pe.bounds import lsw_argmax_k
 from dprl.agents.pe.broken import BROKEN_VARIANTS, variant_class
-from dprl.agents.pe.estimators import DPLSL, DPLSW, LSL, build_estimator
+from dprl.agents.pe.build import EstimationTask, build_agent
+from dprl.agents.pe.estimators import DPLSL, DPLSW, LSL
 from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
 from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabilities
 from dprl.envs.mrp import BatchStats, FiniteMRP, FirstVisitData, chain_mrp
@@ -56,7 +57,7 @@ def _evaluate(alg: dict, spec: JobSpec, phi: np.ndarray, rho: np.ndarray, f_max:
     batches ``stats``."""
     name = alg["name"]
     nan = np.full(len(stats), np.nan)
-    built = build_estimator(name, alg, spec.privacy, phi, rho, f_max)
+    built = build_agent(name, alg, spec.privacy, EstimationTask(phi, rho, f_max))
     est = built.agent
     lam = est.lam(stats.m) if isinstance(est, LSL) else nan
     if built.calibration is None:  # LSW, LSL
@@ -89,7 +90,7 @@ def job_accounted_epsilon(spec: JobSpec) -> float | None:
     out = []
     for feat in feats:
         phi = feature_matrix(feat, n)
-        est = build_estimator(alg["name"], {"c": 1.0, "p": 0.5, **alg}, spec.privacy, phi, rho, 1.0).agent
+        est = build_agent(alg["name"], {"c": 1.0, "p": 0.5, **alg}, spec.privacy, EstimationTask(phi, rho, 1.0)).agent
         out.append(float(est.accounted_epsilon(empty)[0]))
     return max(out)
 
@@ -199,7 +200,8 @@ def pair_releases(alg: dict, variant: str, pair: str, d: int, f_max: float, epsi
     and noise scales ``σ`` of the two releases, from the estimator's own fit and noise."""
     phi, rho = _adversarial_setup(d)
     privacy = PrivacySetting(epsilon=epsilon, delta=delta, calibration="paper")
-    est = build_estimator(alg["name"], alg, privacy, phi, rho, f_max, variant_class(alg["name"], variant)).agent
+    est = build_agent(alg["name"], alg, privacy, EstimationTask(phi, rho, f_max),
+                      estimator_class=variant_class(alg["name"], variant)).agent
     batches = adversarial_batches(pair, d, f_max)
     theta = [est.fit(x)[0] for x in batches]
     sigma = [float(est.noise(x).sigma[0]) for x in batches]

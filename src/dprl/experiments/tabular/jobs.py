@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.tabular import calibration as cal
-from dprl.agents.tabular.agent import build_agent, run_episodes
+from dprl.agents.tabular.build import build_agent
+from dprl.agents.tabular.episodes import run_episodes
 from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound

@@ -1,74 +1,45 @@
-"""Building the agents from job parameters and running the episodic protocol.
+"""Running OFU-RL / Private-OFU-RL episodes (the runner of :mod:`dprl.agents.protocol`).
 
 Per-episode regret is exact (``RegretEvaluator``: Lyapunov recursion with the true ``Θ*``
 and ``W``); sampled costs are logged too. The environment noise of episode ``k`` is the
 ``k``-th block of ``H`` draws of the environment stream, whatever the agent does (common
 random numbers across algorithms and privacy levels). The loop itself is compiled
-(:mod:`dprl.agents.lq.loop`); this module builds the agents, drives the loop in blocks that
-end at the checkpoints and writes the table.
+(:mod:`dprl.agents.lq.loop`); this module drives the loop in blocks that end at the
+checkpoints and writes the table (the agents are built by :mod:`dprl.agents.lq.build`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-
 from scipy.linalg import solve_triangular
 
-from dprl.agents.lq.calibration import LQPrivacyCalibration, private_ofu_calibration
-from dprl.agents.lq.loop import CUM_REGRET, CUM_SAMPLED, LAST_BETA, LAST_FEASIBLE, LAST_REGRET, N_CLIPPED, N_FALLBACK
-from dprl.agents.lq.loop import N_NOT_PD, N_REPAIRED, run_block
+from dprl.agents.lq.calibration import PrivateOFUCalibration
+from dprl.agents.lq.loop import (
+    CUM_REGRET,
+    CUM_SAMPLED,
+    LAST_BETA,
+    LAST_FEASIBLE,
+    LAST_REGRET,
+    N_CLIPPED,
+    N_FALLBACK,
+    N_NOT_PD,
+    N_REPAIRED,
+    run_block,
+)
 from dprl.agents.lq.ofu import OFUAgent
-from dprl.agents.lq.oracle import OptimisticOracle
 from dprl.agents.lq.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.envs.lq import LQSystem, RegretEvaluator
-from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
 from dprl.privacy.tree_counter import TreeCounter
 
 log = logging.getLogger("dprl.job")
 
-
-def private_regularizer(
-    cal: LQPrivacyCalibration, p: int, q: int, episodes: int, rng: np.random.Generator | None,
-    batch_shape: tuple[int, ...] = (),
-) -> CentralRegularizer:
-    """Private-OFU-RL's noise path (Algorithm 1: counters B1, B2 and the shift ``η = 2Λ``).
-    The agent uses ``batch_shape=()``; audits and privacy tests build the same object with a
-    batch of independent runs."""
-    return CentralRegularizer(batch_shape, p, q, episodes, cal.regularizer, rng)
-
-
-def build_agent(
-    name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: LQSystem, n_episodes: int,
-    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None,
-) -> BuiltAgent[OFUAgent, LQPrivacyCalibration]:
-    """``ofu_rl`` (``H_k = λI``) or ``private_ofu_rl`` (Algorithm 1, ``paper``/``tight``) for
-    ``n_episodes`` episodes of the system ``env`` (the factory of :mod:`dprl.agents.protocol`;
-    the ridge ``λ`` of OFU-RL is its regularizer's ``lam``)."""
-    system, episodes = env, n_episodes
-    n, d, p = system.n, system.d, system.n + system.d
-    oracle = OptimisticOracle(n, d, system.q, system.r, system.horizon, system.x1, system.noise_radius,
-                              int(params["n_candidates"]), agent_rng)
-    alpha = float(params["alpha"])
-    if name == "ofu_rl":
-        lam = float(params["lam"])
-        reg = NonPrivateRegularizer((), p, n, lam)
-        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=False), None)
-    if name == "private_ofu_rl":
-        if privacy is None or privacy.delta is None:
-            raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
-        cal = private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration,
-                                      episodes, system.horizon, system.gamma, n, d, alpha)
-        reg = private_regularizer(cal, p, n, episodes, noise_rng)
-        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal)
-    raise ValueError(f"unknown LQ algorithm {name!r}")
 
 
 def ridge_estimate(z: np.ndarray, x_next: np.ndarray, lam: float) -> np.ndarray:
@@ -86,7 +57,7 @@ def _counter_arrays(counter: TreeCounter) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_episodes(
-    built: BuiltAgent[OFUAgent, LQPrivacyCalibration], env: LQSystem, n_episodes: int, env_rng: np.random.Generator,
+    built: BuiltAgent[OFUAgent, PrivateOFUCalibration], env: LQSystem, n_episodes: int, env_rng: np.random.Generator,
     checkpoints: np.ndarray, progress: Callable[[int, int], None] | None = None, *, check_ridge: bool = False,
     block: int = 4096,
 ) -> pd.DataFrame:

@@ -1,0 +1,54 @@
+"""Building OFU-RL and Private-OFU-RL from a job's parameters (the factory of
+:mod:`dprl.agents.protocol`) and the private noise path they share with the audits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dprl.agents.lq.calibration import PrivateOFUCalibration, private_ofu_calibration
+from dprl.agents.lq.ofu import OFUAgent
+from dprl.agents.lq.oracle import OptimisticOracle
+from dprl.agents.protocol import BuiltAgent
+from dprl.envs.lq import LQSystem
+from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
+from dprl.privacy.setting import PrivacySetting
+
+
+def private_regularizer(
+    cal: PrivateOFUCalibration, p: int, q: int, episodes: int, rng: np.random.Generator | None,
+    batch_shape: tuple[int, ...] = (),
+) -> CentralRegularizer:
+    """Private-OFU-RL's noise path (Algorithm 1: counters B1, B2 and the shift ``η = 2Λ``).
+    The agent uses ``batch_shape=()``; audits and privacy tests build the same object with a
+    batch of independent runs."""
+    return CentralRegularizer(batch_shape, p, q, episodes, cal.regularizer, rng)
+
+
+def build_agent(
+    name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: LQSystem, n_episodes: int,
+    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None,
+) -> BuiltAgent[OFUAgent, PrivateOFUCalibration]:
+    """``ofu_rl`` (``H_k = λI``) or ``private_ofu_rl`` (Algorithm 1, ``paper``/``tight``) for
+    ``n_episodes`` episodes of the system ``env`` (the factory of :mod:`dprl.agents.protocol`;
+    the ridge ``λ`` of OFU-RL is its regularizer's ``lam``)."""
+    system, episodes = env, n_episodes
+    n, d, p = system.n, system.d, system.n + system.d
+    oracle = OptimisticOracle(n, d, system.q, system.r, system.horizon, system.x1, system.noise_radius,
+                              int(params["n_candidates"]), agent_rng)
+    alpha = float(params["alpha"])
+    if name == "ofu_rl":
+        lam = float(params["lam"])
+        reg = NonPrivateRegularizer((), p, n, lam)
+        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=False), None)
+    if name == "private_ofu_rl":
+        if privacy is None or privacy.delta is None:
+            raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
+        cal = private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration,
+                                      episodes, system.horizon, system.gamma, n, d, alpha)
+        reg = private_regularizer(cal, p, n, episodes, noise_rng)
+        return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal)
+    raise ValueError(f"unknown LQ algorithm {name!r}")
+

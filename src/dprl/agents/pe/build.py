@@ -1,0 +1,64 @@
+"""Building the 2016 paper's estimators from a job's parameters (the factory of
+:mod:`dprl.agents.protocol`, with ``env`` the :class:`EstimationTask`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dprl.agents.pe.estimators import DPLSL, DPLSW, LSL, LSW
+from dprl.agents.protocol import BuiltAgent
+from dprl.privacy.setting import PrivacySetting
+from dprl.privacy.smooth_sensitivity import SmoothGaussianConstants
+
+ESTIMATORS = ("lsw", "lsl", "dp_lsw", "dp_lsl", "gs_dp_lsl")
+PRIVATE_ESTIMATORS = ("dp_lsw", "dp_lsl", "gs_dp_lsl")
+
+
+@dataclass(frozen=True)
+class EstimationTask:
+    """What an estimator knows of its environment (the factory's ``env``): the feature map
+    ``phi`` (states × d), the state weights ``rho`` of the weighted error and the bound
+    ``f_max`` on the returns."""
+
+    phi: np.ndarray
+    rho: np.ndarray
+    f_max: float
+
+
+def build_agent(
+    name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: EstimationTask, *,
+    estimator_class: type | None = None,
+) -> BuiltAgent[LSW | LSL, SmoothGaussianConstants]:
+    """The factory of :mod:`dprl.agents.protocol` for this paper's estimators: ``name`` with
+    its config ``params`` (``c``, ``p`` for the LSL family) at ``privacy`` for the task
+    ``env``; the calibration is the mechanism's smooth-sensitivity constants ``(a, b)``
+    (``None`` for LSW/LSL). The parameters stop after ``env``: there are no episodes (the
+    estimators are evaluated on nested batches of trajectories) and no random stream at
+    build time (the noise is drawn by ``release``).
+
+    The 2016 paper has one calibration (its smooth-sensitivity constants), so a private
+    estimator needs ``privacy.calibration == "paper"`` and a δ. ``estimator_class``
+    (audits only): a class with the estimator's constructor, e.g. a deliberately broken
+    variant of :mod:`dprl.agents.pe.broken`.
+    """
+    phi, rho, f_max = env.phi, env.rho, env.f_max
+    if name not in ESTIMATORS:
+        raise ValueError(f"unknown policy-evaluation algorithm {name!r}; choose one of {ESTIMATORS}")
+    if name == "lsw":
+        return BuiltAgent((estimator_class or LSW)(phi, rho), None)
+    if name == "lsl":
+        return BuiltAgent((estimator_class or LSL)(phi, rho, params["c"], params["p"]), None)
+    if privacy is None or privacy.delta is None:
+        raise ValueError(f"algorithm {name!r} is (epsilon, delta)-DP: it needs a privacy setting with epsilon and delta")
+    if privacy.calibration != "paper":
+        raise ValueError("the 2016 policy-evaluation paper has a single calibration; use calibration: [paper]")
+    eps, delta = privacy.epsilon, float(privacy.delta)
+    if name == "dp_lsw":
+        est = (estimator_class or DPLSW)(phi, rho, f_max, eps, delta)
+    else:
+        est = (estimator_class or DPLSL)(phi, rho, params["c"], params["p"], f_max, eps, delta, smooth=name == "dp_lsl")
+    return BuiltAgent(est, est.const)

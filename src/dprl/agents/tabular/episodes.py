@@ -1,0 +1,201 @@
+"""The compiled episode loop of UBEV / PUCB (Algorithm 2; the runner of :mod:`dprl.agents.protocol`).
+
+One implementation; the statistics source (:class:`ExactStats` or :class:`PrivateStats`)
+is the only difference between the two algorithms. The episode loop is compiled
+(:func:`_run_block`, Numba); :class:`OptimisticAgent`'s ``policy``/``observe`` run the same
+kernels one step at a time (audits drive the agent with hand-made users that way).
+
+Random streams (the job's three generators, read in the same order as a plain loop that
+draws per episode): tie-breaking keys ``agent_rng.random((H, S, A))`` per episode,
+environment uniforms ``env_rng.random(2H + 1)`` per episode, and per episode the
+counters' Laplace noise ``E1, E2 = noise_rng.standard_exponential(N)`` twice. The loop
+draws them in blocks of episodes; NumPy's generators give the same numbers whether drawn
+one episode at a time or in one block, so a job's numbers do not depend on the block size.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from dprl.agents.protocol import BuiltAgent, checked_checkpoints
+from dprl.agents.tabular.agent import OptimisticAgent
+from dprl.agents.tabular.calibration import PUCBCalibration
+from dprl.agents.tabular.planner import greedy_into, log_term, priv_q_into
+from dprl.agents.tabular.statistics import (
+    PrivateStats,
+    _ctz,
+    _indicators_into,
+    feed_exact,
+    feed_tree,
+    laplace_into,
+)
+from dprl.envs.tabular import TabularMDP, rollout_into
+from dprl.runner.kernel_cache import drop_stale_caches
+from dprl.runner.online import CheckpointSummary, pairwise_sum
+
+# Laplace draws held at once (2N per episode): bounds the loop's memory for large S
+_NOISE_DOUBLES = 1 << 20
+
+
+
+class EpisodeSink(Protocol):
+    """Receives the per-episode exact gap ``ρ* − ρ^{π_t}`` and sampled return of
+    consecutive episodes (e.g. :class:`dprl.runner.online.CheckpointSummary`)."""
+
+    def add(self, gap: np.ndarray, ret: np.ndarray) -> None: ...
+
+
+@njit(cache=True)
+def _all_tied(Q: np.ndarray, n_actions: np.ndarray) -> bool:
+    """Whether every available action ties at every ``(h, s)``: the greedy rule then plays
+    the uniform tie-break everywhere."""
+    H, S, A = Q.shape
+    for h in range(H):
+        for s in range(S):
+            for a in range(1, n_actions[s]):
+                if Q[h, s, a] != Q[h, s, 0]:
+                    return False
+    return True
+
+
+@njit(cache=True)
+def _run_block(
+    cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
+    n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int,
+    scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
+    u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
+    all_tied: np.ndarray,
+) -> None:
+    """Episodes ``t0 + 1 .. t0 + len(u)`` of Algorithm 2, compiled.
+
+    Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
+    counters ``exact``/``suffix`` after ``t0`` elements (``statistics.feed_tree``), with
+    ``counts`` all zeros (the release before the first element). Writes episode ``k``'s
+    policy to ``policies[k]``, its sampled return to ``returns[k]`` and whether every action
+    tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
+    ``all_tied[k]``; the check reads ``Q`` only, so regret is unchanged."""
+    H, S, A = keys.shape[1], keys.shape[2], keys.shape[3]
+    Q = np.empty((H, S, A))
+    V = np.empty((2, S))
+    x = np.zeros(counts.shape[0])
+    noise = np.empty(counts.shape[0])
+    noisy = scale > 0.0
+    states = np.empty(H + 1, dtype=np.int64)
+    actions = np.empty(H, dtype=np.int64)
+    rewards = np.empty(H)
+    for k in range(u.shape[0]):
+        t = t0 + k  # episodes fed so far; this is episode t + 1
+        # Private planning: Q̃⁺_t := PrivQ(r̃, ñ, m̃, ε) on the release at the start of the episode
+        if private:
+            rel = suffix[_ctz(t)] if t > 0 else counts
+            E = e_first if t == 0 else e_rest  # PrivateStats.current_e: E_1 bounds an empty sum
+        else:
+            rel = counts
+            E = 0.0
+        priv_q_into(rel, E, S, A, H, n_actions, log_sah_beta, bonus_scale, Q, V)
+        # for h = 1..H: execute a := argmax_a' Q̃⁺_t(s, a', h), observe r and s'
+        greedy_into(Q, keys[k], policies[k])
+        all_tied[k] = _all_tied(Q, n_actions)
+        rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, policies[k], u[k], states, actions, rewards)
+        returns[k] = pairwise_sum(rewards, 0, H)
+        # Feed r to r̃(s, a, h); feed 1 to ñ(s, a, h) and m̃(s, a, s', h), 0 to all others
+        if private:
+            x[:] = 0.0
+            _indicators_into(x, S, A, H, states, actions, rewards)
+            if noisy:
+                laplace_into(e1e2[k, 0], e1e2[k, 1], scale, noise)
+            feed_tree(exact, suffix, t + 1, x, noise, noisy)
+        else:
+            feed_exact(counts, S, A, H, states, actions, rewards)
+
+
+def run_episodes(
+    built: BuiltAgent[OptimisticAgent, PUCBCalibration], env: TabularMDP, n_episodes: int, env_rng: np.random.Generator,
+    checkpoints: np.ndarray, progress: Callable[[int, int], None] | None = None, *, alpha: float | None = None,
+    block: int = 1024,
+) -> pd.DataFrame:
+    """Run ``n_episodes`` episodes (:func:`feed_episodes`; the runner of
+    :mod:`dprl.agents.protocol`), summarised online at the ``checkpoints``: one row per
+    checkpoint with the cumulative exact regret ``Σ_t (ρ* − ρ^{π_t})``, the mean sampled
+    return, the mean gap over the last tenth of the episodes and, with ``alpha``, the number
+    of α-suboptimal episodes ``n_subopt`` (gap ``> alpha``). Memory does not grow with the
+    number of episodes."""
+    summary = CheckpointSummary(checked_checkpoints(checkpoints, n_episodes), alpha)
+    feed_episodes(built.agent, env, n_episodes, env_rng, summary, progress, block)
+    summary.check_complete()
+    cp = summary.checkpoints
+    out = pd.DataFrame({"episode": cp, "regret": summary.cum_gap, "mean_return": summary.cum_ret / cp,
+                        "mean_gap_last": summary.window_mean})
+    if alpha is not None:
+        out["n_subopt"] = summary.n_above
+    return out
+
+
+def feed_episodes(
+    agent: OptimisticAgent, env: TabularMDP, T: int, env_rng: np.random.Generator, sink: EpisodeSink,
+    progress: Callable[[int, int], None] | None = None, block: int = 1024,
+) -> EpisodeSink:
+    """Run ``T`` episodes (:func:`_run_block`) and hand their exact gaps and sampled returns
+    to ``sink`` in blocks of ``block`` episodes; returns ``sink`` (tests record every episode
+    with :class:`dprl.runner.online.EpisodeRecord`). Records the measured
+    burn-in on ``agent`` (``last_all_tied_episode``, ``all_tied_episodes``). Regret is exact: every
+    committed policy is evaluated by backward induction on the true model
+    (:meth:`TabularMDP.policy_values`, vectorised over the block; the agent never sees
+    these values). Memory is bounded by the block, whatever ``T``."""
+    S, A, H = env.S, env.A, env.H
+    src = agent.source
+    if (src.S, src.A, src.H) != (S, A, H):
+        raise ValueError(f"agent sizes (S, A, H) = {(src.S, src.A, src.H)} differ from the environment's {(S, A, H)}")
+    private = isinstance(src, PrivateStats)
+    if private and src.t + T > src.T:
+        raise ValueError(f"{T} more episodes exceed the counters' horizon T = {src.T} ({src.t} already fed)")
+    noisy = private and src.scale > 0
+    N = src.N if private else src.counts.size
+    rho_star = env.optimal_value
+    block = max(1, min(block, 2_000_000 // (S * S)))  # the same blocks as the reference loop
+    chunk = max(1, min(block, _NOISE_DOUBLES // (2 * N))) if noisy else block
+    policies = np.empty((block, H, S), dtype=np.int64)
+    returns = np.empty(block)
+    all_tied = np.empty(block, dtype=np.bool_)
+    model = env.kernel_model()
+    if private:
+        counts, exact, suffix = np.zeros(N), src.exact, src.suffix
+        scale, e_first, e_rest = src.scale, src.e_first, src.e_rest
+    else:
+        counts, exact, suffix = src.counts, np.zeros((1, 0)), np.zeros((1, 0))
+        scale, e_first, e_rest = 0.0, 0.0, 0.0
+    lt = log_term(S, A, H, agent.beta)
+    done = 0
+    while done < T:
+        b = min(block, T - done)
+        j = 0
+        while j < b:
+            k = min(chunk, b - j)
+            u = env.draw_uniforms(env_rng, k)
+            keys = agent.tie_rng.random((k, H, S, A))
+            e1e2 = src.rng.standard_exponential((k, 2, N)) if noisy else np.zeros((k, 2, 0))
+            t0 = src.t if private else done + j
+            _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, scale, e_first, e_rest, lt,
+                       float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k])
+            if private:
+                src.t += k
+            j += k
+        sink.add(rho_star - env.policy_values(policies[:b]), returns[:b])
+        tied = np.flatnonzero(all_tied[:b])
+        if tied.size:
+            agent.last_all_tied_episode = agent.episodes_run + done + int(tied[-1]) + 1
+        agent.all_tied_episodes += int(tied.size)
+        done += b
+        if progress is not None:
+            progress(done, T)
+    agent.episodes_run += T
+    return sink
+
+
+# _run_block embeds the planner, counter, rollout and summation kernels of these modules
+drop_stale_caches(__name__, ("dprl.agents.tabular.planner", "dprl.agents.tabular.statistics", "dprl.envs.tabular",
+                             "dprl.runner.online"))
