@@ -113,7 +113,8 @@ def reference_run_episodes(env: LinearMixtureMDP, setup, K: int, env_rng: np.ran
                 "v_star": v_star,
                 "beta_p": agent.beta[0],
                 "beta_r": agent.beta[1],
-                "repaired": agent.reg_p.n_repaired + agent.reg_r.n_repaired,
+                "n_repaired": agent.reg_p.n_repaired + agent.reg_r.n_repaired,
+                "n_not_pd": agent.reg_p.n_not_pd + agent.reg_r.n_not_pd,
             })
         if progress is not None:
             progress(k, K)

@@ -72,7 +72,7 @@ def test_private_regularizer_without_noise_reproduces_nonprivate(name):
 class _Guard:
     """A regularizer proxy that only allows the Regularizer interface."""
 
-    ALLOWED = {"observe", "release", "batch_shape", "p", "q", "n_repaired"}
+    ALLOWED = {"observe", "release", "batch_shape", "p", "q", "n_repaired", "n_not_pd"}  # repair counts: not data
 
     def __init__(self, inner):
         object.__setattr__(self, "_inner", inner)

@@ -26,7 +26,7 @@ def _table(curves: dict, seeds: int = 8, noise: float = 0.02, extra=None, burn_i
                              "privacy_label": f"{calib}{eps}", "env_label": "mixture", "environment": "mixture", "seed": seed,
                              "episode": ep, "T": T, "regret": f(T) * (1 + noise * rng.standard_normal()),
                              "burn_in_episodes": burn_in, "horizon_needed": need, "onset_episode": onset,
-                             "sigma_gram_p": eps ** -0.8 if np.isfinite(eps) else np.nan, **(extra or {})})
+                             "sigma_gram": eps ** -0.8 if np.isfinite(eps) else np.nan, **(extra or {})})
     return pd.DataFrame(rows)
 
 

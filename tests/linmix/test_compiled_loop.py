@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from linmix_reference import ReferenceAgent, reference_run_episodes
 
-from dprl.agents.linmix import simulate
+from dprl.agents.linmix import episodes as linmix_episodes
 from dprl.agents.linmix.build import build_agent
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_env
@@ -39,7 +39,7 @@ def _assert_equal_to_round_off(new, ref):
     (a, agent_a), (b, agent_b) = new, ref
     np.testing.assert_array_equal(a.attrs["actions"], b.attrs["actions"])
     np.testing.assert_allclose(a["regret"], b["regret"], rtol=1e-10, atol=1e-10)
-    for col in ("episode", "T", "sampled_return", "v_star", "beta_p", "beta_r", "repaired"):
+    for col in ("episode", "T", "sampled_return", "v_star", "beta_p", "beta_r", "n_repaired", "n_not_pd"):
         np.testing.assert_array_equal(a[col], b[col], err_msg=col)
     # the Privatizer's state after the run (the compiled loop updates it in place)
     for ra, rb in ((agent_a.reg_p, agent_b.reg_p), (agent_a.reg_r, agent_b.reg_r)):
@@ -68,8 +68,8 @@ def test_a_loop_with_other_radii_is_caught(monkeypatch, name):
     """Positive control: the compiled loop with confidence radii 10% too large (a broken
     variant) no longer matches the reference, so the equivalence test has power."""
     privacy = None if name == "ucrl_vtr" else PrivacySetting(epsilon=1e6, delta=1e-5, calibration="tight")
-    radii = simulate.confidence_radii
-    monkeypatch.setattr(simulate, "confidence_radii", lambda *a: tuple(1.1 * b for b in radii(*a)))
+    radii = linmix_episodes.confidence_radii
+    monkeypatch.setattr(linmix_episodes, "confidence_radii", lambda *a: tuple(1.1 * b for b in radii(*a)))
     (new, _), (ref, _) = _both(name, privacy)
     assert not np.array_equal(new.attrs["actions"], ref.attrs["actions"])
 
@@ -80,7 +80,7 @@ def test_compiled_linopt_floors_the_same_releases(name):
     floored, and the compiled loop floors the same ones."""
     cal = RegularizerCalibration(sigma_gram=3.0, sigma_target=3.0, shift=1.0, lam_min=0.9, lam_max=1.5, nu=1.0)
     new, ref = _both(name, None, K=200, override=(cal, cal))
-    assert ref[0]["repaired"].iloc[-1] > 0
+    assert ref[0]["n_repaired"].iloc[-1] > 0
     _assert_equal_to_round_off(new, ref)
 
 

@@ -86,7 +86,7 @@ def test_audit_job_rows():
                    PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), {"runs": 5000, "alpha": 1e-3}, 0)
     df = run_audit(JobContext(spec))
     assert list(df["mechanism"]) == ["local_randomizer"] and bool(df["passed"].iloc[0])
-    assert df["eps_accounted"].iloc[0] == pytest.approx(EPS, rel=1e-6)
+    assert df["eps_exact"].iloc[0] == pytest.approx(EPS, rel=1e-6)
 
 
 # ------------------------------------------------------------------ replacement accounting

@@ -260,7 +260,7 @@ def reference_run_episodes(system, agent: OFUAgent, episodes, env_rng, n_checkpo
                 "episode": k, "regret": cum_regret, "regret_sampled": cum_sampled, "episode_regret": regret,
                 "beta": plan.beta, "theta_hat_error": float(np.linalg.norm(plan.theta_hat - theta_star)),
                 "theta_tilde_error": float(np.linalg.norm(plan.theta_tilde - theta_star)),
-                "n_feasible": plan.n_feasible, "n_oracle_fallback": n_fallback, "n_floored": reg.n_repaired,
+                "n_feasible": plan.n_feasible, "n_oracle_fallback": n_fallback, "n_repaired": reg.n_repaired,
                 "n_not_pd": reg.n_not_pd, "n_clipped": agent.n_clipped, "optimal_cost": evaluator.optimal,
             })
     return pd.DataFrame(rows), np.array(regrets), np.array(sampled), np.array(betas)

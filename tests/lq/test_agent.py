@@ -220,5 +220,5 @@ def test_run_episodes_records_counts_and_regret():
                         np.random.default_rng(0), np.random.default_rng(1))
     df = run_episodes(built, s, 50, np.random.default_rng(2), log_checkpoints(50, 8))
     assert df["episode"].iloc[-1] == 50
-    assert {"n_floored", "n_not_pd", "n_clipped", "n_oracle_fallback", "eps_exact"} <= set(df.columns)
+    assert {"n_repaired", "n_not_pd", "n_clipped", "n_oracle_fallback"} <= set(df.columns)
     assert np.all(np.diff(df["regret"]) >= -1e-12)  # per-episode regret is non-negative

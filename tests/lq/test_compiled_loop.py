@@ -70,7 +70,7 @@ def test_final_regret_over_seeds_equals_the_reference(variant):
                                    random_system(3, 2, 5, np.random.default_rng(6))]):
         _, new, _, (table, _, _, _), _ = _pair(system, variant, 800, seed=seed, n_checkpoints=5)
         np.testing.assert_allclose(new["regret"].iloc[-1], table["regret"].iloc[-1], rtol=ROUND_OFF)
-        assert new["n_floored"].iloc[-1] == table["n_floored"].iloc[-1]
+        assert new["n_repaired"].iloc[-1] == table["n_repaired"].iloc[-1]
         assert new["n_clipped"].iloc[-1] == table["n_clipped"].iloc[-1]
 
 
@@ -116,7 +116,7 @@ def test_floored_releases_follow_the_reference():
     df = run_episodes(BuiltAgent(new, None), system, 64, np.random.default_rng(3), log_checkpoints(64, 640))
     old = agent(ref.OptimisticOracle, ref.OFUAgent)
     table, regrets, _, _ = ref.reference_run_episodes(system, old, 64, np.random.default_rng(3), 640)
-    assert df["n_floored"].iloc[-1] == table["n_floored"].iloc[-1] > 10
+    assert df["n_repaired"].iloc[-1] == table["n_repaired"].iloc[-1] > 10
     assert df["n_not_pd"].iloc[-1] == table["n_not_pd"].iloc[-1] > 0
     np.testing.assert_allclose(df["episode_regret"], regrets, rtol=ROUND_OFF, atol=1e-12)
 

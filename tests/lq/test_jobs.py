@@ -51,7 +51,7 @@ def test_common_random_numbers_same_system_across_algorithms():
 
 
 def test_audit_job_is_deterministic_and_reports_each_mechanism():
-    spec = spec_for("lq_audit", "private_ofu_counters", "audit_stream", PRIV, {"samples": 2000})
+    spec = spec_for("lq_audit", "private_ofu_counters", "audit_stream", PRIV, {"runs": 2000})
     a, b = run(spec), run(spec)
     pd.testing.assert_frame_equal(a, b)
     assert list(a["mechanism"]) == ["B1", "B2", "joint"]
@@ -162,7 +162,7 @@ def test_lq_regime_long_serves_c2_only():
 def test_c1_and_c4_fail_when_they_should():
     audit = pd.DataFrame(dict(calibration=["tight"] * 2, epsilon=[1.0, 1.0], mechanism=["B1", "joint"],
                               claimed_epsilon=[0.7, 1.0], eps_lb=[0.2, 1.3], passed=[True, False],
-                              eps_exact=[0.7, 1.0], samples=[1000, 1000]))
+                              eps_exact=[0.7, 1.0], runs=[1000, 1000]))
     assert CLAIM["C1"].evaluate({"lq_audit": audit})[0].verdict == "not reproduced"
     audit.loc[1, ["eps_lb", "passed"]] = [0.5, True]
     assert CLAIM["C1"].evaluate({"lq_audit": audit})[0].verdict == "reproduced"

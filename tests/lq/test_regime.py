@@ -10,10 +10,6 @@ from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.agents.lq.regime import (
     RATE_K_OVER_LAMBDA, burn_in_episodes, onset_episode, private_ofu_burn_in, sigma_exponents,
 )
-from dprl.agents.lq.build import build_agent
-from dprl.agents.lq.episodes import run_episodes
-from dprl.envs.lq import random_system
-from dprl.runner.checkpoints import log_checkpoints
 
 ARGS = dict(horizon=10, gamma=0.6, n=2, d=1, alpha=0.1)
 
@@ -57,10 +53,3 @@ def test_onset_is_where_per_episode_regret_leaves_its_burn_in_level():
     assert np.isnan(onset_episode(ks, ks * 1.0))  # linear throughout: no onset
 
 
-def test_jobs_record_the_onset():
-    s = random_system(2, 1, 5, np.random.default_rng(0), c_a=0.3, c_b=0.3, noise_radius=0.1)
-    built = build_agent("ofu_rl", {"n_candidates": 16, "alpha": 0.1, "lam": 0.1}, None, s, 200,
-                        np.random.default_rng(0), np.random.default_rng(1))
-    df = run_episodes(built, s, 200, np.random.default_rng(2), log_checkpoints(200, 10))
-    assert df["onset_episode"].nunique(dropna=False) == 1
-    np.testing.assert_equal(df["onset_episode"].iloc[0], onset_episode(df["episode"], df["regret"]))

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
 
-from dprl.agents.tabular import agent as agent_mod
+from dprl.agents.tabular import episodes as episodes_mod
 from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.episodes import feed_episodes, run_episodes
 from dprl.agents.tabular.statistics import feed_tree, laplace_into
@@ -78,7 +78,7 @@ def test_noise_drawn_in_chunks_gives_the_same_run(monkeypatch):
     the same noise stream: the run is unchanged."""
     env = ENVS["riverswim"]()
     privacy = PrivacySetting(epsilon=10.0, calibration="tight")
-    monkeypatch.setattr(agent_mod, "_NOISE_DOUBLES", 7 * 2 * 30)  # 7 episodes per chunk (N = 30)
+    monkeypatch.setattr(episodes_mod, "_NOISE_DOUBLES", 7 * 2 * 30)  # 7 episodes per chunk (N = 30)
     new, ref = _both(env, "pucb", privacy, 1500)
     assert np.array_equal(new.gap, ref.gap)
 

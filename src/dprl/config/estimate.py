@@ -99,9 +99,9 @@ def _lq_regret(s: JobSpec) -> tuple[float, float, str]:
 
 
 def _lq_audit(s: JobSpec) -> tuple[float, float, str]:
-    e, n = s.environment, s.settings["samples"]
+    e, n = s.environment, s.settings["runs"]
     cells = (e["n"] + e["d"]) ** 2 + (e["n"] + e["d"]) * e["n"]
-    return F64 * 4 * n * cells, 2 * n * e["episodes"] * cells, f"{n} samples × {e['episodes']} episodes × {cells} counter entries"
+    return F64 * 4 * n * cells, 2 * n * e["episodes"] * cells, f"{n} runs × {e['episodes']} episodes × {cells} counter entries"
 
 
 def _linmix_regret(s: JobSpec) -> tuple[float, float, str]:

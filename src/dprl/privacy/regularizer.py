@@ -52,6 +52,11 @@ class RegularizerCalibration:
     lam_max: float
     nu: float
 
+    def result_columns(self) -> dict[str, float]:
+        """The columns a job records for this regularizer, named alike in both papers
+        (LQ: the regularizer of ``Θ``; linear mixture: of the transition parameter ``θ_p``)."""
+        return {"sigma_gram": self.sigma_gram, "sigma_target": self.sigma_target, "lam_min": self.lam_min, "nu": self.nu}
+
 
 @dataclass(frozen=True)
 class GoodEventBounds:

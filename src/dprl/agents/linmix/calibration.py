@@ -58,6 +58,13 @@ class LinOptCalibration:
     sum_terms: int  # noise terms in one release, bounded: m (central) or K-1 (local)
     relation: str = NEIGHBOURING_RELATION  # the relation the σ's were calibrated for (both routes)
 
+    def result_columns(self) -> dict[str, float]:
+        """What a regret job records next to its results: the transition regression's
+        regularizer (``θ_p``, whose radius ``β_p`` sets the regret's rate;
+        :meth:`RegularizerCalibration.result_columns`, named as in the LQ paper) and the tree
+        levels ``m``; the accounted ε is the runner's ``accounted_epsilon``."""
+        return {**self.p.result_columns(), "tree_levels": self.m}
+
 
 def tree_depth(K: int) -> int:
     """``m = ceil(log2 K)`` (Lemma 6.1) = ``bit_length(K-1)``; at least 1."""

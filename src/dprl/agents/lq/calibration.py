@@ -68,6 +68,11 @@ class PrivateOFUCalibration:
     sens_target: float  # Δ2
     relation: str = NEIGHBOURING_RELATION  # the relation the σ's were calibrated for
 
+    def result_columns(self) -> dict[str, float]:
+        """What a regret job records next to its results (:meth:`RegularizerCalibration.result_columns`
+        and the tree levels per episode); the accounted ε is the runner's ``accounted_epsilon``."""
+        return {**self.regularizer.result_columns(), "tree_levels": self.levels}
+
     @property
     def weights(self) -> tuple[float, float]:
         """``(L Δ1²/σ1², L Δ2²/σ2²)``: each counter's μ² per unit of squared change."""

@@ -32,7 +32,6 @@ from dprl.agents.lq.loop import (
     run_block,
 )
 from dprl.agents.lq.ofu import OFUAgent
-from dprl.agents.lq.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.envs.lq import LQSystem, RegretEvaluator
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
@@ -145,7 +144,7 @@ def run_episodes(
                 "theta_tilde_error": float(np.linalg.norm(theta_tilde - theta_star)),
                 "n_feasible": int(counts[LAST_FEASIBLE]),
                 "n_oracle_fallback": int(counts[N_FALLBACK]),
-                "n_floored": reg.n_repaired,
+                "n_repaired": reg.n_repaired,
                 "n_not_pd": reg.n_not_pd,
                 "n_clipped": agent.n_clipped,
                 "optimal_cost": evaluator.optimal,
@@ -161,18 +160,6 @@ def run_episodes(
         if progress is not None:
             progress(done, episodes)
     out = pd.DataFrame(rows)
-    # contract, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
-    out["onset_episode"] = onset_episode(out["episode"].to_numpy(), out["regret"].to_numpy())
-    if built.calibration is not None:
-        c = built.calibration
-        out["sigma_gram"] = c.regularizer.sigma_gram
-        out["sigma_target"] = c.regularizer.sigma_target
-        out["lam_min"] = c.regularizer.lam_min
-        out["nu"] = c.regularizer.nu
-        out["tree_levels"] = c.levels
-        out["eps_exact"] = c.exact_epsilon("joint", c.delta)
-    else:
-        out["lam_min"] = reg.bounds.lam_min  # OFU-RL: the ridge λ
     if agent.regularizer.n_repaired:
         log.warning(
             "regularizer floored %d Gram releases (%d not positive definite) in %d episodes",

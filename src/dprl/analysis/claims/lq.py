@@ -30,11 +30,11 @@ def c1(tables: Tables) -> list[ClaimResult]:
             est.value, est.low, est.high, verdict, str(calib),
             f"relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
             f"mean of max(ε_lb, 0)/ε over {len(g)} audits (B1, B2 at their claimed guarantee, the pair at (ε, δ); "
-            f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['samples'].iloc[0])} runs per input and phase); "
+            f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['runs'].iloc[0])} runs per input and phase); "
             f"{n_fail} audits with ε_lb > ε; largest ε_lb/ε = {float((g['eps_lb'] / g['claimed_epsilon']).max()):.3f}; "
             f"exact ε (Gaussian-DP profile) above the claim in {over}/{len(g)}. That the policy reads only released "
             f"statistics is structural and tested (tests/lq/test_agent.py); "
-            + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "samples"),
+            + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
         ))
     return out
 

@@ -31,14 +31,14 @@ def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     horizon_needed, fit start, note)``. Reached when some seed left the all-tied play
     (measured onset) and ``T >= RATE_FACTOR·T*`` (``T*`` the predicted burn-in, max over
     seeds' instances); the slope is then fitted over ``[max(T/10, T*), T]``. The horizon
-    needed is the jobs' ``regime_horizon`` (fixed point of ``T >= RATE_FACTOR·T*(T)``)."""
+    needed is the jobs' ``horizon_needed`` (fixed point of ``T >= RATE_FACTOR·T*(T)``)."""
     T = float(g["episode"].max())
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return "n/a", float("nan"), T / 10, ""
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
     # the fixed point T >= RATE_FACTOR·T*(T) the job recorded (T* grows with T through E)
-    need = float(g["regime_horizon"].max()) if "regime_horizon" in g else RATE_FACTOR * t_star
+    need = float(g["horizon_needed"].max()) if "horizon_needed" in g else RATE_FACTOR * t_star
     reached = bool(np.isfinite(onset) and T >= RATE_FACTOR * t_star)
     start = max(T / 10, t_star) if reached else T / 10
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes (every Q̃⁺ below H under uniform play), "

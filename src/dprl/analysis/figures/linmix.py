@@ -153,7 +153,7 @@ def audit_fig(tables: Tables):
     ax = axes[0, 0]
     ax.bar(x, df["eps_lb"].clip(lower=0), color=[P.CALIBRATION_COLORS.get(c, "0.5") for c in df["calibration"]],
            label="audited ε_lb")
-    ax.scatter(x, df["eps_accounted"], color="k", marker="x", zorder=3, label="accounted ε (replacement Δ)")
+    ax.scatter(x, df["eps_exact"], color="k", marker="x", zorder=3, label="accounted ε (replacement Δ)")
     ax.scatter(x, df["epsilon"], color="0.3", marker="_", s=400, zorder=3, label="claimed ε")
     ax.set_xticks(x, setting, fontsize=7)
     P.finish_axes(ax, log="", ylabel="ε")

@@ -47,9 +47,9 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     built = build_agent(spec.algorithm["name"], alg, spec.privacy, env, K, ctx.agent_rng, ctx.noise_rng)
     df = run_episodes(built, env, K, ctx.env_rng, log_checkpoints(K, int(ctx.settings.get("checkpoints", 30))), ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
-    if built.calibration is not None:
-        df["sigma_gram_p"] = built.calibration.sigmas[0]
-        df["lam_min_p"] = built.calibration.p.lam_min
+    # the non-private agents' regularizer is the ridge λ I
+    for col, v in (built.calibration.result_columns() if built.calibration else {"lam_min": float(alg.get("lam", 1.0))}).items():
+        df[col] = v
     # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
     # and the onset measured post hoc from the checkpointed cumulative regret
     scheme = ALGORITHMS[spec.algorithm["name"]][1]
@@ -169,7 +169,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         "eps_lb": res.eps_lb,
         "passed": bool(res.passed),
         "statistic": res.statistic,
-        "eps_accounted": accounted_epsilon(cal, feat, delta),  # exact, under replacement
+        "eps_exact": accounted_epsilon(cal, feat, delta),  # exact, under replacement
         "relation": cal.relation,
         "runs": res.n,
     }])

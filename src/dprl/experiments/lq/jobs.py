@@ -7,6 +7,7 @@ import pandas as pd
 from dprl.agents.lq.audit import audit_counters
 from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.agents.lq.regime import private_ofu_burn_in
+from dprl.agents.regime import onset_episode
 from dprl.agents.lq.build import build_agent
 from dprl.agents.lq.episodes import run_episodes
 from dprl.envs.lq import LQSystem, double_integrator, random_system
@@ -35,13 +36,18 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     built = build_agent(alg["name"], alg, spec.privacy, system, episodes, ctx.agent_rng, ctx.noise_rng)
     df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
+    # contract, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
+    df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
+    # OFU-RL: H_k = λI, so λ_min is the ridge λ
+    for col, v in (built.calibration.result_columns() if built.calibration else {"lam_min": float(alg["lam"])}).items():
+        df[col] = v
     if built.calibration is not None:  # predicted horizon of the √K regime (agents/lq/regime.py)
         c = built.calibration
         df["burn_in_episodes"] = private_ofu_burn_in(c.epsilon, c.delta, c.calibration, system.horizon, system.gamma,
                                                      system.n, system.d, float(alg["alpha"]))
     last = df.iloc[-1]
-    ctx.log.info("K=%d regret=%.4g floored=%d not_pd=%d clipped=%d oracle_fallbacks=%d onset=%s burn-in=%s", episodes,
-                 last["regret"], last["n_floored"], last["n_not_pd"], last["n_clipped"], last["n_oracle_fallback"],
+    ctx.log.info("K=%d regret=%.4g repaired=%d not_pd=%d clipped=%d oracle_fallbacks=%d onset=%s burn-in=%s", episodes,
+                 last["regret"], last["n_repaired"], last["n_not_pd"], last["n_clipped"], last["n_oracle_fallback"],
                  last["onset_episode"], last.get("burn_in_episodes", "n/a"))
     return df
 
@@ -57,7 +63,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     n, d, horizon, gamma, episodes = int(env["n"]), int(env["d"]), int(env["horizon"]), float(env["gamma"]), int(env["episodes"])
     cal = private_ofu_calibration(priv.epsilon, priv.delta, priv.calibration, episodes,
                                   horizon, gamma, n, d, float(spec.algorithm["alpha"]))
-    results = audit_counters(cal, n, d, horizon, gamma, episodes, int(ctx.settings["samples"]), ctx.noise_rng,
+    results = audit_counters(cal, n, d, horizon, gamma, episodes, int(ctx.settings["runs"]), ctx.noise_rng,
                              float(ctx.settings["confidence"]))
     rows = []
     for mech, res in results.items():
@@ -71,7 +77,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
             "eps_exact": cal.exact_epsilon(which, res.delta),  # under replacement (Definition 2)
             "relation": cal.relation,
             "statistic": res.statistic,
-            "samples": res.n,
+            "runs": res.n,
             "sigma": {"gram": cal.regularizer.sigma_gram, "target": cal.regularizer.sigma_target}.get(which, float("nan")),
         })
         ctx.log.info("audit %s: claimed eps=%.4g delta=%.3g eps_lb=%.4g (%s) exact eps=%.4g", mech, res.epsilon,

@@ -61,7 +61,7 @@ KINDS = [
             "horizon": Param(10, minimum=1), "gamma": Param(1.0, exclusive_minimum=0.0, doc="γ of Assumption 1e"),
             "episodes": Param(8, minimum=1, maximum=64, doc="stream length K (tree of floor(log2 K)+1 levels)"),
         }, doc="neighbouring streams: all-null users vs one maximal user at episode 1")),
-        {"samples": Param(100_000, minimum=1000, doc="runs per input for calibration and again for evaluation"),
+        {"runs": Param(100_000, minimum=1000, doc="runs per input for calibration and again for evaluation"),
          "confidence": Param(1e-3, exclusive_minimum=0.0, maximum=0.5, doc="Clopper-Pearson α")},
         doc="privacy audit of Private-OFU-RL's two Gaussian tree counters (claim C1)", mem_mb=2000, runtime_min=5,
     ),
