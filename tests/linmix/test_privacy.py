@@ -15,7 +15,7 @@ from dprl.agents.linmix.calibration import (
 )
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.calibration import gaussian_mu
-from dprl.experiments.linmix.jobs import _audit_features, central_sampler, local_sampler, run_audit
+from dprl.experiments.linmix.jobs import _audit_features, central_sampler, local_sampler, neighbouring_statistics, run_audit
 from dprl.privacy.audit import audit
 from dprl.runner.job import JobContext, JobSpec
 from dprl.privacy.setting import PrivacySetting
@@ -54,6 +54,21 @@ def test_tight_is_exactly_eps_and_less_noisy_than_paper():
     central = linopt_calibration("central", "tight", EPS, DELTA, 100, feat, 0.05)
     assert local.sum_terms == 99 and central.sum_terms == central.m
     assert local.p.lam_min > central.p.lam_min  # sqrt(K) vs sqrt(log K) noise growth
+
+
+@pytest.mark.parametrize("d, H", [(2, 1), (2, 2), (3, 4)])  # d = 1: no second reward feature, the sum is an upper bound
+def test_tight_is_exact_on_the_hardest_pair(d, H):
+    """``tight`` sums each stream's own worst case (``STREAMS_PER_STEP``); on the audit
+    features one replacement pair attains all four at once, so the privacy loss of that
+    pair through the agent's σ's is exactly μ(ε, δ): the sum is the joint worst case, not a
+    looser bound. A σ 1% smaller would exceed it (the check has power)."""
+    feat = _audit_features(d, H)
+    cal = linopt_calibration("central", "tight", EPS, DELTA, 64, feat, 0.05)
+    a, b = neighbouring_statistics(feat, True), neighbouring_statistics(feat, False)
+    per_step = [float(np.sum((x[0] - y[0]) ** 2)) for x, y in zip(a, b)]  # one step's ||Δ||² per stream
+    mu2 = cal.m * H * float(np.sum(np.array(per_step) / cal.sigmas**2))
+    assert math.sqrt(mu2) == pytest.approx(gaussian_mu(EPS, DELTA), rel=1e-12)
+    assert math.sqrt(mu2) / 0.99 > gaussian_mu(EPS, DELTA) * (1 + 1e-3)
 
 
 def test_replacement_sensitivities_of_nonnegative_features():

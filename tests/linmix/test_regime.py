@@ -18,6 +18,10 @@ from dprl.privacy.setting import PrivacySetting
 DEFAULT = (10, 3, 2, 2, 2)
 
 
+def _tight(epsilon: float) -> PrivacySetting:
+    return PrivacySetting(epsilon=epsilon, delta=1e-5, calibration="tight")
+
+
 def _default(seed=0):
     return make_mixture(*DEFAULT, np.random.default_rng(seed))
 
@@ -41,10 +45,10 @@ def test_ceiling_gaps_and_shares_on_a_known_instance():
 
 def test_burn_in_is_c_times_weighted_bonus_over_gap_squared():
     env = _default(0)
-    bp, br = radii(env.features(), 20000, 0.05, "central", "tight", 1000.0, 1e-5)
+    bp, br = radii(env.features(), 20000, 0.05, "central", _tight(1000.0))
     g, w = ceiling_gaps(env), uniform_regret_shares(env)
     expect = BURN_IN_CONSTANT * (w[0, 0] * (bp + br) ** 2 / g[0, 0] ** 2 + w[1].sum() * br ** 2 / g[1, 0] ** 2)
-    assert linopt_burn_in(env, 20000, 0.05, "central", "tight", 1000.0, 1e-5) == pytest.approx(expect)
+    assert linopt_burn_in(env, 20000, 0.05, "central", _tight(1000.0)) == pytest.approx(expect)
     # nothing to learn: every action optimal
     assert predicted_burn_in(bp, br, np.full((2, 10), np.inf), np.zeros((2, 10))) == 1.0
 
@@ -53,14 +57,14 @@ def test_radii_are_the_agents_confidence_radii():
     from dprl.agents.linmix.calibration import linopt_calibration
     env = _default(0)
     cal = linopt_calibration("central", "tight", 10.0, 1e-5, 5000, env.features(), 0.05)
-    assert radii(env.features(), 5000, 0.05, "central", "tight", 10.0, 1e-5) == confidence_radii(cal.p, cal.r, 2, 2, 5000, 2, 0.05)
+    assert radii(env.features(), 5000, 0.05, "central", _tight(10.0)) == confidence_radii(cal.p, cal.r, 2, 2, 5000, 2, 0.05)
 
 
 def test_burn_in_grows_as_epsilon_shrinks_like_the_issue_measured():
     """Issue 13 measured T* ≈ 2e4 (ε=1000), 7e4 (100), 3-4e5 (10), 2e6 (1) on the default
     instance; the ratios between ε follow β², which is what the formula carries."""
     env = _default(0)
-    t = {e: linopt_burn_in(env, int(k), 0.05, "central", "tight", e, 1e-5) for e, k in ((1000, 2e4), (100, 7e4), (10, 3.5e5), (1, 2e6))}
+    t = {e: linopt_burn_in(env, int(k), 0.05, "central", _tight(e)) for e, k in ((1000, 2e4), (100, 7e4), (10, 3.5e5), (1, 2e6))}
     assert t[1000] < t[100] < t[10] < t[1]
     assert 2.5 < t[100] / t[1000] < 4.5 and 3.5 < t[10] / t[100] < 7 and 4 < t[1] / t[10] < 10
     nonprivate = linopt_burn_in(env, 20000, 0.05, "none")
@@ -69,10 +73,10 @@ def test_burn_in_grows_as_epsilon_shrinks_like_the_issue_measured():
 
 def test_horizon_needed_is_the_fixed_point():
     env = _default(1)
-    k = horizon_needed(env, 0.05, "central", "tight", 100.0, 1e-5)
-    assert k >= RATE_DECADE * linopt_burn_in(env, int(k), 0.05, "central", "tight", 100.0, 1e-5)
+    k = horizon_needed(env, 0.05, "central", _tight(100.0))
+    assert k >= RATE_DECADE * linopt_burn_in(env, int(k), 0.05, "central", _tight(100.0))
     kk = int(0.98 * k)
-    assert kk < RATE_DECADE * linopt_burn_in(env, kk, 0.05, "central", "tight", 100.0, 1e-5)
+    assert kk < RATE_DECADE * linopt_burn_in(env, kk, 0.05, "central", _tight(100.0))
 
 
 def test_spread_mixture_is_paired_across_S_and_nested_in_A():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dprl.agents.lq.calibration import private_ofu_calibration
+from dprl.privacy.setting import PrivacySetting
 from dprl.agents.lq.regime import (
     RATE_K_OVER_LAMBDA, burn_in_episodes, onset_episode, private_ofu_burn_in, sigma_exponents,
 )
@@ -17,7 +18,7 @@ ARGS = dict(horizon=10, gamma=0.6, n=2, d=1, alpha=0.1)
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 @pytest.mark.parametrize("eps", [1.0, 10.0, 1000.0])
 def test_burn_in_is_the_fixed_point_k_equals_170_lambda(calibration, eps):
-    k = private_ofu_burn_in(eps, 1e-3, calibration, **ARGS)
+    k = private_ofu_burn_in(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), **ARGS)
 
     def lam(kk):
         return private_ofu_calibration(eps, 1e-3, calibration, int(kk), ARGS["horizon"], ARGS["gamma"], ARGS["n"],
@@ -28,8 +29,8 @@ def test_burn_in_is_the_fixed_point_k_equals_170_lambda(calibration, eps):
 
 
 def test_burn_in_grows_as_epsilon_shrinks_and_tight_is_shorter():
-    paper = [private_ofu_burn_in(e, 1e-3, "paper", **ARGS) for e in (0.1, 1.0, 10.0)]
-    tight = [private_ofu_burn_in(e, 1e-3, "tight", **ARGS) for e in (0.1, 1.0, 10.0)]
+    paper = [private_ofu_burn_in(PrivacySetting(epsilon=e, delta=1e-3, calibration="paper"), **ARGS) for e in (0.1, 1.0, 10.0)]
+    tight = [private_ofu_burn_in(PrivacySetting(epsilon=e, delta=1e-3, calibration="tight"), **ARGS) for e in (0.1, 1.0, 10.0)]
     assert paper[0] > paper[1] > paper[2] and tight[0] > tight[1] > tight[2]
     assert all(t < p for t, p in zip(tight, paper))
     assert burn_in_episodes(lambda k: 1e20) == np.inf and burn_in_episodes(lambda k: 0.0) == 1.0

@@ -24,7 +24,7 @@ from dprl.envs.linear_mixture import KnownFeatures
 from dprl.privacy.calibration import (
     NEIGHBOURING_RELATION,
     composed_epsilon,
-    gaussian_mu,
+    gaussian_sigma_tight,
     symmetric_gaussian_norm_bound_paper,
     tight_noise_bounds,
     zcdp_rho,
@@ -127,6 +127,11 @@ def _constants(
 
 
 VARIANTS = ("corrected", "printed")
+# Replacement weight of one step's four streams, each normalised by its own worst case: the
+# pair (ϕ = c, y = H; e_1, r = 1) against (ϕ = 0; e_2, r = 1) attains all four at once
+# (experiments/linmix/jobs.neighbouring_statistics, d2 >= 2), so 4 is the joint worst case there
+# (the LQ pair's streams cannot peak together: its weight is JOINT = 4.5 < 2 + 4).
+STREAMS_PER_STEP = 4.0
 
 
 def linopt_calibration(
@@ -166,13 +171,14 @@ def linopt_calibration(
     releases (billboard lemma), so the agent is (ε,δ)-JDP.
 
     Both routes mean what they mean for the LQ paper (:mod:`dprl.privacy.calibration`,
-    module docstring): the paper's relation, replacement. The one difference is where
-    streams share a vector: the LQ ``tight`` route uses the exact joint worst case of its
-    Gram/cross pair (``4.5``, :mod:`dprl.privacy.replacement`, for ``||z|| <= c``,
-    ``||x|| <= 1`` in any direction); here the features are non-negative and the bounds of
-    :func:`replacement_sensitivities` use that, so each stream's own replacement worst case
-    is summed (an upper bound on the joint one: valid, if up to ``sqrt(2)`` noisier per
-    stream pair than an exact joint analysis would be).
+    module docstring): the paper's relation, replacement, and for ``tight`` the analytic
+    Gaussian mechanism (:func:`gaussian_sigma_tight`) at the joint replacement worst case of
+    all the streams one user reaches, ``Σ_c (||ΔG_c||/Δ_c)²`` per node. The LQ Gram/cross
+    pair (``||z|| <= c``, ``||x|| <= 1`` in any direction) cannot reach both worst cases at
+    once, so its weight is ``4.5`` (:mod:`dprl.privacy.replacement`); here each stream's own
+    worst case is summed (:data:`STREAMS_PER_STEP`), which is exact whenever one pair of
+    users attains them all (it does on the audit instances: tested), and otherwise an upper
+    bound, at most ``sqrt(2)`` noisier per shared-vector pair than the joint worst case.
     """
     if scheme not in ("central", "local"):
         raise ValueError(f"scheme must be 'central' or 'local', got {scheme!r}")
@@ -195,7 +201,9 @@ def linopt_calibration(
         sigmas = sens.as_array() * math.sqrt(m / (2.0 * rho))
     else:
         sens = replacement_sensitivities(feat)
-        sigmas = sens.as_array() * math.sqrt(4.0 * H * m) / gaussian_mu(epsilon, delta)
+        # the analytic Gaussian mechanism over every node a user reaches, as in the LQ route:
+        # σ_c = Δ_c sqrt(weight · nodes)/μ(ε, δ) with weight 4 per step (STREAMS_PER_STEP)
+        sigmas = gaussian_sigma_tight(epsilon, delta, sens.as_array(), compositions=STREAMS_PER_STEP * H * m)
     d = max(d1, d2)
     cal_p = _constants(sigmas[0], sigmas[1], terms, d1, d, K, H, alpha, calibration)
     cal_r = _constants(sigmas[2], sigmas[3], terms, d2, d2, K, H, alpha, calibration)

@@ -51,6 +51,7 @@ import numpy as np
 from dprl.agents.linmix.calibration import linopt_calibration
 from dprl.agents.linmix.linopt import confidence_radii
 from dprl.agents.regime import burn_in_episodes as fixed_point
+from dprl.privacy.setting import PrivacySetting
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 from dprl.privacy.regularizer import GoodEventBounds
 
@@ -91,14 +92,16 @@ def ceiling_gaps(env: LinearMixtureMDP) -> np.ndarray:
     return out
 
 
-def radii(feat: KnownFeatures, K: int, alpha: float, scheme: str, calibration: str | None = None,
-          epsilon: float | None = None, delta: float | None = None, lam: float = 1.0) -> tuple[float, float]:
+def radii(feat: KnownFeatures, K: int, alpha: float, scheme: str, privacy: PrivacySetting | None = None,
+          lam: float = 1.0) -> tuple[float, float]:
     """``(β_p, β_r)`` a job uses (``linopt.confidence_radii`` on its calibration's
-    ``λ_min, λ_max, ν``; ``scheme="none"``: ridge ``λ``)."""
+    ``λ_min, λ_max, ν`` at ``privacy``; ``scheme="none"``: ridge ``λ``)."""
     if scheme == "none":
         ridge = GoodEventBounds.ridge(lam)
         return confidence_radii(ridge, ridge, feat.d1, feat.d2, K, feat.horizon, alpha)
-    cal = linopt_calibration(scheme, calibration, float(epsilon), float(delta), K, feat, alpha)
+    if privacy is None or privacy.delta is None:
+        raise ValueError(f"the {scheme} Privatizer needs a privacy setting with epsilon and delta, got {privacy!r}")
+    cal = linopt_calibration(scheme, privacy.calibration, privacy.epsilon, privacy.delta, K, feat, alpha)
     return confidence_radii(cal.p, cal.r, feat.d1, feat.d2, K, feat.horizon, alpha)
 
 
@@ -117,33 +120,32 @@ def predicted_burn_in(beta_p: float, beta_r: float, gaps: np.ndarray, shares: np
     return float(max(1.0, constant * np.dot(w, need.ravel()) / w.sum()))
 
 
-def linopt_burn_in(env: LinearMixtureMDP, K: int, alpha: float, scheme: str, calibration: str | None = None,
-                   epsilon: float | None = None, delta: float | None = None, lam: float = 1.0) -> float:
+def linopt_burn_in(env: LinearMixtureMDP, K: int, alpha: float, scheme: str, privacy: PrivacySetting | None = None,
+                   lam: float = 1.0) -> float:
     """The burn-in ``T*`` of a job run for ``K`` episodes (its radii use ``K``). LinOpt-PO
     uses the same ``Q``: its mirror-descent policy stays uniform while they all tie."""
-    beta = radii(env.features(), K, alpha, scheme, calibration, epsilon, delta, lam)
+    beta = radii(env.features(), K, alpha, scheme, privacy, lam)
     return predicted_burn_in(*beta, ceiling_gaps(env), uniform_regret_shares(env))
 
 
-def horizon_needed(env: LinearMixtureMDP, alpha: float, scheme: str, calibration: str | None = None,
-                   epsilon: float | None = None, delta: float | None = None, lam: float = 1.0,
-                   factor: float = RATE_DECADE) -> float:
+def horizon_needed(env: LinearMixtureMDP, alpha: float, scheme: str, privacy: PrivacySetting | None = None,
+                   lam: float = 1.0, factor: float = RATE_DECADE) -> float:
     """Smallest ``K`` with ``K >= factor · T*(K)``: the horizon a decade-long slope window
     needs after the burn-in (``inf`` if beyond 1e15)."""
     gaps, shares = ceiling_gaps(env), uniform_regret_shares(env)
     feat = env.features()
 
     def t_star(k: int) -> float:
-        return predicted_burn_in(*radii(feat, k, alpha, scheme, calibration, epsilon, delta, lam), gaps, shares)
+        return predicted_burn_in(*radii(feat, k, alpha, scheme, privacy, lam), gaps, shares)
 
     return fixed_point(t_star, factor)
 
 
-def regime_columns(env: LinearMixtureMDP, K: int, alpha: float, scheme: str, calibration: str | None,
-                   epsilon: float | None, delta: float | None, lam: float) -> dict[str, float]:
+def regime_columns(env: LinearMixtureMDP, K: int, alpha: float, scheme: str, privacy: PrivacySetting | None,
+                   lam: float) -> dict[str, float]:
     """What a job records: ``burn_in_episodes`` (its ``T*`` at its own ``K``) and
     ``horizon_needed`` (:func:`horizon_needed`)."""
     return {
-        "burn_in_episodes": linopt_burn_in(env, K, alpha, scheme, calibration, epsilon, delta, lam),
-        "horizon_needed": horizon_needed(env, alpha, scheme, calibration, epsilon, delta, lam),
+        "burn_in_episodes": linopt_burn_in(env, K, alpha, scheme, privacy, lam),
+        "horizon_needed": horizon_needed(env, alpha, scheme, privacy, lam),
     }

@@ -23,6 +23,7 @@ import numpy as np
 # onset_episode and the fixed point are shared with the linear-mixture paper
 from dprl.agents.regime import INITIAL_EPISODES, ONSET_REGRET_FRACTION, onset_episode  # noqa: F401
 from dprl.agents.regime import burn_in_episodes as _fixed_point
+from dprl.privacy.setting import PrivacySetting
 
 ONSET_K_OVER_LAMBDA = 50.0
 RATE_K_OVER_LAMBDA = 170.0
@@ -34,15 +35,16 @@ def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float = RATE_K_OV
 
 
 def private_ofu_burn_in(
-    epsilon: float, delta: float, calibration: str, horizon: int, gamma: float, n: int, d: int, alpha: float,
+    privacy: PrivacySetting, horizon: int, gamma: float, n: int, d: int, alpha: float,
     factor: float = RATE_K_OVER_LAMBDA,
 ) -> float:
     """:func:`burn_in_episodes` with ``Λ(K)`` = ``λ_min`` of Private-OFU-RL's calibration
-    for ``K`` episodes (:func:`~dprl.agents.lq.calibration.private_ofu_calibration`)."""
+    at ``privacy`` for ``K`` episodes (:func:`~dprl.agents.lq.calibration.private_ofu_calibration`)."""
     from dprl.agents.lq.calibration import private_ofu_calibration
 
     def lam(k: int) -> float:
-        return private_ofu_calibration(epsilon, delta, calibration, k, horizon, gamma, n, d, alpha).regularizer.lam_min
+        return private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration, k, horizon, gamma, n, d,
+                                       alpha).regularizer.lam_min
 
     return burn_in_episodes(lam, factor)
 

@@ -103,13 +103,8 @@ def unclamp_episodes(env: TabularMDP, E: float, beta: float, bonus_scale: float 
 
 
 def error_bound(epsilon: float, calibration: str, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
-    """The ``E`` PrivQ uses from episode 2 on (``calibration.e_eps_paper`` or the constant
-    of ``e_eps_tight``)."""
-    if calibration == "paper":
-        return cal.e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
-    if calibration == "tight":
-        return cal.e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step) if T >= 2 else 0.0
-    raise ValueError(f"unknown calibration {calibration!r}")
+    """The ``E`` PrivQ uses from episode 2 on (:func:`calibration.error_bounds`)."""
+    return cal.error_bounds(epsilon, calibration, S, A, H, T, beta, l1_per_step)[1]
 
 
 def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.0) -> tuple[float, float]:

@@ -171,8 +171,8 @@ class PrivateStats:
         self, S: int, A: int, H: int, T: int, epsilon: float, calibration: str, beta: float,
         rng: np.random.Generator | None, l1_per_step: int = 2, noise_multiplier: float = 1.0,
     ) -> None:
-        if calibration not in ("paper", "tight"):
-            raise ValueError(f"calibration must be 'paper' or 'tight', got {calibration!r}")
+        # E for the release used in episode t = 1 and t >= 2 (checks the calibration first)
+        e_first, e_rest = cal.error_bounds(epsilon, calibration, S, A, H, T, beta, l1_per_step)
         self.S, self.A, self.H, self.T = S, A, H, T
         self.N = cal.n_counters(S, A, H)
         self.scale = cal.counter_scale(epsilon, H, T, l1_per_step) * noise_multiplier
@@ -186,14 +186,7 @@ class PrivateStats:
         self.suffix = np.zeros((L, self.N))
         self.t = 0  # elements fed so far
         self._zero = _readonly(np.zeros(self.N))
-        # E for the release used in episode t = 1 and t >= 2 (the calibration's E_t is
-        # constant from t = 2 on)
-        if calibration == "paper":
-            e = cal.e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
-            self.e_first = self.e_rest = e * noise_multiplier
-        else:
-            self.e_first = 0.0 * noise_multiplier
-            self.e_rest = cal.e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step) * noise_multiplier
+        self.e_first, self.e_rest = e_first * noise_multiplier, e_rest * noise_multiplier
 
     def add(self, x: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> None:
         """Feed one stream element ``x`` with the exponential draws of its node noise."""

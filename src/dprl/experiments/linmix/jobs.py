@@ -53,8 +53,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
     # and the onset measured post hoc from the checkpointed cumulative regret
     scheme = ALGORITHMS[spec.algorithm["name"]][1]
-    for col, v in regime_columns(env, K, float(alg.get("alpha", 0.05)), scheme, spec.calibration,
-                                 None if spec.privacy is None else spec.privacy.epsilon, spec.delta, float(alg.get("lam", 1.0))).items():
+    for col, v in regime_columns(env, K, float(alg.get("alpha", 0.05)), scheme, spec.privacy, float(alg.get("lam", 1.0))).items():
         df[col] = v
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     return df

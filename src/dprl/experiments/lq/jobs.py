@@ -42,8 +42,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     for col, v in (built.calibration.result_columns() if built.calibration else {"lam_min": float(alg["lam"])}).items():
         df[col] = v
     if built.calibration is not None:  # predicted horizon of the √K regime (agents/lq/regime.py)
-        c = built.calibration
-        df["burn_in_episodes"] = private_ofu_burn_in(c.epsilon, c.delta, c.calibration, system.horizon, system.gamma,
+        df["burn_in_episodes"] = private_ofu_burn_in(spec.privacy, system.horizon, system.gamma,
                                                      system.n, system.d, float(alg["alpha"]))
     last = df.iloc[-1]
     ctx.log.info("K=%d regret=%.4g repaired=%d not_pd=%d clipped=%d oracle_fallbacks=%d onset=%s burn-in=%s", episodes,
