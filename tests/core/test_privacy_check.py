@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from dprl.privacy.setting import PrivacySetting
 from dprl.config.load import ConfigError
 from dprl.config.privacy_check import check_privacy_accounting
 from dprl.experiments.accounting import ACCOUNTING, accounted_epsilon
@@ -96,5 +97,5 @@ def test_lq_accounting_does_not_depend_on_the_system():
     from dprl.agents.lq.calibration import private_ofu_calibration
 
     for cal in ("paper", "tight"):
-        eps = [private_ofu_calibration(1.0, 1e-3, cal, 1000, 10, g, 2, 1, 0.1).accounted_epsilon for g in (0.05, 0.25, 1.0, 3.0)]
+        eps = [private_ofu_calibration(PrivacySetting(epsilon=1.0, delta=1e-3, calibration=cal), 1000, 10, g, 2, 1, 0.1).accounted_epsilon for g in (0.05, 0.25, 1.0, 3.0)]
         assert max(eps) - min(eps) < 1e-9

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.regularizer import (
     CentralRegularizer, LocalRegularizer, NonPrivateRegularizer, RegularizerCalibration,
 )
@@ -119,8 +120,8 @@ def test_good_event_constants_are_shared_by_both_papers():
     assert (c.shift, c.lam_min, c.lam_max, c.nu) == (8.0, 4.0, 12.0, 3.0)
     feat = make_mixture(3, 10, 2, 2, 3, np.random.default_rng(0)).features()
     for route in ("paper", "tight"):
-        cals = [private_ofu_calibration(1.0, 1e-3, route, 100, 5, 0.5, 2, 1, 0.1).regularizer,
-                *(getattr(linopt_calibration(s, route, 1.0, 1e-5, 100, feat, 0.05), r)
+        cals = [private_ofu_calibration(PrivacySetting(epsilon=1.0, delta=1e-3, calibration=route), 100, 5, 0.5, 2, 1, 0.1).regularizer,
+                *(getattr(linopt_calibration(PrivacySetting(epsilon=1.0, delta=1e-5, calibration=route), s, 100, feat, 0.05), r)
                   for s in ("central", "local") for r in ("p", "r"))]
         for c in cals:
             assert c.shift == 2 * c.lam_min and c.lam_max == 3 * c.lam_min

@@ -30,7 +30,7 @@ def test_tree_depth_is_ceil_log2_K():
 def test_printed_calibration_is_as_printed():
     feat = make_mixture(6, 2, 3, 2, 4, np.random.default_rng(0)).features()
     K, alpha = 100, 0.05
-    cal = linopt_calibration("central", "paper", EPS, DELTA, K, feat, alpha, variant="printed")
+    cal = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="paper"), "central", K, feat, alpha, variant="printed")
     H, d1, m = 4, 3, 7
     sigma_p1 = H * d1 * H**2 / EPS * math.sqrt(32 * m * math.log(4 * H / DELTA))
     assert cal.m == m and cal.sigmas[0] == pytest.approx(sigma_p1)
@@ -44,14 +44,14 @@ def test_printed_calibration_is_as_printed():
 def test_tight_is_exactly_eps_and_less_noisy_than_paper():
     feat = make_mixture(6, 2, 3, 2, 4, np.random.default_rng(0)).features()
     for scheme in ("central", "local"):
-        tight = linopt_calibration(scheme, "tight", EPS, DELTA, 100, feat, 0.05)
-        paper = linopt_calibration(scheme, "paper", EPS, DELTA, 100, feat, 0.05)
+        tight = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), scheme, 100, feat, 0.05)
+        paper = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="paper"), scheme, 100, feat, 0.05)
         assert accounted_epsilon(tight, feat, DELTA) == pytest.approx(EPS, rel=1e-6)
         assert accounted_epsilon(paper, feat, DELTA) <= EPS
         assert np.all(tight.sigmas < paper.sigmas)
         assert tight.p.lam_max < paper.p.lam_max
-    local = linopt_calibration("local", "tight", EPS, DELTA, 100, feat, 0.05)
-    central = linopt_calibration("central", "tight", EPS, DELTA, 100, feat, 0.05)
+    local = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), "local", 100, feat, 0.05)
+    central = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), "central", 100, feat, 0.05)
     assert local.sum_terms == 99 and central.sum_terms == central.m
     assert local.p.lam_min > central.p.lam_min  # sqrt(K) vs sqrt(log K) noise growth
 
@@ -63,7 +63,7 @@ def test_tight_is_exact_on_the_hardest_pair(d, H):
     pair through the agent's σ's is exactly μ(ε, δ): the sum is the joint worst case, not a
     looser bound. A σ 1% smaller would exceed it (the check has power)."""
     feat = _audit_features(d, H)
-    cal = linopt_calibration("central", "tight", EPS, DELTA, 64, feat, 0.05)
+    cal = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), "central", 64, feat, 0.05)
     a, b = neighbouring_statistics(feat, True), neighbouring_statistics(feat, False)
     per_step = [float(np.sum((x[0] - y[0]) ** 2)) for x, y in zip(a, b)]  # one step's ||Δ||² per stream
     mu2 = cal.m * H * float(np.sum(np.array(per_step) / cal.sigmas**2))
@@ -84,7 +84,7 @@ def test_replacement_sensitivities_of_nonnegative_features():
 def test_audit_passes_correct_and_fails_broken(scheme, route):
     feat = _audit_features(2, 1)
     K = 3  # two releases after user 1 (levels 0 and 1 of the tree)
-    cal = linopt_calibration(scheme, route, EPS, DELTA, K, feat, 0.05)
+    cal = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration=route), scheme, K, feat, 0.05)
     make = (lambda s: central_sampler(cal, feat, K, s)) if scheme == "central" else (lambda s: local_sampler(cal, feat, s))
     ok = audit(make(1.0), True, False, EPS, DELTA, n=10000, rng=np.random.default_rng(0))
     assert ok.passed, ok
@@ -114,7 +114,7 @@ GRID = (0.1, 1.0, 10.0, 100.0, 189.0, 1000.0)
 def test_accounted_epsilon_within_nominal_at_every_eps(scheme, route):
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
     for eps in GRID:
-        cal = linopt_calibration(scheme, route, eps, DELTA, 2000, feat, 0.05)
+        cal = linopt_calibration(PrivacySetting(epsilon=eps, delta=DELTA, calibration=route), scheme, 2000, feat, 0.05)
         assert accounted_epsilon(cal, feat, DELTA) <= eps * (1 + 1e-9), (scheme, route, eps)
 
 
@@ -123,12 +123,12 @@ def test_printed_zcdp_route_is_not_private_at_large_eps(scheme):
     """Zhou's printed closed form drops ρ from ε = ρ + 2 sqrt(ρ ln(1/δ)): at H = 2,
     δ = 1e-5 it is private up to ε ≈ 189 and about 3,800-DP at "ε = 1000"."""
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
-    acc = {eps: accounted_epsilon(linopt_calibration(scheme, "paper", eps, DELTA, 2000, feat, 0.05, variant="printed"),
+    acc = {eps: accounted_epsilon(linopt_calibration(PrivacySetting(epsilon=eps, delta=DELTA, calibration="paper"), scheme, 2000, feat, 0.05, variant="printed"),
                                   feat, DELTA) for eps in (100.0, 189.0, 200.0, 1000.0)}
     assert acc[100.0] <= 100.0 and acc[200.0] > 200.0
     assert acc[1000.0] == pytest.approx(3800, rel=0.02)
-    corrected = linopt_calibration(scheme, "paper", 1.0, DELTA, 2000, feat, 0.05)
-    printed = linopt_calibration(scheme, "paper", 1.0, DELTA, 2000, feat, 0.05, variant="printed")
+    corrected = linopt_calibration(PrivacySetting(epsilon=1.0, delta=DELTA, calibration="paper"), scheme, 2000, feat, 0.05)
+    printed = linopt_calibration(PrivacySetting(epsilon=1.0, delta=DELTA, calibration="paper"), scheme, 2000, feat, 0.05, variant="printed")
     # at small ε the exact solve differs from the printed closed form by well under 1%
     assert corrected.sigmas[0] / printed.sigmas[0] == pytest.approx(1.0, abs=0.01)
     assert np.all(corrected.sigmas >= printed.sigmas)
@@ -142,7 +142,7 @@ def test_accounting_agrees_with_dp_accounting(route):
 
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
     eps = 1.0
-    cal = linopt_calibration("central", route, eps, DELTA, 64, feat, 0.05)
+    cal = linopt_calibration(PrivacySetting(epsilon=eps, delta=DELTA, calibration=route), "central", 64, feat, 0.05)
     sens = replacement_sensitivities(feat).as_array()
     total = None
     for s_c, sigma in zip(sens, cal.sigmas):

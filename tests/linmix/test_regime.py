@@ -56,7 +56,7 @@ def test_burn_in_is_c_times_weighted_bonus_over_gap_squared():
 def test_radii_are_the_agents_confidence_radii():
     from dprl.agents.linmix.calibration import linopt_calibration
     env = _default(0)
-    cal = linopt_calibration("central", "tight", 10.0, 1e-5, 5000, env.features(), 0.05)
+    cal = linopt_calibration(PrivacySetting(epsilon=10.0, delta=1e-5, calibration="tight"), "central", 5000, env.features(), 0.05)
     assert radii(env.features(), 5000, 0.05, "central", _tight(10.0)) == confidence_radii(cal.p, cal.r, 2, 2, 5000, 2, 0.05)
 
 

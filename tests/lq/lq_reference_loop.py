@@ -227,7 +227,7 @@ def build_reference_agent(system, name, params, privacy, episodes, agent_rng, no
     if name == "ofu_rl":
         reg = NonPrivateRegularizer((), p, n, float(params["lam"]))
         return OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=False)
-    cal = private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration,
+    cal = private_ofu_calibration(privacy,
                                   episodes, system.horizon, system.gamma, n, d, alpha)
     reg = private_regularizer(cal, p, n, episodes, noise_rng)
     return OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True)

@@ -82,7 +82,7 @@ class ReleaseOnly:
 
 def test_agent_reads_only_released_statistics():
     s = _system()
-    cal = private_ofu_calibration(1.0, 1e-3, "tight", 32, s.horizon, s.gamma, s.n, s.d, 0.1)
+    cal = private_ofu_calibration(PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight"), 32, s.horizon, s.gamma, s.n, s.d, 0.1)
 
     def make_agent(regularizer, oracle_seed):
         oracle = OptimisticOracle(s.n, s.d, s.q, s.r, s.horizon, s.x1, s.noise_radius, 8, np.random.default_rng(oracle_seed))
@@ -185,13 +185,13 @@ def test_single_candidate_oracle_is_certainty_equivalence():
 def test_paper_calibration_formulas_and_tight_guarantee():
     K, H, gamma, n, d, alpha = 1000, 10, 1.0, 2, 1, 0.1
     eps, delta = 1.0, 1e-3
-    paper = private_ofu_calibration(eps, delta, "paper", K, H, gamma, n, d, alpha)
-    tight = private_ofu_calibration(eps, delta, "tight", K, H, gamma, n, d, alpha)
+    paper = private_ofu_calibration(PrivacySetting(epsilon=eps, delta=delta, calibration="paper"), K, H, gamma, n, d, alpha)
+    tight = private_ofu_calibration(PrivacySetting(epsilon=eps, delta=delta, calibration="tight"), K, H, gamma, n, d, alpha)
     L = 10  # floor(log2 1000) + 1
     assert paper.levels == L
     d1, d2 = H * (1 + gamma) ** 2, H * (1 + gamma)
     # printed σ² times 4.5/2: the pair's replacement sensitivity (calibration.py docstring)
-    printed = private_ofu_calibration(eps, delta, "paper", K, H, gamma, n, d, alpha, variant="printed")
+    printed = private_ofu_calibration(PrivacySetting(epsilon=eps, delta=delta, calibration="paper"), K, H, gamma, n, d, alpha, variant="printed")
     assert printed.regularizer.sigma_gram ** 2 == pytest.approx(2.25 * 8 * L * d1**2 * math.log(2 / delta) / eps**2)
     assert printed.regularizer.sigma_target ** 2 == pytest.approx(2.25 * 8 * L * d2**2 * math.log(2 / delta) / eps**2)
     # the exact solve of the same zCDP route: ε/2 = ρ + 2 sqrt(ρ ln(2/δ)) per counter
@@ -210,7 +210,7 @@ def test_paper_calibration_formulas_and_tight_guarantee():
     assert tight.regularizer.sigma_gram < paper.regularizer.sigma_gram
     assert tight.regularizer.lam_min < paper.regularizer.lam_min and tight.regularizer.nu < paper.regularizer.nu
     # a power-of-two K: the paper's ceil(log2 K) would undercount the nodes an episode is in
-    assert private_ofu_calibration(eps, delta, "paper", 1024, H, gamma, n, d, alpha).levels == 11
+    assert private_ofu_calibration(PrivacySetting(epsilon=eps, delta=delta, calibration="paper"), 1024, H, gamma, n, d, alpha).levels == 11
     assert composed_epsilon(tight.mu("gram"), delta / 2) == pytest.approx(tight.claimed("gram")[0])
 
 

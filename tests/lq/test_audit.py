@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dprl.privacy.setting import PrivacySetting
 from dprl.agents.lq.audit import regularizer_releases, replacement_pair
 from dprl.agents.lq.calibration import private_ofu_calibration, sensitivities
 from dprl.agents.lq.audit import audit_counters
@@ -15,7 +16,7 @@ ARGS = dict(n=2, d=1, horizon=10, gamma=1.0, episodes=4, samples=10_000)
 
 
 def _cal(calibration, eps, relation="replacement"):
-    return private_ofu_calibration(eps, 1e-3, calibration, ARGS["episodes"], ARGS["horizon"], ARGS["gamma"],
+    return private_ofu_calibration(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), ARGS["episodes"], ARGS["horizon"], ARGS["gamma"],
                                    ARGS["n"], ARGS["d"], 0.1, relation=relation)
 
 

@@ -22,7 +22,7 @@ DELTAS = (1e-1, 1e-3, 1e-5)
 
 
 def _cal(eps, delta, calibration, relation="replacement", K=8000, H=10, gamma=1.0, n=2, d=1):
-    return private_ofu_calibration(eps, delta, calibration, K, H, gamma, n, d, 0.1, relation=relation)
+    return private_ofu_calibration(PrivacySetting(epsilon=eps, delta=delta, calibration=calibration), K, H, gamma, n, d, 0.1, relation=relation)
 
 
 @pytest.mark.parametrize("w1, w2", [(1.0, 1.0), (1.0, 0.3), (0.3, 1.0), (1.0, 3.0), (2.0, 0.0), (0.0, 1.0)])
@@ -63,7 +63,7 @@ def test_null_user_calibration_is_not_private_under_replacement(eps):
     `tight`; the printed `paper` constants exceed it at ε = 10."""
     tight = _cal(eps, 1e-3, "tight", relation="null_user")
     assert tight.accounted_epsilon > 1.5 * eps
-    paper = private_ofu_calibration(eps, 1e-3, "paper", 8000, 10, 1.0, 2, 1, 0.1, relation="null_user", variant="printed")
+    paper = private_ofu_calibration(PrivacySetting(epsilon=eps, delta=1e-3, calibration="paper"), 8000, 10, 1.0, 2, 1, 0.1, relation="null_user", variant="printed")
     if eps >= 10:
         assert paper.accounted_epsilon > 1.05 * eps
     # the σ's of the fixed calibration are exactly 1.5x the null-user ones (μ grows by 1.5)
@@ -153,10 +153,10 @@ def test_printed_paper_sigma_is_not_private_at_large_epsilon():
     """The printed σ² = 8LΔ² ln(2/δ)/ε² drops ρ from the zCDP conversion: even with the
     replacement factor it is not private at large ε, the exact solve is (and differs from
     the printed form by under 2% at ε = 1)."""
-    printed = private_ofu_calibration(1000.0, 1e-3, "paper", 8000, 10, 1.0, 2, 1, 0.1, variant="printed")
+    printed = private_ofu_calibration(PrivacySetting(epsilon=1000.0, delta=1e-3, calibration="paper"), 8000, 10, 1.0, 2, 1, 0.1, variant="printed")
     assert printed.accounted_epsilon > 10 * 1000.0
     exact = _cal(1000.0, 1e-3, "paper")
     assert exact.accounted_epsilon <= 1000.0
-    small = [private_ofu_calibration(1.0, 1e-3, "paper", 8000, 10, 1.0, 2, 1, 0.1, variant=v).regularizer.sigma_gram
+    small = [private_ofu_calibration(PrivacySetting(epsilon=1.0, delta=1e-3, calibration="paper"), 8000, 10, 1.0, 2, 1, 0.1, variant=v).regularizer.sigma_gram
              for v in ("corrected", "printed")]
     assert small[0] / small[1] == pytest.approx(1.0, abs=0.02) and small[0] >= small[1]

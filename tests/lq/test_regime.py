@@ -21,7 +21,7 @@ def test_burn_in_is_the_fixed_point_k_equals_170_lambda(calibration, eps):
     k = private_ofu_burn_in(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), **ARGS)
 
     def lam(kk):
-        return private_ofu_calibration(eps, 1e-3, calibration, int(kk), ARGS["horizon"], ARGS["gamma"], ARGS["n"],
+        return private_ofu_calibration(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), int(kk), ARGS["horizon"], ARGS["gamma"], ARGS["n"],
                                        ARGS["d"], ARGS["alpha"]).regularizer.lam_min
 
     assert k >= RATE_K_OVER_LAMBDA * lam(k)

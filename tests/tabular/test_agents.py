@@ -39,7 +39,7 @@ def test_pucb_without_noise_reproduces_ubev_exactly():
     env = garnet(np.random.default_rng(0), S=4, A=2, H=3, branching=2)
     T = 600
     ub = build_agent("ubev", {"beta": 0.05, "bonus_scale": 1.0}, None, env, T, np.random.default_rng(5), None).agent
-    src = PrivateStats(env.S, env.A, env.H, T, 1.0, "tight", 0.05, None, noise_multiplier=0.0)
+    src = PrivateStats(env.S, env.A, env.H, T, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, None, noise_multiplier=0.0)
     pu = OptimisticAgent(src, 0.05, 1.0, np.random.default_rng(5))
     a = feed_episodes(ub, env, T, np.random.default_rng(9), EpisodeRecord())
     b = feed_episodes(pu, env, T, np.random.default_rng(9), EpisodeRecord())
@@ -57,7 +57,7 @@ def test_planner_reads_only_released_statistics():
     kernel = list(inspect.signature(priv_q_into.py_func).parameters)
     assert kernel == ["rel", "E", "S", "A", "H", "n_actions", "log_sah_beta", "bonus_scale", "Q", "V"]
     # ... whose arrays are read-only views
-    src = PrivateStats(3, 2, 2, 16, 1.0, "tight", 0.05, np.random.default_rng(0))
+    src = PrivateStats(3, 2, 2, 16, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, np.random.default_rng(0))
     rel = src.release()
     for x in (rel.r, rel.n, rel.m):
         with pytest.raises(ValueError):
@@ -106,13 +106,13 @@ def test_paper_E_eps_is_vacuous_and_tight_is_smaller():
     tight = cal.e_eps_tight(1.0, S, A, H, T, beta)
     assert tight.max() < paper
     assert 2 * paper > T  # V4's premise: the known branch is never reached at this T
-    assert cal.first_exploit_episode(1.0, S, A, H, T, beta, "paper") == np.inf
+    assert cal.first_exploit_episode(PrivacySetting(epsilon=1.0, calibration="paper"), S, A, H, T, beta) == np.inf
 
 
 def test_first_exploit_episode_tight():
     S, A, H, T, beta = 4, 2, 2, 10**5, 0.05
     e = cal.e_eps_tight(10.0, S, A, H, T, beta)
-    t = cal.first_exploit_episode(10.0, S, A, H, T, beta, "tight")
+    t = cal.first_exploit_episode(PrivacySetting(epsilon=10.0, calibration="tight"), S, A, H, T, beta)
     assert 1 < t < T
     t = int(t)
     assert t - 1 >= 2 * e[t] and t - 2 < 2 * e[t - 1]
@@ -124,7 +124,7 @@ def test_tight_E_bounds_the_noise_actually_added():
     e = cal.e_eps_tight(1.0, S, A, H, T, beta)
     level = beta / (cal.n_counters(S, A, H) * T)
     rng = np.random.default_rng(0)
-    src = PrivateStats(S, A, H, T, 1.0, "tight", beta, rng)
+    src = PrivateStats(S, A, H, T, PrivacySetting(epsilon=1.0, calibration="tight"), beta, rng)
     b = src.scale
     k = 4  # L for T = 8: the bound used for every release
     sums = b * (rng.standard_exponential((400000, k)) - rng.standard_exponential((400000, k))).sum(1)

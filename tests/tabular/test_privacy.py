@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+from dprl.privacy.setting import PrivacySetting
 from dprl.agents.tabular.agent import OptimisticAgent
 from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.agents.tabular.statistics import PrivateStats
@@ -27,7 +28,7 @@ def _released_vector(stats: PrivateStats) -> np.ndarray:
 def _stream_element(states, actions, rewards) -> np.ndarray:
     """What PUCB's statistics object feeds its counters for one episode: its release
     after that single episode with the noise switched off."""
-    src = PrivateStats(S, A, H, T, 1.0, "tight", 0.05, None, noise_multiplier=0.0)
+    src = PrivateStats(S, A, H, T, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, None, noise_multiplier=0.0)
     src.update(np.array(states), np.array(actions), np.array(rewards, dtype=float))
     return _released_vector(src)
 
@@ -48,7 +49,7 @@ def accounted_epsilon(epsilon: float, l1_per_step: int) -> float:
     most ``L`` tree nodes, each node adds i.i.d. ``Lap(b)`` to every counter, so basic
     composition (tight for Laplace) gives ``L · Δ1 / b`` with ``b`` the scale the
     statistics object actually uses."""
-    src = PrivateStats(S, A, H, T, epsilon, "tight", 0.05, np.random.default_rng(0), l1_per_step=l1_per_step)
+    src = PrivateStats(S, A, H, T, PrivacySetting(epsilon=epsilon, calibration="tight"), 0.05, np.random.default_rng(0), l1_per_step=l1_per_step)
     return tree_levels(T) * replacement_l1_sensitivity() / src.scale
 
 
@@ -76,7 +77,7 @@ def test_pucb_statistics_draw_the_noise_their_scale_says():
     rng = np.random.default_rng(1)
     noise = []
     for _ in range(300):
-        src = PrivateStats(S, A, H, T, eps, "tight", 0.05, rng)
+        src = PrivateStats(S, A, H, T, PrivacySetting(epsilon=eps, calibration="tight"), 0.05, rng)
         src.update(np.array([0, 1, 0]), np.array([1, 0]), np.array([1.0, 0.0]))
         noise.append(_released_vector(src) - x)
     noise = np.concatenate(noise)
@@ -124,7 +125,7 @@ def _agent_view(data: str, n: int, rng: np.random.Generator, epsilon: float, noi
     users = _USERS[data]
     states = np.zeros(2, dtype=np.intp)
     for i in range(n):
-        src = PrivateStats(1, 2, 1, 4, epsilon, "tight", 0.05, rng, noise_multiplier=noise_multiplier)
+        src = PrivateStats(1, 2, 1, 4, PrivacySetting(epsilon=epsilon, calibration="tight"), 0.05, rng, noise_multiplier=noise_multiplier)
         agent = OptimisticAgent(src, 0.05, 1e-6, rng)  # bonus_scale ~0: greedy, so the test has power
         seen = []
         for t, r in enumerate(users):

@@ -48,7 +48,7 @@ def _private_ofu_rl(spec: JobSpec) -> float:
 
     env = spec.environment
     n, d = int(env.get("n", 2)), int(env.get("d", 1))
-    cal = private_ofu_calibration(spec.epsilon, float(spec.delta), spec.calibration, int(spec.settings["episodes"]),
+    cal = private_ofu_calibration(spec.privacy, int(spec.settings["episodes"]),
                                   int(env["horizon"]), 1.0, n, d, float(spec.algorithm["alpha"]))
     return cal.accounted_epsilon
 
@@ -60,8 +60,8 @@ def _linopt(spec: JobSpec) -> float:
 
     feat = make_job_env(JobContext(spec)).features()  # the job's own instance
     _, scheme = ALGORITHMS[spec.algorithm["name"]]
-    cal = linopt_calibration(scheme, spec.calibration, spec.epsilon, float(spec.delta),
-                                 int(spec.settings.get("episodes", 2000)), feat, float(spec.algorithm.get("alpha", 0.05)))
+    cal = linopt_calibration(spec.privacy, scheme, int(spec.settings.get("episodes", 2000)), feat,
+                             float(spec.algorithm.get("alpha", 0.05)))
     return accounted_epsilon(cal, feat, float(spec.delta))
 
 

@@ -1,8 +1,10 @@
 """The privacy level a private job runs at: one typed, validated value.
 
 A job's ``privacy`` block (``config.yaml``, contract "Privacy parameters") expands into
-one :class:`PrivacySetting` per (ε, δ, calibration); job specifications, agent factories
-and job functions read its fields instead of indexing a dict. As in Google's
+one :class:`PrivacySetting` per (ε, δ, calibration); job specifications, agent factories,
+job functions, the papers' calibration builders (``private_ofu_calibration``,
+``linopt_calibration``, PUCB's ``PrivateStats`` and ``count_error_bounds``) and regime
+predictions take it whole instead of loose ε, δ and calibration arguments. As in Google's
 dp-accounting (``dp_accounting.dp_event``), the value is a frozen dataclass that checks
 itself on construction, with errors that name the bad value.
 """

@@ -90,7 +90,7 @@ def build_agent(
         else:
             if privacy is None:
                 raise ValueError(f"{name} is private and needs epsilon, delta and calibration")
-            cal = linopt_calibration(scheme, privacy.calibration, privacy.epsilon, privacy.delta, K, feat, alpha)
+            cal = linopt_calibration(privacy, scheme, K, feat, alpha)
             cal_p, cal_r = cal.p, cal.r
         reg_p, reg_r = privatizers(scheme, cal_p, cal_r, feat, K, noise_rng, noise=noise)
     agent = LinOptAgent(feat, K, reg_p, reg_r, mode, alpha, agent_rng, eta)

@@ -30,7 +30,7 @@ from dprl.privacy.calibration import (
     zcdp_rho,
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
-from dprl.privacy.setting import CALIBRATIONS
+from dprl.privacy.setting import PrivacySetting
 
 
 @dataclass(frozen=True)
@@ -135,16 +135,15 @@ STREAMS_PER_STEP = 4.0
 
 
 def linopt_calibration(
+    privacy: PrivacySetting,
     scheme: str,
-    calibration: str,
-    epsilon: float,
-    delta: float,
     K: int,
     feat: KnownFeatures,
     alpha: float,
     variant: str = "corrected",
 ) -> LinOptCalibration:
-    """Central (``scheme="central"``, Section 6.1) or local (``"local"``, Remark 6.9).
+    """Central (``scheme="central"``, Section 6.1) or local (``"local"``, Remark 6.9) at the
+    privacy setting ``privacy`` (ε, δ and the calibration) for ``K`` episodes.
 
     ``paper``: the route of Theorem 6.4: each of the ``4H`` counters is ``ρ_c``-zCDP with
     ``ρ_c = m Δ_c²/(2σ_c²)`` and must be ``(ε/(4H), δ/(4H))``-DP by
@@ -182,8 +181,9 @@ def linopt_calibration(
     """
     if scheme not in ("central", "local"):
         raise ValueError(f"scheme must be 'central' or 'local', got {scheme!r}")
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    if privacy.delta is None:
+        raise ValueError(f"the Privatizer is (epsilon, delta)-DP: it needs a delta, got {privacy!r}")
+    epsilon, delta, calibration = privacy.epsilon, privacy.delta, privacy.calibration
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     if K < 1:

@@ -101,7 +101,7 @@ def radii(feat: KnownFeatures, K: int, alpha: float, scheme: str, privacy: Priva
         return confidence_radii(ridge, ridge, feat.d1, feat.d2, K, feat.horizon, alpha)
     if privacy is None or privacy.delta is None:
         raise ValueError(f"the {scheme} Privatizer needs a privacy setting with epsilon and delta, got {privacy!r}")
-    cal = linopt_calibration(scheme, privacy.calibration, privacy.epsilon, privacy.delta, K, feat, alpha)
+    cal = linopt_calibration(privacy, scheme, K, feat, alpha)
     return confidence_radii(cal.p, cal.r, feat.d1, feat.d2, K, feat.horizon, alpha)
 
 

@@ -46,7 +46,7 @@ def build_agent(
     if name == "private_ofu_rl":
         if privacy is None or privacy.delta is None:
             raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
-        cal = private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration,
+        cal = private_ofu_calibration(privacy,
                                       episodes, system.horizon, system.gamma, n, d, alpha)
         reg = private_regularizer(cal, p, n, episodes, noise_rng)
         return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal)

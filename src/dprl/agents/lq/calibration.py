@@ -48,7 +48,7 @@ from dprl.privacy.calibration import (
 )
 from dprl.privacy.regularizer import RegularizerCalibration, shifted_calibration
 from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT, NULL_USER_JOINT, gram_cross_replacement_weight
-from dprl.privacy.setting import CALIBRATIONS
+from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.tree_counter import tree_levels
 
 
@@ -115,10 +115,11 @@ def sensitivities(horizon: int, gamma: float) -> tuple[float, float]:
 
 
 def private_ofu_calibration(
-    epsilon: float, delta: float, calibration: str, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float,
+    privacy: PrivacySetting, episodes: int, horizon: int, gamma: float, n: int, d: int, alpha: float,
     relation: str = NEIGHBOURING_RELATION, variant: str = "corrected",
 ) -> PrivateOFUCalibration:
-    """Noise scales ``σ1, σ2`` and good-event constants ``(η, λ_min, λ_max, ν)``.
+    """Noise scales ``σ1, σ2`` and good-event constants ``(η, λ_min, λ_max, ν)`` at the
+    privacy setting ``privacy`` (ε, δ and the calibration) for ``episodes`` episodes.
 
     ``paper`` (Sec. IV-A and proof of Theorem 3): ``σ_i² = 8 L Δ_i² ln(2/δ)/ε²`` as printed,
     times ``JOINT/2 = 2.25`` under replacement (module docstring),
@@ -143,8 +144,9 @@ def private_ofu_calibration(
     printed closed form of ``σ`` under ``paper`` (the zCDP conversion with ρ dropped), also
     only for those tests.
     """
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    if privacy.delta is None:
+        raise ValueError(f"Private-OFU-RL is (epsilon, delta)-JDP: it needs a delta, got {privacy!r}")
+    epsilon, delta, calibration = privacy.epsilon, privacy.delta, privacy.calibration
     if variant not in ("corrected", "printed"):
         raise ValueError(f"variant must be 'corrected' or 'printed', got {variant!r}")
     if relation not in RELATIONS:

@@ -43,7 +43,7 @@ def private_ofu_burn_in(
     from dprl.agents.lq.calibration import private_ofu_calibration
 
     def lam(k: int) -> float:
-        return private_ofu_calibration(privacy.epsilon, privacy.delta, privacy.calibration, k, horizon, gamma, n, d,
+        return private_ofu_calibration(privacy, k, horizon, gamma, n, d,
                                        alpha).regularizer.lam_min
 
     return burn_in_episodes(lam, factor)
@@ -61,7 +61,7 @@ def sigma_exponents(calibration: str, epsilons: list[float], deltas: list[float]
     from dprl.agents.lq.calibration import private_ofu_calibration
 
     def half_log_sigma(e: float, dl: float) -> float:
-        cal = private_ofu_calibration(e, dl, calibration, episodes, horizon, gamma, n, d, alpha)
+        cal = private_ofu_calibration(PrivacySetting(epsilon=e, delta=dl, calibration=calibration), episodes, horizon, gamma, n, d, alpha)
         return 0.5 * math.log(cal.regularizer.sigma_gram)
 
     def slope(x: list[float], y: list[float]) -> float:

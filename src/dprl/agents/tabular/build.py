@@ -37,7 +37,7 @@ def build_agent(
     elif name == "pucb":
         if privacy is None:
             raise ValueError("pucb is ε-JDP and needs a privacy setting")
-        source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy.epsilon, privacy.calibration, beta, noise_rng,
+        source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, beta, noise_rng,
                               l1_per_step)
         calibration = PUCBCalibration(privacy.epsilon, privacy.calibration, source.scale, source.e_first, source.e_rest)
     else:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprl.privacy.calibration import laplace_sum_tail, laplace_tree_scale
-from dprl.privacy.setting import CALIBRATIONS
+from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.tree_counter import tree_levels
 
 
@@ -82,26 +82,25 @@ def e_eps_tight_value(epsilon: float, S: int, A: int, H: int, T: int, beta: floa
     return float(laplace_sum_tail(b, tree_levels(T), beta / (n_counters(S, A, H) * T)))
 
 
-def error_bounds(epsilon: float, calibration: str, S: int, A: int, H: int, T: int, beta: float,
-                 l1_per_step: int = 2) -> tuple[float, float]:
+def count_error_bounds(privacy: PrivacySetting, S: int, A: int, H: int, T: int, beta: float,
+                       l1_per_step: int = 2) -> tuple[float, float]:
     """``(E_1, E_t for t >= 2)``: the count-error bound PrivQ uses in episode 1 and from
-    episode 2 on, for ``calibration`` ``paper`` (the printed ``E_ε`` in both) or ``tight``
+    episode 2 on at ``privacy.epsilon``, for ``privacy.calibration`` ``paper`` (the printed ``E_ε`` in both) or ``tight``
     (:func:`e_eps_tight`: 0 for the empty first release, then a constant; 0 when ``T < 2``,
     where no later episode exists). The one place the two calibrations' ``E`` is chosen."""
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {list(CALIBRATIONS)}, got {calibration!r}")
-    if calibration == "paper":
+    epsilon = privacy.epsilon
+    if privacy.calibration == "paper":
         e = e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step)
         return e, e
     return 0.0, (e_eps_tight_value(epsilon, S, A, H, T, beta, l1_per_step) if T >= 2 else 0.0)
 
 
-def first_exploit_episode(epsilon: float, S: int, A: int, H: int, T: int, beta: float, calibration: str, l1_per_step: int = 2) -> float:
+def first_exploit_episode(privacy: PrivacySetting, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
     """Smallest episode ``t <= T`` at which some ``ñ >= 2E_ε`` is possible at all: a true
     count before episode ``t`` is at most ``t-1``, so we need ``t - 1 >= 2E`` (noise aside).
     ``inf`` when it never happens within ``T`` (spec, claim V4). ``E_1`` does not matter:
     ``t - 1 >= 1`` fails at ``t = 1`` anyway."""
-    e = error_bounds(epsilon, calibration, S, A, H, T, beta, l1_per_step)[1]
+    e = count_error_bounds(privacy, S, A, H, T, beta, l1_per_step)[1]
     # the planner's known branch needs ñ >= max(2E, 1) (planner.priv_q)
     t = math.ceil(max(2 * e, 1.0)) + 1
     return float(t) if t <= T else math.inf

@@ -102,9 +102,9 @@ def unclamp_episodes(env: TabularMDP, E: float, beta: float, bonus_scale: float 
     return out
 
 
-def error_bound(epsilon: float, calibration: str, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
-    """The ``E`` PrivQ uses from episode 2 on (:func:`calibration.error_bounds`)."""
-    return cal.error_bounds(epsilon, calibration, S, A, H, T, beta, l1_per_step)[1]
+def error_bound(privacy: PrivacySetting, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
+    """The ``E`` PrivQ uses from episode 2 on (:func:`calibration.count_error_bounds`)."""
+    return cal.count_error_bounds(privacy, S, A, H, T, beta, l1_per_step)[1]
 
 
 def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.0) -> tuple[float, float]:
@@ -134,5 +134,5 @@ def job_burn_in(env: TabularMDP, privacy: PrivacySetting | None, T: int, beta: f
     ``bonus_scale`` and privacy calibration (``None``: UBEV, ``E = 0``)."""
     if privacy is None:
         return pucb_burn_in(env, 0.0, beta, bonus_scale)
-    E = error_bound(privacy.epsilon, privacy.calibration, env.S, env.A, env.H, T, beta, l1_per_step)
+    E = error_bound(privacy, env.S, env.A, env.H, T, beta, l1_per_step)
     return pucb_burn_in(env, E, beta, bonus_scale)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from dprl.privacy.setting import PrivacySetting
 from dprl.agents.tabular import calibration as cal
 from dprl.privacy.tree_counter import tree_levels
 
@@ -158,7 +159,7 @@ class PrivateStats:
     all ``2SAH + S²AH`` counters advance together and share the same ε' and scale
     (Algorithm 2 lines 1-4), so they are held as two ``(L, N)`` arrays (:func:`feed_tree`).
 
-    ``calibration``: ``paper`` uses the printed ``E_ε``; ``tight`` the per-episode bound of
+    ``privacy.calibration``: ``paper`` uses the printed ``E_ε``; ``tight`` the per-episode bound of
     :func:`calibration.e_eps_tight` (0 in episode 1, a constant after). The noise is
     identical in both.
 
@@ -168,14 +169,14 @@ class PrivateStats:
     """
 
     def __init__(
-        self, S: int, A: int, H: int, T: int, epsilon: float, calibration: str, beta: float,
+        self, S: int, A: int, H: int, T: int, privacy: PrivacySetting, beta: float,
         rng: np.random.Generator | None, l1_per_step: int = 2, noise_multiplier: float = 1.0,
     ) -> None:
         # E for the release used in episode t = 1 and t >= 2 (checks the calibration first)
-        e_first, e_rest = cal.error_bounds(epsilon, calibration, S, A, H, T, beta, l1_per_step)
+        e_first, e_rest = cal.count_error_bounds(privacy, S, A, H, T, beta, l1_per_step)
         self.S, self.A, self.H, self.T = S, A, H, T
         self.N = cal.n_counters(S, A, H)
-        self.scale = cal.counter_scale(epsilon, H, T, l1_per_step) * noise_multiplier
+        self.scale = cal.counter_scale(privacy.epsilon, H, T, l1_per_step) * noise_multiplier
         if not (self.scale >= 0 and np.isfinite(self.scale)):
             raise ValueError(f"Laplace scale must be non-negative and finite, got {self.scale}")
         if self.scale > 0 and rng is None:

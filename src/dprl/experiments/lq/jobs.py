@@ -60,7 +60,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     if priv is None or priv.delta is None:
         raise ValueError("lq_audit audits an (epsilon, delta) mechanism: give epsilon and delta")
     n, d, horizon, gamma, episodes = int(env["n"]), int(env["d"]), int(env["horizon"]), float(env["gamma"]), int(env["episodes"])
-    cal = private_ofu_calibration(priv.epsilon, priv.delta, priv.calibration, episodes,
+    cal = private_ofu_calibration(priv, episodes,
                                   horizon, gamma, n, d, float(spec.algorithm["alpha"]))
     results = audit_counters(cal, n, d, horizon, gamma, episodes, int(ctx.settings["runs"]), ctx.noise_rng,
                              float(ctx.settings["confidence"]))

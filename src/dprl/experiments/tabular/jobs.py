@@ -34,10 +34,9 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
                       alpha=alpha)
     info = {"optimal_value": env.optimal_value}
     if spec.privacy is not None:
-        eps, calib = spec.privacy.epsilon, spec.privacy.calibration
-        l1 = alg.get("l1_per_step", 2)
         info["e_eps"] = built.calibration.e_used(T)  # E_T, the bound of the last episode's release
-        info["t_exploit_possible"] = cal.first_exploit_episode(eps, env.S, env.A, env.H, T, alg["beta"], calib, l1)
+        info["t_exploit_possible"] = cal.first_exploit_episode(spec.privacy, env.S, env.A, env.H, T, alg["beta"],
+                                                               alg.get("l1_per_step", 2))
     else:
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
     # regime (contract, "Regimes"): predicted burn-in T* and the measured onset, the first
