@@ -78,3 +78,34 @@ def test_the_regularizer_columns_are_the_calibration_s(tables):
         private, plain = tables[(kind, True)], tables[(kind, False)]
         assert private["lam_min"].iloc[0] > plain["lam_min"].iloc[0] > 0
         assert private["sigma_gram"].iloc[0] > 0 and private["tree_levels"].iloc[0] >= 1
+
+
+AUDITS = {
+    "audit": {"algorithms": [{"name": "gaussian_tree_vector"}],
+              "environments": [{"name": "neighbouring_streams", "T": 4, "dim": 1}],
+              "privacy": {"epsilon": [1.0], "delta": [1e-5], "calibration": ["tight"]}},
+    "tabular_audit": {"algorithms": [{"name": "pucb"}], "environments": [{"name": "pucb_counters", "S": 2, "A": 1, "H": 1, "T": 2}],
+                      "privacy": {"epsilon": [1.0], "calibration": ["tight"]}},
+    "lq_audit": {"algorithms": [{"name": "private_ofu_counters"}],
+                 "environments": [{"name": "audit_stream", "n": 1, "d": 1, "horizon": 2, "gamma": 1.0, "episodes": 2}],
+                 "privacy": {"epsilon": [1.0], "delta": [1e-3], "calibration": ["tight"]}},
+    "linmix_audit": {"algorithms": [{"name": "central_privatizer"}], "environments": [{"name": "neighbouring_users", "K": 2, "d": 1, "H": 1}],
+                     "privacy": {"epsilon": [1.0], "delta": [1e-5], "calibration": ["tight"]}},
+    "pe_audit": {"algorithms": [{"name": "dp_lsw"}], "environments": [{"name": "adversarial", "d": 1, "f_max": 1.0}],
+                 "privacy": {"epsilon": [1.0], "delta": [0.1], "calibration": ["paper"]}},
+}
+AUDIT = {"mechanism", "claimed_epsilon", "claimed_delta", "eps_lb", "passed", "statistic", "runs"}
+
+
+def test_every_audit_writes_the_shared_names(tmp_path):
+    """One :meth:`AuditResult.columns` for the five audit kinds (the mechanisms' and the
+    four papers'); an audit that recorded ``samples`` or left out its claimed δ fails."""
+    cfg = load_config({"experiments": {k: {**v, "settings": {"runs": 1000}, "seeds": {"count": 1}} for k, v in AUDITS.items()}})
+    kinds = set()
+    for i, job in enumerate(cfg.jobs.values()):
+        path = tmp_path / f"{i}.csv"
+        run_job(job.spec, path, job.labels)
+        cols = set(read_result(path)[0].columns)
+        assert AUDIT <= cols and not cols & RETIRED, (job.spec.kind, sorted(AUDIT - cols), sorted(cols & RETIRED))
+        kinds.add(job.spec.kind)
+    assert kinds == set(AUDITS)

@@ -42,6 +42,13 @@ class AuditResult:
     def passed(self) -> bool:
         return bool(self.eps_lb <= self.epsilon)
 
+    def columns(self) -> dict[str, float | bool | str | int]:
+        """The columns every audit table records for this audit, under the same names in
+        every paper: the claimed ``(ε, δ)``, the audited ``eps_lb``, whether it passed, the
+        statistic chosen and the evaluation runs per input."""
+        return {"claimed_epsilon": self.epsilon, "claimed_delta": self.delta, "eps_lb": self.eps_lb,
+                "passed": self.passed, "statistic": self.statistic, "runs": self.n}
+
 
 def clopper_pearson(k: np.ndarray | int, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Clopper–Pearson interval for ``k`` successes out of ``n`` at level ``1-α``."""

@@ -218,8 +218,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     res, noise = audit_tree_counter(alg, priv, broken, T, dim, ctx.settings["runs"], ctx.noise_rng, ctx.settings["alpha"])
     ctx.progress(1, 1, unit="audits")
     return pd.DataFrame([{
-        "mechanism": alg, "broken": broken, "claimed_epsilon": priv.epsilon, "claimed_delta": delta,
-        "noise_scale": _scale(noise), "eps_lb": res.eps_lb, "passed": res.passed, "statistic": res.statistic,
-        "p": res.p, "q": res.q, "runs": res.n, "levels": tree_levels(T),
+        "mechanism": alg, "broken": broken, **res.columns(),
+        "noise_scale": _scale(noise), "p": res.p, "q": res.q, "levels": tree_levels(T),
         "pair_epsilon": pair_epsilon(alg, noise, T, delta),
     }])

@@ -241,7 +241,7 @@ def audit_pair(alg: dict, variant: str, pair: str, d: int, f_max: float, epsilon
         "shift_over_a_sigma": shift / (a * min(sigma)), "log_var_ratio_over_b": log_ratio / b,
         "nrs07_conditions": bool(shift <= a * min(sigma) * (1 + 1e-12) and log_ratio <= b * (1 + 1e-12)),
         "eps_exact": gaussian_pair_epsilon(delta, shift, sigma[0], sigma[1], d),
-        "eps_lb": res.eps_lb, "passed": res.passed, "statistic": res.statistic, "runs": runs,
+        **res.columns(),
         # NRS07's ε for the correct mechanism; a broken variant has no guarantee to account
         "accounted_epsilon": epsilon if variant == "correct" else np.nan,
     }
