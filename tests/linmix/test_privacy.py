@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from dprl.agents.linmix.calibration import (
-    accounted_epsilon,
     paper_sensitivities,
     linopt_calibration,
     replacement_sensitivities,
@@ -46,8 +45,8 @@ def test_tight_is_exactly_eps_and_less_noisy_than_paper():
     for scheme in ("central", "local"):
         tight = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), scheme, 100, feat, 0.05)
         paper = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="paper"), scheme, 100, feat, 0.05)
-        assert accounted_epsilon(tight, feat, DELTA) == pytest.approx(EPS, rel=1e-6)
-        assert accounted_epsilon(paper, feat, DELTA) <= EPS
+        assert tight.accounted_epsilon == pytest.approx(EPS, rel=1e-6)
+        assert paper.accounted_epsilon <= EPS
         assert np.all(tight.sigmas < paper.sigmas)
         assert tight.p.lam_max < paper.p.lam_max
     local = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), "local", 100, feat, 0.05)
@@ -115,7 +114,7 @@ def test_accounted_epsilon_within_nominal_at_every_eps(scheme, route):
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
     for eps in GRID:
         cal = linopt_calibration(PrivacySetting(epsilon=eps, delta=DELTA, calibration=route), scheme, 2000, feat, 0.05)
-        assert accounted_epsilon(cal, feat, DELTA) <= eps * (1 + 1e-9), (scheme, route, eps)
+        assert cal.accounted_epsilon <= eps * (1 + 1e-9), (scheme, route, eps)
 
 
 @pytest.mark.parametrize("scheme", ["central", "local"])
@@ -123,8 +122,8 @@ def test_printed_zcdp_route_is_not_private_at_large_eps(scheme):
     """Zhou's printed closed form drops ρ from ε = ρ + 2 sqrt(ρ ln(1/δ)): at H = 2,
     δ = 1e-5 it is private up to ε ≈ 189 and about 3,800-DP at "ε = 1000"."""
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
-    acc = {eps: accounted_epsilon(linopt_calibration(PrivacySetting(epsilon=eps, delta=DELTA, calibration="paper"), scheme, 2000, feat, 0.05, variant="printed"),
-                                  feat, DELTA) for eps in (100.0, 189.0, 200.0, 1000.0)}
+    acc = {eps: linopt_calibration(PrivacySetting(epsilon=eps, delta=DELTA, calibration="paper"), scheme, 2000, feat, 0.05,
+                                   variant="printed").accounted_epsilon for eps in (100.0, 189.0, 200.0, 1000.0)}
     assert acc[100.0] <= 100.0 and acc[200.0] > 200.0
     assert acc[1000.0] == pytest.approx(3800, rel=0.02)
     corrected = linopt_calibration(PrivacySetting(epsilon=1.0, delta=DELTA, calibration="paper"), scheme, 2000, feat, 0.05)
@@ -150,7 +149,7 @@ def test_accounting_agrees_with_dp_accounting(route):
         part = part.self_compose(cal.m * feat.horizon)
         total = part if total is None else total.compose(part)
     eps_lib = total.get_epsilon_for_delta(DELTA)
-    assert accounted_epsilon(cal, feat, DELTA) == pytest.approx(eps_lib, rel=3e-3, abs=3e-3)
+    assert cal.accounted_epsilon == pytest.approx(eps_lib, rel=3e-3, abs=3e-3)
     assert eps_lib <= eps * 1.003
 
 
@@ -178,4 +177,4 @@ def test_agent_noise_path_has_the_calibrated_scales(scheme):
         measured += [float((st.gram - reg.calibration.shift * np.eye(p))[..., iu[0], iu[1]].std()), float(st.target.std())]
     np.testing.assert_allclose(measured, cal.sigmas, rtol=0.03)
     measured_cal = dataclasses.replace(cal, sigmas=np.array(measured))
-    assert accounted_epsilon(measured_cal, feat, DELTA) <= EPS * 1.06
+    assert measured_cal.accounted_epsilon <= EPS * 1.06

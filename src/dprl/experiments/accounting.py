@@ -54,7 +54,7 @@ def _private_ofu_rl(spec: JobSpec) -> float:
 
 
 def _linopt(spec: JobSpec) -> float:
-    from dprl.agents.linmix.calibration import accounted_epsilon, linopt_calibration
+    from dprl.agents.linmix.calibration import linopt_calibration
     from dprl.agents.linmix.build import ALGORITHMS
     from dprl.experiments.linmix.jobs import make_job_env
 
@@ -62,7 +62,7 @@ def _linopt(spec: JobSpec) -> float:
     _, scheme = ALGORITHMS[spec.algorithm["name"]]
     cal = linopt_calibration(spec.privacy, scheme, int(spec.settings.get("episodes", 2000)), feat,
                              float(spec.algorithm.get("alpha", 0.05)))
-    return accounted_epsilon(cal, feat, float(spec.delta))
+    return cal.accounted_epsilon
 
 
 def _pe(spec: JobSpec) -> float | None:

@@ -56,7 +56,19 @@ class LinOptCalibration:
     sigmas: np.ndarray  # (4,) σ_{p,1}, σ_{p,2}, σ_{r,1}, σ_{r,2}
     m: int  # nodes per element / per release (central) or 1 (local)
     sum_terms: int  # noise terms in one release, bounded: m (central) or K-1 (local)
+    replacement: Sensitivities  # the features' replacement sensitivities (the paper's relation)
+    horizon: int
+    delta: float
     relation: str = NEIGHBOURING_RELATION  # the relation the σ's were calibrated for (both routes)
+
+    @property
+    def accounted_epsilon(self) -> float:
+        """The job's accounted ε, as for the LQ calibration: exact ε (at the nominal δ) of
+        all ``4H`` streams under *replacement* sensitivities, by μ-GDP composition:
+        ``μ² = m H Σ_c Δ_c²/σ_c²``. At most the nominal ε for both routes (tested); above it
+        for ``variant="printed"`` at large ε."""
+        mu = math.sqrt(self.m * self.horizon * float(np.sum((self.replacement.as_array() / self.sigmas) ** 2)))
+        return composed_epsilon(mu, self.delta)
 
     def result_columns(self) -> dict[str, float]:
         """What a regret job records next to its results: the transition regression's
@@ -207,14 +219,4 @@ def linopt_calibration(
     d = max(d1, d2)
     cal_p = _constants(sigmas[0], sigmas[1], terms, d1, d, K, H, alpha, calibration)
     cal_r = _constants(sigmas[2], sigmas[3], terms, d2, d2, K, H, alpha, calibration)
-    return LinOptCalibration(cal_p, cal_r, sens, sigmas, m, terms)
-
-
-def accounted_epsilon(cal: LinOptCalibration, feat: KnownFeatures, delta: float) -> float:
-    """The job's accounted ε: exact ε (at δ) of all ``4H`` streams under *replacement*
-    sensitivities (the paper's relation), by μ-GDP composition: ``μ² = m H Σ_c Δ_c²/σ_c²``.
-    At most the nominal ε for both routes (tested); above it for ``variant="printed"`` at
-    large ε."""
-    sens = replacement_sensitivities(feat).as_array()
-    mu = math.sqrt(cal.m * feat.horizon * float(np.sum((sens / cal.sigmas) ** 2)))
-    return composed_epsilon(mu, delta)
+    return LinOptCalibration(cal_p, cal_r, sens, sigmas, m, terms, replacement_sensitivities(feat), H, delta)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.privacy.setting import PrivacySetting
-from dprl.agents.linmix.calibration import LinOptCalibration, accounted_epsilon, linopt_calibration
+from dprl.agents.linmix.calibration import LinOptCalibration, linopt_calibration
 from dprl.agents.linmix.regime import regime_columns
 from dprl.agents.linmix.build import ALGORITHMS, build_agent, privatizers
 from dprl.agents.linmix.episodes import run_episodes
@@ -167,6 +167,6 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     return pd.DataFrame([{
         "mechanism": name,
         **res.columns(),
-        "eps_exact": accounted_epsilon(cal, feat, delta),  # exact, under replacement
+        "eps_exact": cal.accounted_epsilon,  # exact, under replacement
         "relation": cal.relation,
     }])
