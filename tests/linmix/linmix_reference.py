@@ -110,7 +110,7 @@ def reference_run_episodes(env: LinearMixtureMDP, setup, K: int, env_rng: np.ran
                 "T": k * H,
                 "regret": cum_regret,
                 "sampled_return": cum_return,
-                "v_star": v_star,
+                "optimal_value": v_star,
                 "beta_p": agent.beta[0],
                 "beta_r": agent.beta[1],
                 "n_repaired": agent.reg_p.n_repaired + agent.reg_r.n_repaired,

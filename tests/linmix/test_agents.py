@@ -134,7 +134,7 @@ def test_job_is_deterministic_and_uses_common_random_numbers():
     assert not a["regret"].equals(c["regret"])
     # same seed, different algorithm: the same instance (v_star) from the env stream
     d = run_regret(JobContext(_spec("ucrl_vtr", None)))
-    assert d["v_star"].iloc[0] == a["v_star"].iloc[0]
+    assert d["optimal_value"].iloc[0] == a["optimal_value"].iloc[0]
     assert (a["regret"] >= -1e-9).all() and a["regret"].is_monotonic_increasing
 
 

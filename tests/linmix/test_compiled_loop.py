@@ -39,7 +39,7 @@ def _assert_equal_to_round_off(new, ref):
     (a, agent_a), (b, agent_b) = new, ref
     np.testing.assert_array_equal(a.attrs["actions"], b.attrs["actions"])
     np.testing.assert_allclose(a["regret"], b["regret"], rtol=1e-10, atol=1e-10)
-    for col in ("episode", "T", "sampled_return", "v_star", "beta_p", "beta_r", "n_repaired", "n_not_pd"):
+    for col in ("episode", "T", "sampled_return", "optimal_value", "beta_p", "beta_r", "n_repaired", "n_not_pd"):
         np.testing.assert_array_equal(a[col], b[col], err_msg=col)
     # the Privatizer's state after the run (the compiled loop updates it in place)
     for ra, rb in ((agent_a.reg_p, agent_b.reg_p), (agent_a.reg_r, agent_b.reg_r)):

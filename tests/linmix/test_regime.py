@@ -125,9 +125,9 @@ def test_jobs_record_regime_and_pair_instances_across_S():
         assert df["burn_in_episodes"].nunique() == 1 and df["horizon_needed"].iloc[0] >= RATE_DECADE * df["burn_in_episodes"].iloc[0] * 0.5
         np.testing.assert_equal(df["onset_episode"].iloc[0], onset_episode(df["episode"], df["regret"]))
     # same seed, different S: same optimal value at s1 up to the within-cluster averaging of shared rows
-    assert a["v_star"].iloc[0] == pytest.approx(b["v_star"].iloc[0], rel=0.2)
+    assert a["optimal_value"].iloc[0] == pytest.approx(b["optimal_value"].iloc[0], rel=0.2)
     c = _job({**base, "S": 10}, seed=1)
-    assert c["v_star"].iloc[0] != a["v_star"].iloc[0]  # other seed: other instance
+    assert c["optimal_value"].iloc[0] != a["optimal_value"].iloc[0]  # other seed: other instance
 
 
 def test_job_instances_share_theta_across_S_and_A_not_across_other_parameters():

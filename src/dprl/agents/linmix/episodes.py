@@ -110,7 +110,7 @@ def run_episodes(
         while m < marks.size and marks[m] <= done + b:
             j = int(marks[m]) - 1 - done
             rows.append({"episode": int(marks[m]), "T": int(marks[m]) * H, "regret": cr[j], "sampled_return": cs[j],
-                         "v_star": v_star, "beta_p": beta[0], "beta_r": beta[1], "n_repaired": int(rep[j, 0] + rep[j, 2]), "n_not_pd": int(rep[j, 1] + rep[j, 3])})
+                         "optimal_value": v_star, "beta_p": beta[0], "beta_r": beta[1], "n_repaired": int(rep[j, 0] + rep[j, 2]), "n_not_pd": int(rep[j, 1] + rep[j, 3])})
             m += 1
         cum_regret, cum_return, n_rep = cr[-1], cs[-1], list(rep[-1])
         done += b
