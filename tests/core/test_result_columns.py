@@ -39,7 +39,8 @@ PRIVATE_JOB = {"burn_in_episodes", "accounted_epsilon"}
 REGULARIZER = {"sigma_gram", "sigma_target", "lam_min", "nu", "tree_levels"}  # LQ and linear mixture
 REPAIRS = {"n_repaired", "n_not_pd"}
 VALUE = {"tabular_regret": "optimal_value", "linmix_regret": "optimal_value", "lq_regret": "optimal_cost"}  # LQ minimises cost
-RETIRED = {"sigma_gram_p", "lam_min_p", "repaired", "n_floored", "regime_horizon", "eps_accounted", "samples", "v_star"}
+RETIRED = {"sigma_gram_p", "lam_min_p", "repaired", "n_floored", "regime_horizon", "eps_accounted", "samples", "v_star",
+           "levels"}
 
 
 @pytest.fixture(scope="module")

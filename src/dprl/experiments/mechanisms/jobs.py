@@ -112,7 +112,7 @@ def run_counter_error(ctx: JobContext) -> pd.DataFrame:
         ok_tight &= err <= tight_b[t - 1]
         if t in checkpoints:
             rows.append({
-                "t": int(t), "nodes": nodes_in_release(int(t)), "levels": levels, "noise_scale": _scale(noise),
+                "t": int(t), "nodes": nodes_in_release(int(t)), "tree_levels": levels, "noise_scale": _scale(noise),
                 "bound_paper": paper_b[t - 1], "bound_tight": tight_b[t - 1],
                 "err_mean": float(err.mean()), "err_q": float(np.quantile(err, 1 - beta)), "err_max": float(err.max()),
                 "coverage_paper": float(ok_paper.mean()), "coverage_tight": float(ok_tight.mean()),
@@ -219,6 +219,6 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     ctx.progress(1, 1, unit="audits")
     return pd.DataFrame([{
         "mechanism": alg, "broken": broken, **res.columns(),
-        "noise_scale": _scale(noise), "p": res.p, "q": res.q, "levels": tree_levels(T),
+        "noise_scale": _scale(noise), "p": res.p, "q": res.q, "tree_levels": tree_levels(T),
         "pair_epsilon": pair_epsilon(alg, noise, T, delta),
     }])
