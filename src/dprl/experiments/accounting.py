@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from dprl.experiments.registry import get_kind
 from dprl.runner.job import JobContext, JobSpec
 
 # relative tolerance for floating-point round-off in "accounted <= nominal"
@@ -95,7 +96,8 @@ def accounted_epsilon(spec: JobSpec) -> float | None:
     audit that is meant to be checked by its audit)."""
     if spec.privacy is None or spec.kind.endswith("_audit"):
         return None
-    fn = ACCOUNTING.get((spec.kind.split("_")[0], spec.algorithm["name"]))
+    # the kind's declared paper: "private_mab" is a tabular kind (its name's prefix is not the paper)
+    fn = ACCOUNTING.get((get_kind(spec.kind).paper, spec.algorithm["name"]))
     acc = None if fn is None else fn(spec)
     return None if acc is None else float(acc)
 
