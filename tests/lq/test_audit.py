@@ -12,7 +12,7 @@ from dprl.agents.lq.calibration import private_ofu_calibration, sensitivities
 from dprl.agents.lq.audit import audit_counters
 from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT
 
-ARGS = dict(n=2, d=1, horizon=10, gamma=1.0, episodes=4, samples=10_000)
+ARGS = dict(n=2, d=1, horizon=10, gamma=1.0, episodes=4, runs=10_000)
 
 
 def _cal(calibration, eps, relation="replacement"):
@@ -21,7 +21,7 @@ def _cal(calibration, eps, relation="replacement"):
 
 
 def _audit(cal, sigma_scale=1.0, seed=11):
-    return audit_counters(cal, ARGS["n"], ARGS["d"], ARGS["horizon"], ARGS["gamma"], ARGS["episodes"], ARGS["samples"],
+    return audit_counters(cal, ARGS["n"], ARGS["d"], ARGS["horizon"], ARGS["gamma"], ARGS["episodes"], ARGS["runs"],
                           np.random.default_rng(seed), sigma_scale=sigma_scale)
 
 

@@ -86,7 +86,7 @@ def regularizer_releases(
 
 
 def audit_counters(
-    cal: PrivateOFUCalibration, n: int, d: int, horizon: int, gamma: float, episodes: int, samples: int,
+    cal: PrivateOFUCalibration, n: int, d: int, horizon: int, gamma: float, episodes: int, runs: int,
     rng: np.random.Generator, confidence: float = 1e-3, sigma_scale: float = 1.0,
 ) -> dict[str, AuditResult]:
     """Audit B1, B2 at their claimed guarantees and both together at (ε, δ), each on its
@@ -107,5 +107,5 @@ def audit_counters(
             return regularizer_releases(cal, user, episodes, runs, g, name)
 
         eps, delta = claims[name]
-        out[name] = audit(sampler, d0, d1, eps, delta, n=samples, rng=rng, alpha=confidence)
+        out[name] = audit(sampler, d0, d1, eps, delta, n=runs, rng=rng, alpha=confidence)
     return out

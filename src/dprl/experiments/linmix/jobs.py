@@ -7,7 +7,6 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from dprl.privacy.setting import PrivacySetting
 from dprl.agents.linmix.calibration import LinOptCalibration, linopt_calibration
 from dprl.agents.linmix.regime import regime_columns
 from dprl.agents.linmix.build import ALGORITHMS, build_agent, privatizers
@@ -154,14 +153,14 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     env = spec.environment
     K, d, H = int(env["K"]), int(env["d"]), int(env["H"])
     feat = _audit_features(d, H)
-    eps, delta, route = spec.epsilon, spec.delta, spec.calibration
+    priv = spec.privacy
     name = spec.algorithm["name"]
     scheme = "central" if name == "central_privatizer" else "local"
     # The calibration is computed for the agent's K (its m, or its K-1 noise terms); the
     # privacy of a user does not depend on how many later users there are.
-    cal = linopt_calibration(PrivacySetting(epsilon=eps, delta=delta, calibration=route), scheme, K, feat, alpha=0.05)
+    cal = linopt_calibration(priv, scheme, K, feat, alpha=0.05)
     sample = central_sampler(cal, feat, K) if scheme == "central" else local_sampler(cal, feat)
-    res = audit(sample, True, False, eps, delta, n=int(ctx.settings.get("runs", 100000)), rng=ctx.noise_rng,
+    res = audit(sample, True, False, priv.epsilon, priv.delta, n=int(ctx.settings.get("runs", 100000)), rng=ctx.noise_rng,
                 alpha=float(ctx.settings.get("alpha", 1e-3)))
     ctx.progress(1, 1, unit="audits")
     return pd.DataFrame([{
