@@ -47,8 +47,9 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     built = build_agent(spec.algorithm["name"], alg, spec.privacy, env, K, ctx.agent_rng, ctx.noise_rng)
     df = run_episodes(built, env, K, ctx.env_rng, log_checkpoints(K, int(ctx.settings.get("checkpoints", 30))), ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
-    # the non-private agents' regularizer is the ridge λ I
-    for col, v in (built.calibration.result_columns() if built.calibration else {"lam_min": float(alg.get("lam", 1.0))}).items():
+    # the non-private agents' transition regularizer is the ridge λ I
+    for col, v in (built.calibration.result_columns() if built.calibration
+                   else {"lam_min": built.agent.reg_p.bounds.lam_min}).items():
         df[col] = v
     # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
     # and the onset measured post hoc from the checkpointed cumulative regret

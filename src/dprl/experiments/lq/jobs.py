@@ -38,8 +38,9 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
     # contract, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
-    # OFU-RL: H_k = λI, so λ_min is the ridge λ
-    for col, v in (built.calibration.result_columns() if built.calibration else {"lam_min": float(alg["lam"])}).items():
+    # OFU-RL: H_k = λI, so λ_min is its regularizer's ridge λ
+    for col, v in (built.calibration.result_columns() if built.calibration
+                   else {"lam_min": built.agent.regularizer.bounds.lam_min}).items():
         df[col] = v
     if built.calibration is not None:  # predicted horizon of the √K regime (agents/lq/regime.py)
         df["burn_in_episodes"] = private_ofu_burn_in(spec.privacy, system.horizon, system.gamma,
