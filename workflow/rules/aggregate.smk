@@ -42,7 +42,7 @@ rule aggregate:
         # Checks every input (checksum, header vs path and config); on a bad one, every job
         # file of the preset, naming each bad file on the console (and in the log) and
         # moving it aside so that the rerun regenerates it.
-        "{DPRL} aggregate --out {output.table} --specs {input.specs} --preset-dir {params.preset_dir} 2>&1 | tee {log} >&2"
+        "{DPRL} aggregate --out {output.table:q} --specs {input.specs:q} --preset-dir {params.preset_dir:q} 2>&1 | tee {log:q} >&2"
 
 
 localrules:

@@ -35,4 +35,4 @@ for _fid, _fig in FIGURES.items():
         message:
             f"figure {_fid}"
         shell:
-            "{DPRL} figure --id {params.fid} --out {params.stem} --claims {input.claims} {input.tables} 2> {log}"
+            "{DPRL} figure --id {params.fid:q} --out {params.stem:q} --claims {input.claims:q} {input.tables:q} 2> {log:q}"

@@ -19,7 +19,7 @@ rule claims:
     message:
         "claims table: evaluate every registered claim on the aggregated tables"
     shell:
-        "{DPRL} claims --out-dir {params.out} {input.tables} 2>&1 | tee {log} >&2"
+        "{DPRL} claims --out-dir {params.out:q} {input.tables:q} 2>&1 | tee {log:q} >&2"
 
 
 rule runtimes:
@@ -49,8 +49,8 @@ rule runtimes:
     message:
         "per-job runtime and memory statistics from {params.n} benchmark files"
     shell:
-        "{DPRL} runtimes --out {output.table} --figure {params.stem} "
-        "--resources-out {params.resources_out} {params.benchmarks} 2> {log}"
+        "{DPRL} runtimes --out {output.table:q} --figure {params.stem:q} "
+        "--resources-out {params.resources_out:q} {params.benchmarks:q} 2> {log:q}"
 
 
 rule manifest:
@@ -73,8 +73,8 @@ rule manifest:
     message:
         "manifest: git commit, config hash, date, wall time, cores"
     shell:
-        "{DPRL} manifest --out {output} --preset {params.preset} --jobs-dir {params.jobs_dir} "
-        "--cores {params.cores} --runtimes {input.runtimes} --config-hash {params.config_hash} 2> {log}"
+        "{DPRL} manifest --out {output:q} --preset {params.preset:q} --jobs-dir {params.jobs_dir:q} "
+        "--cores {params.cores:q} --runtimes {input.runtimes:q} --config-hash {params.config_hash:q} 2> {log:q}"
 
 
 # The report (`snakemake --report report.html`): its landing page is the `report:`
@@ -104,8 +104,8 @@ rule report_pages:
     message:
         "report pages: the claims table as HTML and the landing page (preset, commit, verdict totals)"
     shell:
-        "{DPRL} report-pages --claims {input.claims} --manifest {input.manifest} --template {input.template} "
-        "--html {output.html} --landing {output.landing} 2> {log}"
+        "{DPRL} report-pages --claims {input.claims:q} --manifest {input.manifest:q} --template {input.template:q} "
+        "--html {output.html:q} --landing {output.landing:q} 2> {log:q}"
 
 
 localrules:

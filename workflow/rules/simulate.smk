@@ -25,7 +25,7 @@ if not BUNDLES:
         message:
             "simulate {wildcards.experiment}: {wildcards.job}"
         shell:
-            "{DPRL} run-job --spec {params.payload:q} --out {output} 2> {log}"
+            "{DPRL} run-job --spec {params.payload:q} --out {output:q} 2> {log:q}"
 
 
 # A bundle's outputs are the per-simulation result files of its members, so downstream
@@ -57,4 +57,4 @@ for _b in BUNDLES:
         message:
             f"simulate {_b.experiment}: bundle {_b.index} of {len(_b.paths)} simulations (~{_b.seconds:.0f} s)"
         shell:
-            "{DPRL} run-bundle --specs {params.payload:q} 2> {log}"
+            "{DPRL} run-bundle --specs {params.payload:q} 2> {log:q}"
