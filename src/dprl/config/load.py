@@ -34,6 +34,7 @@ import jsonschema
 import yaml
 
 from dprl.config import rules
+from dprl.config.bounds import output_dir_problems, path_text, value_problems
 from dprl.config.estimate import estimate
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
@@ -42,7 +43,9 @@ from dprl.privacy.setting import PrivacySetting
 from dprl.runner.job import JobSpec, job_path, short_hash
 
 PRESETS = ("smoke", "default", "full")
-SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=-]*$")
+# A component of a job path (labels, string parameters): matched in full (fullmatch: a
+# bare "$" would also match before a final newline).
+SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=-]*")
 
 
 Where = tuple  # a key path: ("experiments", "audit", "algorithms", 0, "name")
@@ -65,20 +68,13 @@ class ConfigError(ValueError):
 
 def _fail(where: Where, what: str) -> ConfigError:
     """A single problem at key path ``where``."""
-    return ConfigError(f"{_path(where)}: {what}", where, what)
+    return ConfigError(f"{path_text(where)}: {what}", where, what)
 
 
 @cache
 def schema() -> dict[str, Any]:
     text = resources.files("dprl.config").joinpath("config.schema.yaml").read_text()
     return yaml.safe_load(text)
-
-
-def _path(parts: Any) -> str:
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out or "<top level>"
 
 
 def _suggest(word: str, options: Any) -> str:
@@ -89,7 +85,7 @@ def _suggest(word: str, options: Any) -> str:
 
 
 def _schema_message(err: jsonschema.ValidationError) -> str:
-    where = _path(err.absolute_path)
+    where = path_text(err.absolute_path)
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = set((err.schema.get("properties") or {}).keys())
         extra = [k for k in err.instance if k not in allowed]
@@ -101,7 +97,7 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         return f"{where}: {err.instance!r} is not a safe path component (must match {err.validator_value})"
     if err.validator == "oneOf" and err.context:
         best = min(err.context, key=lambda e: len(list(e.absolute_path)) * -1)
-        return f"{_path(best.absolute_path) if best.absolute_path else where}: {best.message}"
+        return f"{path_text(best.absolute_path) if best.absolute_path else where}: {best.message}"
     return f"{where}: {err.message}"
 
 
@@ -123,24 +119,12 @@ def _fill_defaults(instance: Any, sch: dict[str, Any], root: dict[str, Any]) -> 
                     _fill_defaults(val, extra, root)
 
 
-def nonfinite_numbers(raw: Any, where: Where = ()) -> list[str]:
-    """Every NaN or infinity in ``raw`` (YAML's ``.nan``/``.inf``), as messages. JSON
-    schema bounds do not catch them (``nan > 0`` is false, so is ``nan <= 0``)."""
-    if isinstance(raw, float) and not math.isfinite(raw):
-        return [f"{_path(where)}: must be a finite number, got {raw!r}"]
-    if isinstance(raw, dict):
-        return [m for k, v in raw.items() for m in nonfinite_numbers(v, where + (k,))]
-    if isinstance(raw, list):
-        return [m for i, v in enumerate(raw) for m in nonfinite_numbers(v, where + (i,))]
-    return []
-
-
 def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
-    """Stage 1: finite numbers and the JSON schema (every violation reported). Returns a
-    copy with defaults filled."""
+    """Stage 1: bounded, finite, printable values (:mod:`dprl.config.bounds`), then the
+    JSON schema (every violation reported). Returns a copy with defaults filled."""
     if not isinstance(raw, dict):
         raise ConfigError(f"<top level>: the configuration must be a mapping, got {type(raw).__name__}")
-    problems = nonfinite_numbers(raw)
+    problems = value_problems(raw)
     if problems:
         raise ConfigError(problems)
     sch = schema()
@@ -151,6 +135,9 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError(["invalid config: " + m for m in messages])
     cfg = copy.deepcopy(raw)
     _fill_defaults(cfg, sch, sch)
+    problems = output_dir_problems({k: cfg[k] for k in ("results_dir", "figures_dir")})
+    if problems:
+        raise ConfigError(problems)
     return cfg
 
 
@@ -190,7 +177,7 @@ def _check_value(where: Where, value: Any, spec: Param, items: Param | None = No
             raise _fail(where, f"must be > {spec.exclusive_minimum}, got {value!r}")
         if spec.maximum is not None and value > spec.maximum:
             raise _fail(where, f"must be <= {spec.maximum}, got {value!r}")
-    if kind is str and not SAFE.match(value):
+    if kind is str and not SAFE.fullmatch(value):
         raise _fail(where, f"{value!r} is not a safe path component")
     if kind is list:
         _check_items(where, value, spec, items)
@@ -262,7 +249,7 @@ def component_label(name: str, params: dict[str, Any], declared: dict[str, Param
     """``name`` plus its non-default parameters, e.g. ``garnet_S20_A4``."""
     parts = [name] + [f"{k}{_fmt(v)}" for k, v in sorted(params.items()) if v != declared[k].default]
     label = "_".join(parts)
-    if len(label) > 80 or not SAFE.match(label):
+    if len(label) > 80 or not SAFE.fullmatch(label):
         label = f"{name}_{short_hash(params, 8)}"
     return label
 

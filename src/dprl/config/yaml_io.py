@@ -6,6 +6,11 @@ and reports syntax errors as tracebacks. :func:`read_config_yaml` refuses duplic
 and every tag other than the plain JSON-like ones (mapping, sequence, string, number,
 boolean, null), and turns every YAML problem into a :class:`ConfigFileError` whose message
 is ``file:line:column: what``.
+
+It also refuses what would make reading unbounded: a file above
+:data:`~dprl.config.bounds.MAX_FILE_BYTES` (checked before parsing), YAML aliases (``*a``
+repeating an ``&a`` anchor: nine levels of nine aliases make a 701-byte file whose tree
+has 9^9 leaves), and nesting too deep for the parser's recursion.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
+
+from dprl.config.bounds import MAX_DEPTH, MAX_FILE_BYTES
 
 # Tags a configuration may use (implicit or explicit); anything else (``!!python/...``,
 # ``!!binary``, ``!!set``, timestamps, custom ``!tags``) is refused.
@@ -35,7 +42,11 @@ def _where(path: str, mark: yaml.Mark | None) -> str:
 
 
 class _Strict:
-    """SafeLoader without duplicate keys or non-plain tags (mixed into a loader)."""
+    """SafeLoader without duplicate keys, non-plain tags or aliases (mixed into a loader)."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _refuse_aliases(node)
+        return super().construct_document(node)
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         if node.tag not in _PLAIN_TAGS:
@@ -58,6 +69,26 @@ class _Strict:
         return super().construct_mapping(node, deep)
 
 
+def _refuse_aliases(root: yaml.Node) -> None:
+    """An alias makes the composed node graph reach one node twice; find the first such
+    node (iteratively: linear in the distinct nodes, however large the expansion)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None,
+                "this anchor (&name) is repeated by an alias (*name): aliases are not allowed in a configuration (their expansion is unbounded); write the value out",
+                node.start_mark,
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+
+
 class _StrictLoader(_Strict, yaml.SafeLoader):
     pass
 
@@ -68,8 +99,26 @@ class _StrictLoader(_Strict, yaml.SafeLoader):
 _FastStrictLoader = type("_FastStrictLoader", (_Strict, yaml.CSafeLoader), {}) if hasattr(yaml, "CSafeLoader") else _StrictLoader
 
 
+def _check_depth(text: str, name: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH` from the event stream, before any
+    node is composed: composing recurses once per level, and libyaml's composer
+    overflows the C stack (a segmentation fault, no exception) at about 10^5 levels."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_FastStrictLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ConfigFileError(f"{_where(name, event.start_mark)}: nested more than {MAX_DEPTH} levels deep (mappings and lists within each other)")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # a syntax error: the loader below reports it with its position
+
+
 def parse_config_yaml(text: str, name: str = "<config>") -> Any:
     """Parse ``text`` strictly; ``name`` is used in error messages."""
+    _check_depth(text, name)
     try:
         return yaml.load(text, Loader=_FastStrictLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError:
@@ -89,6 +138,9 @@ def parse_config_yaml(text: str, name: str = "<config>") -> Any:
 def read_config_yaml(path: str | Path) -> Any:
     """Read and parse a configuration file strictly (see the module docstring)."""
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigFileError(f"{path}: {size:,} bytes, above the limit of {MAX_FILE_BYTES:,} bytes for a configuration file")
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigFileError(f"{path}: no such file") from None

@@ -1,0 +1,250 @@
+"""Hostile and oversized configurations are refused by validation, quickly, with the key
+path, before anything runs (the path `dprl validate` and every Snakemake start take).
+
+Every string a config gives that becomes part of a path or a command line (experiment
+names, kinds, algorithm and environment names and labels, string parameters, privacy
+calibrations, ``results_dir``, ``figures_dir``, the preset) is tried with shell
+metacharacters, control characters (a trailing newline passes a regular expression ending
+in a bare ``$``), ``..`` and leading dashes; the rules' shell commands quote every
+placeholder (checked on the rule files themselves).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dprl.config.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_LIST, MAX_VALUES, value_problems
+from dprl.config.load import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PAYLOADS = [
+    "audit\n",
+    "audit\r\n",
+    "audit\n\n",
+    "x\ntouch pwned",
+    "a;touch pwned",
+    "$(touch pwned)",
+    "`touch pwned`",
+    "a|touch pwned",
+    "a&&touch pwned",
+    "a b",
+    "a'b",
+    "../../tmp/pwned",
+    "-rf",
+    "a\x00b",
+    "a\u2028b",
+]
+
+
+def base() -> dict:
+    return {
+        "experiments": {
+            "counter_error": {
+                "algorithms": [{"name": "laplace_tree", "label": "lt"}],
+                "environments": [{"name": "stream", "T": 64, "label": "s64"}],
+                "privacy": {"epsilon": [1.0], "delta": [1e-5], "calibration": ["tight"]},
+                "seeds": {"count": 1},
+            },
+            "pe_batch": {
+                "algorithms": [{"name": "dp_lsw"}],
+                "environments": [{"name": "chain", "n_states": 10}],
+                "privacy": {"epsilon": [1.0], "delta": [0.1], "calibration": ["paper"]},
+                "settings": {"m_min": 10, "m_max": 100, "features": "identity"},
+                "seeds": {"count": 1},
+            },
+        }
+    }
+
+
+def _rename_experiment(cfg: dict, value: str) -> None:
+    cfg["experiments"][value] = {"kind": "counter_error", **cfg["experiments"].pop("counter_error")}
+
+
+def _set(path: tuple) -> callable:
+    def put(cfg: dict, value: str) -> None:
+        node = cfg
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return put
+
+
+CE = ("experiments", "counter_error")
+KEYS = {
+    "experiment name": _rename_experiment,
+    "kind": _set(CE + ("kind",)),
+    "algorithm name": _set(CE + ("algorithms", 0, "name")),
+    "algorithm label": _set(CE + ("algorithms", 0, "label")),
+    "environment name": _set(CE + ("environments", 0, "name")),
+    "environment label": _set(CE + ("environments", 0, "label")),
+    "string parameter": _set(("experiments", "pe_batch", "settings", "features")),
+    "calibration": _set(CE + ("privacy", "calibration", 0)),
+    "results_dir": _set(("results_dir",)),
+    "figures_dir": _set(("figures_dir",)),
+    "preset": _set(("preset",)),
+}
+
+
+def test_the_base_config_is_valid():
+    cfg = load_config(base(), "smoke")
+    assert len(cfg.jobs) == 2
+
+
+@pytest.mark.parametrize("payload", PAYLOADS, ids=[repr(p) for p in PAYLOADS])
+@pytest.mark.parametrize("key", list(KEYS))
+def test_every_hostile_string_is_refused_with_its_key(key, payload, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cfg = base()
+    KEYS[key](cfg, payload)
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg, "smoke")
+    message = str(err.value)
+    expected = {"experiment name": "experiments", "string parameter": "features"}.get(key, key.split()[-1])
+    assert expected in message, message
+    assert list(tmp_path.iterdir()) == []  # validation writes nothing
+
+
+@pytest.mark.parametrize("value", ["results\n", "results\r", "paper_figures\n"])
+def test_trailing_newline_is_named_as_such(value):
+    cfg = base()
+    cfg["results_dir"] = value
+    with pytest.raises(ConfigError, match=r"results_dir: .*control character"):
+        load_config(cfg, "smoke")
+
+
+@pytest.mark.parametrize("where", ["src/out", "workflow", "tests/tmp", ".git/x", ".ci"])
+@pytest.mark.parametrize("key", ["results_dir", "figures_dir"])
+def test_output_folders_inside_the_sources_are_refused(key, where, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    cfg = base()
+    cfg[key] = where
+    with pytest.raises(ConfigError, match=rf"{key}: '{re.escape(where)}' is inside the package's own sources"):
+        load_config(cfg, "smoke")
+
+
+def test_ordinary_output_folders_are_accepted(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    cfg = base()
+    cfg["results_dir"], cfg["figures_dir"] = str(tmp_path / "results"), "my_figures/v1"
+    assert load_config(cfg, "smoke").results_dir == str(tmp_path / "results")
+
+
+def test_rules_quote_every_placeholder_they_give_the_shell():
+    """Each `shell:` string of the workflow: every {input}, {output}, {log}, {params} and
+    {wildcards} placeholder is quoted with `:q` (Snakemake's shell quoting)."""
+    placeholder = re.compile(r"\{((?:input|output|log|params|wildcards|resources)[^{}]*)\}")
+    found = 0
+    for rules in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        text = rules.read_text()
+        for block in re.findall(r"shell:\n((?:\s+\".*\"\n)+)", text):
+            for field in placeholder.findall(block):
+                found += 1
+                assert field.endswith(":q"), f"{rules.name}: unquoted {{{field}}} in a shell command"
+    assert found >= 20  # the parser sees the rules' commands
+
+
+def test_the_quoting_check_fails_on_an_unquoted_placeholder(tmp_path):
+    rule = 'rule x:\n    shell:\n        "{DPRL} run-job --out {output} 2> {log:q}"\n'
+    placeholder = re.compile(r"\{((?:input|output|log|params|wildcards|resources)[^{}]*)\}")
+    blocks = re.findall(r"shell:\n((?:\s+\".*\"\n)+)", rule)
+    assert [f for b in blocks for f in placeholder.findall(b) if not f.endswith(":q")] == ["output"]
+
+
+# ------------------------------------------------------------------ bounded input
+
+
+def _validate_file(path: Path, timeout: float = 60) -> tuple[subprocess.CompletedProcess, int]:
+    """`dprl validate --config path` in a child process: its result and peak memory (MiB)."""
+    code = textwrap.dedent(
+        f"""
+        import resource, sys
+        from dprl.cli import main
+        rc = main(["validate", "--config", {str(path)!r}])
+        print("MAXRSS", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+        sys.exit(rc)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    rss = int(re.search(r"MAXRSS (\d+)", run.stderr).group(1))
+    return run, rss
+
+
+def _alias_bomb(levels: int = 9) -> str:
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\nexperiments: {}\n"
+
+
+def test_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_alias_bomb())
+    assert bomb.stat().st_size < 1000  # 9^9 leaves once expanded
+    run, rss = _validate_file(bomb)
+    assert run.returncode == 2, run.stderr
+    assert re.search(r"bomb\.yaml:\d+:\d+: this anchor .* aliases are not allowed", run.stderr)
+    assert rss < 500
+
+
+def test_an_oversized_config_file_is_refused_before_parsing(tmp_path):
+    big = tmp_path / "big.yaml"
+    seeds = ", ".join(str(i) for i in range(3_200_000))  # ~22 MB
+    big.write_text((ROOT / "config.yaml").read_text() + f"\n# {seeds}\n")
+    assert big.stat().st_size > MAX_FILE_BYTES
+    run, rss = _validate_file(big)
+    assert run.returncode == 2 and f"above the limit of {MAX_FILE_BYTES:,} bytes" in run.stderr, run.stderr
+    assert rss < 500
+
+
+def test_deep_nesting_is_refused_not_a_crash(tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("experiments: " + "[" * 100_000 + "]" * 100_000 + "\n")  # crashed libyaml's composer
+    run, _ = _validate_file(deep)
+    assert run.returncode == 2 and f"nested more than {MAX_DEPTH} levels deep" in run.stderr, run.stderr
+
+
+def test_a_long_seed_list_through_the_api_is_refused_quickly():
+    cfg = base()
+    cfg["experiments"]["counter_error"]["seeds"] = list(range(3_200_000))
+    with pytest.raises(ConfigError, match=rf"counter_error\.seeds: a list of 3,200,000 items, above the limit of {MAX_LIST:,}"):
+        load_config(cfg, "smoke")
+
+
+def test_shared_subtrees_through_the_api_are_bounded():
+    """A Python config may share sub-trees (what YAML aliases build): the walk counts
+    every value it visits and stops at the limit."""
+    node: list = ["x"] * 9
+    for _ in range(8):
+        node = [node] * 9
+    cfg = base()
+    cfg["experiments"]["counter_error"]["algorithms"][0]["label"] = node
+    problems = value_problems(cfg)
+    assert problems == [f"<top level>: the configuration has more than {MAX_VALUES:,} values (mappings, lists and scalars); the limit keeps validation fast"]
+
+
+def test_long_strings_are_refused():
+    cfg = base()
+    cfg["experiments"]["counter_error"]["algorithms"][0]["label"] = "a" * 10_000
+    with pytest.raises(ConfigError, match=r"algorithms\[0\]\.label: a string of 10,000 characters"):
+        load_config(cfg, "smoke")
+
+
+def test_limits_leave_room_for_the_committed_config():
+    """The committed config is far inside every limit (so the limits refuse only what no
+    real sweep needs)."""
+    import yaml
+
+    raw = yaml.safe_load((ROOT / "config.yaml").read_text())
+    assert value_problems(raw) == []
+    assert (ROOT / "config.yaml").stat().st_size * 10 < MAX_FILE_BYTES
+    deep_copy = copy.deepcopy(raw)
+    assert load_config(deep_copy, "smoke").preset == "smoke"
