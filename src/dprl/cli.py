@@ -112,11 +112,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     cfg = load_config_file(args.config, args.preset)
     check_privacy_accounting(read_config(args.config))  # accounted ε <= nominal ε, every preset
     # job-hours from the default run's measurements scaled by the work models
-    hours = preset_resources(cfg.preset, args.config, args.resources) if Path(args.resources).exists() else {}
+    hours = preset_resources(cfg.preset, args.config, args.resources)
     total, total_h = 0, 0.0
     for name, exp in cfg.experiments.items():
         h = hours.get(name, {}).get("hours", float("nan"))
-        print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs {h:9.2f} h")
+        how = " (work model only: nothing of this kind measured)" if hours.get(name, {}).get("model_only") else ""
+        print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs {h:9.2f} h{how}")
         total += len(exp.jobs)
         total_h += 0.0 if h != h else h
     print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours)")

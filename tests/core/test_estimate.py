@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import yaml
@@ -47,3 +48,21 @@ def test_full_preset_estimate_is_consistent():
     assert full["lq_regime"]["jobs"] == len(_jobs("full", "lq_regime"))
     assert full["lq_regime"]["hours"] == pytest.approx(full["lq_regime"]["jobs"] * full["lq_regime"]["seconds"] / 3600)
     assert all(r["runtime"] * 60 >= r["seconds"] for r in full.values())
+
+
+def test_a_new_experiment_name_gets_an_estimate_not_nan(tmp_path):
+    """A sweep added under a new name is estimated from its kind's measured experiment, or,
+    with nothing of its kind measured, from the kind's work model alone."""
+    root = Path(__file__).resolve().parents[2]
+    cfg = yaml.safe_load((root / "config.yaml").read_text())
+    cfg["experiments"]["my_sweep"] = {**cfg["experiments"]["pe_batch"], "kind": "pe_batch"}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    measured = yaml.safe_load((root / "workflow" / "resources.yaml").read_text())
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump(measured))
+    (tmp_path / "no_pe.yaml").write_text(yaml.safe_dump({k: v for k, v in measured.items() if not k.startswith("pe_")}))
+
+    scaled = preset_resources("default", str(tmp_path / "config.yaml"), str(tmp_path / "all.yaml"))
+    assert scaled["my_sweep"]["hours"] == pytest.approx(scaled["pe_batch"]["hours"]) and "model_only" not in scaled["my_sweep"]
+    for resources in ("no_pe.yaml", "missing.yaml"):
+        model = preset_resources("default", str(tmp_path / "config.yaml"), str(tmp_path / resources))
+        assert model["my_sweep"]["model_only"] and math.isfinite(model["my_sweep"]["hours"]) and model["my_sweep"]["hours"] > 0

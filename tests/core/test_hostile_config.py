@@ -191,8 +191,17 @@ def test_yaml_alias_bomb_is_refused_at_once(tmp_path):
     assert bomb.stat().st_size < 1000  # 9^9 leaves once expanded
     run, rss = _validate_file(bomb)
     assert run.returncode == 2, run.stderr
-    assert re.search(r"bomb\.yaml:\d+:\d+: this anchor .* aliases are not allowed", run.stderr)
+    assert re.search(rf"bomb\.yaml:\d+:\d+: with its aliases \(\*name\) this expands to more than {MAX_VALUES:,} values", run.stderr), run.stderr
     assert rss < 500
+
+
+def test_aliases_of_ordinary_size_are_allowed_and_recursive_ones_refused():
+    from dprl.config.yaml_io import ConfigFileError, parse_config_yaml
+
+    shared = parse_config_yaml("a: &block {epsilon: [1.0], delta: [0.1]}\nb: *block\n")
+    assert shared == {"a": {"epsilon": [1.0], "delta": [0.1]}, "b": {"epsilon": [1.0], "delta": [0.1]}}
+    with pytest.raises(ConfigFileError, match=r"c\.yaml:1:4: a recursive alias"):
+        parse_config_yaml("a: &x [1, *x]\n", "c.yaml")
 
 
 def test_an_oversized_config_file_is_refused_before_parsing(tmp_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dprl.runner.job import JobSpec
@@ -237,18 +238,28 @@ def preset_resources(preset: str, config_path: str = "config.yaml",
                      resources_path: str = "workflow/resources.yaml") -> dict[str, dict[str, float]]:
     """:func:`scaled_resources` of every measured experiment of ``preset`` (what the workflow's
     rules get, ``workflow/rules/common.smk``), with ``jobs`` and ``hours`` (``jobs ×
-    seconds``: the preset's estimated job-hours, as in the README)."""
+    seconds``: the preset's estimated job-hours, as in the README). An experiment of a
+    kind with nothing measured gets its work model's estimate (``model_only``)."""
     import yaml
 
     from dprl.config.load import load_config_file
 
-    measured = yaml.safe_load(open(resources_path))
+    measured = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
     experiments = load_config_file(config_path, preset).experiments
     reference = experiments if preset == "default" else load_config_file(config_path, "default").experiments
     out = {}
     for name, exp in experiments.items():
+        if not exp.jobs:
+            continue
         src = measured_reference(name, exp.kind.name, measured, reference)
-        if src is None or not exp.jobs:
+        if src is None:
+            # nothing of this kind measured: the kind's work model alone (its seconds per
+            # unit of work were calibrated on the default run)
+            estimates = [estimate(j.spec) for j in exp.jobs]
+            if any(e is None for e in estimates):
+                continue
+            seconds = sum(e.seconds for e in estimates)
+            out[name] = {"seconds": seconds / len(exp.jobs), "jobs": len(exp.jobs), "hours": seconds / 3600, "model_only": True}
             continue
         r = scaled_resources(measured[src], [j.spec for j in exp.jobs], [j.spec for j in reference[src].jobs])
         out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600}
@@ -262,7 +273,7 @@ def calibrate(config_path: str = "config.yaml", resources_path: str = "workflow/
 
     from dprl.config.load import load_config_file
 
-    measured = yaml.safe_load(open(resources_path))
+    measured = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
     out: dict[str, float] = {}
     for name, exp in load_config_file(config_path, "default").experiments.items():
         if name not in measured or exp.kind.name not in MODELS or not exp.jobs:

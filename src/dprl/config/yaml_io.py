@@ -8,9 +8,11 @@ boolean, null), and turns every YAML problem into a :class:`ConfigFileError` who
 is ``file:line:column: what``.
 
 It also refuses what would make reading unbounded: a file above
-:data:`~dprl.config.bounds.MAX_FILE_BYTES` (checked before parsing), YAML aliases (``*a``
-repeating an ``&a`` anchor: nine levels of nine aliases make a 701-byte file whose tree
-has 9^9 leaves), and nesting too deep for the parser's recursion.
+:data:`~dprl.config.bounds.MAX_FILE_BYTES` (checked before parsing), aliases (``*a``
+repeating an ``&a`` anchor) that expand it past :data:`~dprl.config.bounds.MAX_VALUES`
+values (nine levels of nine aliases make a 701-byte file whose tree has 9^9 leaves) or
+into a cycle, and nesting too deep for the parser's recursion. Aliases that expand to a
+configuration of ordinary size stay allowed: they are how YAML shares a block.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, NoReturn
 
 import yaml
 
-from dprl.config.bounds import MAX_DEPTH, MAX_FILE_BYTES
+from dprl.config.bounds import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES
 
 # Tags a configuration may use (implicit or explicit); anything else (``!!python/...``,
 # ``!!binary``, ``!!set``, timestamps, custom ``!tags``) is refused.
@@ -42,10 +44,10 @@ def _where(path: str, mark: yaml.Mark | None) -> str:
 
 
 class _Strict:
-    """SafeLoader without duplicate keys, non-plain tags or aliases (mixed into a loader)."""
+    """SafeLoader without duplicate keys or non-plain tags, and with aliases bounded (mixed into a loader)."""
 
     def construct_document(self, node: yaml.Node) -> Any:
-        _refuse_aliases(node)
+        _check_expansion(node)
         return super().construct_document(node)
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
@@ -69,24 +71,43 @@ class _Strict:
         return super().construct_mapping(node, deep)
 
 
-def _refuse_aliases(root: yaml.Node) -> None:
-    """An alias makes the composed node graph reach one node twice; find the first such
-    node (iteratively: linear in the distinct nodes, however large the expansion)."""
-    seen: set[int] = set()
-    stack = [root]
+def _check_expansion(root: yaml.Node) -> None:
+    """Bound what aliases expand to. An alias makes the composed node graph reach one node
+    again, so the tree the constructor would build (and every later walk of it) can be
+    exponentially larger than the file. Count the expanded values on the graph, each node
+    once (post-order, memoized: linear in the distinct nodes), and refuse more than
+    :data:`MAX_VALUES`, or a recursive alias (an anchor used inside itself)."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None,
-                "this anchor (&name) is repeated by an alias (*name): aliases are not allowed in a configuration (their expansion is unbounded); write the value out",
-                node.start_mark,
-            )
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            stack.extend(n for pair in node.value for n in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            if size[key] > MAX_VALUES:
+                raise yaml.constructor.ConstructorError(
+                    None, None,
+                    f"with its aliases (*name) this expands to more than {MAX_VALUES:,} values; write the values out or use fewer aliases",
+                    node.start_mark,
+                )
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise yaml.constructor.ConstructorError(None, None, "a recursive alias: this anchor (&name) is used inside itself", node.start_mark)
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 class _StrictLoader(_Strict, yaml.SafeLoader):
