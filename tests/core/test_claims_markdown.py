@@ -6,9 +6,9 @@ import pandas as pd
 from dprl.analysis.claims import COLUMNS, to_markdown
 
 
-def _row(claim, verdict, regime="n/a", need=np.nan, calibration="tight"):
+def _row(claim, verdict, regime="n/a", need=np.nan, calibration="tight", source="paper claim"):
     base = dict.fromkeys(COLUMNS, "")
-    return {**base, "claim": claim, "paper": "lq", "statement": f"statement of {claim}", "expected": "<= 0.6",
+    return {**base, "claim": claim, "paper": "lq", "source": source, "statement": f"statement of {claim}", "expected": "<= 0.6",
             "calibration": calibration, "measured": 0.5, "ci_low": 0.4, "ci_high": 0.6, "verdict": verdict,
             "regime": regime, "horizon_needed": need, "note": "a note"}
 
@@ -17,7 +17,7 @@ def test_totals_then_one_summary_row_per_claim_then_the_rows():
     df = pd.DataFrame([_row("C2", "reproduced", "reached"), _row("C2", "inconclusive", "not reached", 2.25e7, "paper"),
                        _row("M1", "reproduced")], columns=COLUMNS)
     lines = to_markdown(df).splitlines()
-    assert lines[0].startswith("Verdicts of 3 rows (2 claims): **2 reproduced**")
+    assert lines[0].startswith("Verdicts of 3 rows (2 claims of the papers): **2 reproduced**")
     assert "1 of the inconclusive rows were measured outside their regime" in lines[0]
     summary = [ln for ln in lines if ln.startswith("| **")]
     assert [ln.split(" | ")[0] for ln in summary] == ["| **C2**", "| **M1**"]
@@ -26,3 +26,14 @@ def test_totals_then_one_summary_row_per_claim_then_the_rows():
     assert sum(ln.startswith("| C2 |") for ln in rows) == 2 and sum(ln.startswith("| M1 |") for ln in rows) == 1
     assert lines.index("## One row per claim") < lines.index("## Rows")
     assert all("statement of" not in ln for ln in rows)  # the statement is in the summary only
+
+
+def test_findings_are_reported_apart_and_never_counted():
+    df = pd.DataFrame([_row("C2", "reproduced", "reached"), _row("F1", "not reproduced", "reached", source="package finding"),
+                       _row("F1", "reproduced", "reached", source="package finding")], columns=COLUMNS)
+    text = to_markdown(df)
+    head = text.splitlines()[0]
+    assert head.startswith("Verdicts of 1 rows (1 claims of the papers): **1 reproduced**, **0 inconclusive**, **0 not reproduced**")
+    assert "2 rows of this package's own findings follow" in head
+    claims_part, findings_part = text.split("## Package findings (not claims of the papers; not counted above)")
+    assert "F1" not in claims_part and "| **F1** |" in findings_part and findings_part.count("| F1 |") == 2

@@ -60,8 +60,13 @@ def test_readme_lists_every_figure():
 
 
 def test_readme_covers_every_claim_id():
-    ranges = re.findall(r"\| ([A-Z])(\d+)–[A-Z](\d+) \|", README)
-    covered = {f"{p}{i}" for p, a, b in ranges for i in range(int(a), int(b) + 1)}
+    """The papers table names every claim and finding id (ranges such as V1–V3 or single ids)."""
+    section = README.split("## Papers, claims and figures", 1)[1].split("\n## ", 1)[0]
+    cells = [row.split(" | ")[2] for row in section.splitlines() if row.startswith("| ") and row.count(" | ") >= 3]
+    covered = set()
+    for cell in cells:
+        covered |= {f"{p}{i}" for p, a, b in re.findall(r"([A-Z])(\d+)–[A-Z](\d+)", cell) for i in range(int(a), int(b) + 1)}
+        covered |= set(re.findall(r"\b([A-Z]\d+)\b", cell))
     missing = [c.id for c in all_claims() if c.id not in covered]
     assert not missing, f"README does not list claims {missing}"
 
@@ -81,3 +86,18 @@ def test_relative_links_resolve():
     links = re.findall(r"\]\(([^)#:]+)\)", README)
     missing = [link for link in links if not (ROOT / link).exists()]
     assert links and not missing, f"README links to missing files {missing}"
+
+
+def test_findings_are_listed_apart_and_not_counted_in_the_headline():
+    import pandas as pd
+
+    from dprl.analysis.readme_table import verdict_table
+
+    rows = [("V2", "paper claim", "reproduced"), ("V3", "paper claim", "inconclusive"),
+            ("F1", "package finding", "not reproduced"), ("F1", "package finding", "not reproduced")]
+    df = pd.DataFrame([{"claim": c, "paper": "tabular", "source": s, "statement": f"statement {c}", "verdict": v,
+                        "regime": "reached"} for c, s, v in rows])
+    text = verdict_table(df, {"preset": "default", "git_commit": "abcdef0", "date_utc": "2026-11-25"})
+    head, found = text.split("Found by this package, not claimed by the papers (not counted above):")
+    assert "2 claims of the papers in 2 rows" in head and "**0 not reproduced**" in head and "F1" not in head
+    assert "- **F1** (Vietri et al. 2020, tabular RL (PUCB, ε-JDP)): statement F1: 2 not reproduced." in found

@@ -21,7 +21,7 @@ def test_verdict_near():
     assert verdict_near(Estimate(0.0, -2.0, 2.0, 8), -0.5, width_limit=2.0) == "inconclusive"
 
 
-def test_rate_measured_outside_its_regime_is_inconclusive_never_not_reproduced():
+def test_rate_measured_outside_its_regime_is_inconclusive_whatever_it_measured():
     import numpy as np
 
     from dprl.analysis.base import Claim, ClaimResult
@@ -34,8 +34,10 @@ def test_rate_measured_outside_its_regime_is_inconclusive_never_not_reproduced()
     ]
     claim = Claim("X1", "p", "s", ("e",), "m", "<= 0.6", lambda tables: results)
     rows = evaluate(claim, {"e": __import__("pandas").DataFrame({"a": [1]})})
-    assert [r["verdict"] for r in rows] == ["inconclusive", "not reproduced", "reproduced"]
-    assert "needs about 3e+07" in rows[0]["note"] and rows[0]["horizon_needed"] == 3e7
+    # a would-be "reproduced" outside its regime is inconclusive too, and says what it would be
+    assert [r["verdict"] for r in rows] == ["inconclusive", "not reproduced", "inconclusive"]
+    assert "needs about 3e+07: would be not reproduced" in rows[0]["note"] and rows[0]["horizon_needed"] == 3e7
+    assert "would be reproduced" in rows[2]["note"]
     assert rows[1]["regime"] == "reached" and np.isnan(rows[1]["horizon_needed"])
 
 

@@ -30,6 +30,22 @@ REGIMES = ("reached", "not reached", "n/a")
 TOTALS_ORDER = ("reproduced", "inconclusive", "not reproduced")
 
 
+# A row is a claim of a paper, or a finding of this package about a paper (e.g. about its
+# printed constants): findings are reported apart and never counted against the paper.
+SOURCES = ("paper claim", "package finding")
+
+
+def paper_claims(claims: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a claims table that are claims of the papers (all rows of a table
+    written before findings had their own ``source``)."""
+    return claims[claims["source"] != SOURCES[1]] if "source" in claims else claims
+
+
+def findings(claims: pd.DataFrame) -> pd.DataFrame:
+    """The package's findings among the rows of a claims table."""
+    return claims[claims["source"] == SOURCES[1]] if "source" in claims else claims.iloc[0:0]
+
+
 def verdict_totals(claims: pd.DataFrame) -> dict[str, int]:
     """Rows of a claims table per verdict, in :data:`TOTALS_ORDER` (zeros included), then
     any other value present (e.g. ``n/a``)."""
@@ -80,12 +96,13 @@ class ClaimResult:
         return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed)
 
     def outside_regime_is_inconclusive(self) -> ClaimResult:
-        """A rate measured outside its regime cannot refute the claim: ``not reproduced``
-        becomes ``inconclusive`` with the horizon it needs (contract, "Regimes")."""
-        if self.regime == "not reached" and self.verdict == "not reproduced":
+        """A rate measured outside its regime (where the theory applies) can neither refute
+        nor confirm the claim: either verdict becomes ``inconclusive``, with the verdict it
+        would have had and the horizon it needs."""
+        if self.regime == "not reached" and self.verdict != "inconclusive":
             need = f"; needs about {self.horizon_needed:.3g}" if self.horizon_needed == self.horizon_needed else ""
             return dataclasses.replace(self, verdict="inconclusive",
-                                       note=f"{self.note} [measured outside its regime{need}]")
+                                       note=f"{self.note} [measured outside its regime{need}: would be {self.verdict}]")
         return self
 
 
@@ -99,3 +116,8 @@ class Claim:
     expected: str
     evaluate: Callable[[Tables], list[ClaimResult]]
     figure: str | None = None  # figure id that shows it
+    finding: bool = False  # a finding of this package, not a claim of the paper (see SOURCES)
+
+    @property
+    def source(self) -> str:
+        return SOURCES[1] if self.finding else SOURCES[0]

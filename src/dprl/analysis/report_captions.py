@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 def tests_sentence(claims: Sequence[str]) -> str:
-    """"Tests claims **V2** and **V4**" (no full stop: a caption may go on with what they
+    """"Tests claims **V2** and **V3**" (no full stop: a caption may go on with what they
     state); their rows and verdicts are in the Claims table."""
     if not claims:
         return "Tests no claim of the claims table"

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, StrictUndefined
 
-from dprl.analysis.base import REGIMES, verdict_totals
+from dprl.analysis.base import REGIMES, paper_claims, verdict_totals
 from dprl.analysis.report_table import claims_html
 
 
@@ -39,10 +39,11 @@ def landing_context(claims: pd.DataFrame, manifest: dict[str, Any]) -> dict[str,
         "cores": manifest.get("cores", "unknown"),
         "wall_min": f"{wall / 60:.1f}" if isinstance(wall, (int, float)) else "unknown",
         "config_hash": manifest.get("config_hash", "unknown"),
-        "n_claims": int(claims["claim"].nunique()),
-        "n_rows": len(claims),
-        "verdicts": verdict_totals(claims),
-        "regimes": regime_totals(claims),
+        # the papers' claims only: the package's own findings are never counted against them
+        "n_claims": int(paper_claims(claims)["claim"].nunique()),
+        "n_rows": len(paper_claims(claims)),
+        "verdicts": verdict_totals(paper_claims(claims)),
+        "regimes": regime_totals(paper_claims(claims)),
     }
 
 

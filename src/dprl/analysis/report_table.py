@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import verdict_totals
+from dprl.analysis.base import findings, paper_claims, verdict_totals
 from dprl.analysis.claims import _fmt
 
 # Background colours of the verdicts (and of a verdict that is not one of VERDICTS, e.g.
@@ -96,11 +96,17 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
     """A self-contained HTML page of the claims table ``df`` (the columns of
     :data:`dprl.analysis.claims.COLUMNS`), claims in registry order."""
     df = df.fillna({"note": "", "figure": "", "regime": "n/a"})
+    found, df = findings(df), paper_claims(df)
     totals = ", ".join(_chip(v, n) for v, n in verdict_totals(df).items())
-    body = ["<tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEADER) + "</tr>"]
-    for claim, rows in df.groupby("claim", sort=False):
-        body.append(summary_row(str(claim), rows))
-        body.extend(detail_row(r) for _, r in rows.iterrows())
+    header = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEADER) + "</tr>"
+    body = [header]
+    for part in (df, found):
+        if part is found and len(found):
+            body.append(f'<tr><th colspan="{len(HEADER)}">Package findings: measured by this package about the papers '
+                        "(e.g. under their printed constants); not claims of the papers, not counted above</th></tr>")
+        for claim, rows in part.groupby("claim", sort=False):
+            body.append(summary_row(str(claim), rows))
+            body.extend(detail_row(r) for _, r in rows.iterrows())
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title>'
         f"<style>{STYLE}</style></head><body>\n"

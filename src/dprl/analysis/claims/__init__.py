@@ -14,13 +14,13 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import REGIMES, VERDICTS, Claim, Tables, outside_regime, verdict_totals
+from dprl.analysis.base import REGIMES, VERDICTS, Claim, Tables, findings, outside_regime, paper_claims, verdict_totals
 
 log = logging.getLogger(__name__)
 
 MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
 COLUMNS = [
-    "claim", "paper", "statement", "experiment", "metric", "expected", "calibration",
+    "claim", "paper", "source", "statement", "experiment", "metric", "expected", "calibration",
     "measured", "ci_low", "ci_high", "verdict", "regime", "horizon_needed", "note", "figure",
 ]
 
@@ -39,7 +39,7 @@ def all_claims() -> tuple[Claim, ...]:
 
 def evaluate(claim: Claim, tables: Tables) -> list[dict]:
     base = {
-        "claim": claim.id, "paper": claim.paper, "statement": claim.statement,
+        "claim": claim.id, "paper": claim.paper, "source": claim.source, "statement": claim.statement,
         "experiment": ", ".join(claim.experiments), "metric": claim.metric,
         "expected": claim.expected, "figure": claim.figure or "",
     }
@@ -83,14 +83,18 @@ def _md_row(cells: list[object]) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
-def to_markdown(df: pd.DataFrame) -> str:
-    """``claims.md``: the verdict totals first, then one summary row per claim (its
-    verdicts and regimes counted, the largest horizon a row outside its regime needs),
-    then the rows themselves without repeating the claim's statement."""
+def to_markdown(table: pd.DataFrame) -> str:
+    """``claims.md``: the verdict totals of the papers' claims first, then one summary row
+    per claim (its verdicts and regimes counted, the largest horizon a row outside its
+    regime needs), then the rows themselves without repeating the claim's statement; last,
+    apart and not counted, the package's own findings."""
+    df, found = paper_claims(table), findings(table)
     lines = [
-        f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims): "
+        f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims of the papers): "
         + ", ".join(f"**{n} {v}**" for v, n in verdict_totals(df).items())
-        + f"; {outside_regime(df)} of the inconclusive rows were measured outside their regime (they state the horizon they need).",
+        + f"; {outside_regime(df)} of the inconclusive rows were measured outside their regime (they state the horizon they need)."
+        + " A rate row counts only inside its regime: outside it the row is inconclusive whatever it measured."
+        + (f" {len(found)} rows of this package's own findings follow the claims, apart and not counted." if len(found) else ""),
         "",
         "## One row per claim",
         "",
@@ -104,18 +108,36 @@ def to_markdown(df: pd.DataFrame) -> str:
         need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
         lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected, len(g), verdicts, regimes,
                               _fmt(need if pd.notna(need) else float("nan"))]))
-    lines += [
-        "",
-        "## Rows",
-        "",
-        "| claim | calibration | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    lines += ["", "## Rows", ""]
+    lines += _md_rows(df)
+    if len(found):
+        lines += [
+            "",
+            "## Package findings (not claims of the papers; not counted above)",
+            "",
+            "What this package measured about the papers on its own, e.g. under their printed constants. "
+            "A verdict here says whether the measurement supports the finding's statement.",
+            "",
+            "| finding | paper | statement | expected |",
+            "|---|---|---|---|",
+        ]
+        for claim, g in found.groupby("claim", sort=False):
+            first = g.iloc[0]
+            lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected]))
+        lines += ["", "| finding | calibration | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
+                  "|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
+    return "\n".join(lines) + "\n"
+
+
+def _md_rows(df: pd.DataFrame) -> list[str]:
+    """The detail rows of ``df`` under their header."""
+    lines = ["| claim | calibration | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples(index=False):
         ci = f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
         lines.append(_md_row([r.claim, r.calibration, r.experiment, r.metric, _fmt(r.measured) + ci,
                               f"**{r.verdict}**", r.regime, _fmt(r.horizon_needed), r.note]))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _tex_escape(s: str) -> str:
