@@ -232,6 +232,14 @@ def cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish_table(args: argparse.Namespace) -> int:
+    from dprl.analysis.integrity import publish_table
+
+    publish_table(args.table, args.out)
+    log.info("table %s published as %s", args.table, args.out)
+    return 0
+
+
 def cmd_report_pages(args: argparse.Namespace) -> int:
     from dprl.analysis.report_pages import write_report_pages
 
@@ -331,6 +339,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--out-dir", required=True)
     sp.add_argument("tables", nargs="*")
     sp.set_defaults(func=cmd_claims)
+
+    sp = sub.add_parser("publish-table", help="copy a checked aggregate table beside the figures, with its checksum")
+    sp.add_argument("--out", required=True, help="<figures>/tables/<experiment>.csv")
+    sp.add_argument("table", help="results/<preset>/tables/<experiment>.csv")
+    sp.set_defaults(func=cmd_publish_table)
 
     sp = sub.add_parser("report-pages", help="claims table as HTML and the report's landing page")
     sp.add_argument("--claims", required=True, help="claims.csv (dprl claims)")

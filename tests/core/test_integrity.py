@@ -152,3 +152,33 @@ def test_one_deleted_input_still_moves_the_table_aside(run, capsys, tmp_path):
     job_file(run, "counter_error", 0).unlink()
     assert main(["claims", "--out-dir", str(tmp_path / "figs"), str(table)]) == 2
     assert "input(s) changed or missing" in capsys.readouterr().err and not table.exists()
+
+
+def test_a_published_table_rebuilds_the_claims_anywhere_and_an_edit_is_caught(run, capsys, tmp_path, monkeypatch):
+    """`dprl publish-table` copies a checked table beside the figures with its checksum and
+    a digest of the jobs it came from; `dprl claims` then runs from any directory (a fresh
+    clone has the published tables, not the job files), and an edit is still caught."""
+    published = tmp_path / "paper" / "tables"
+    for e in ("counter_error", "audit"):
+        assert main(["publish-table", "--out", str(published / f"{e}.csv"), str(Path(run.preset_dir) / "tables" / f"{e}.csv")]) == 0
+    record = json.loads((published / "counter_error.inputs.json").read_text())
+    assert record["inputs"] == {} and record["aggregated_from"]["jobs"] == 2
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    monkeypatch.chdir(clone)
+    tables = [str(published / f"{e}.csv") for e in ("counter_error", "audit")]
+    assert main(["claims", "--out-dir", str(clone / "figs"), *tables]) == 0 and (clone / "figs" / "claims.csv").exists()
+    with open(tables[0], "a") as fh:
+        fh.write("0,0\n")
+    assert main(["claims", "--out-dir", str(clone / "figs2"), *tables]) == 2
+    assert "edited after aggregation" in capsys.readouterr().err
+
+
+def test_a_bad_table_is_not_published(run, tmp_path):
+    table = Path(run.preset_dir) / "tables" / "counter_error.csv"
+    job_file(run, "counter_error", 1).unlink()
+    with pytest.raises(IntegrityError, match="publishing a table"):
+        from dprl.analysis.integrity import publish_table
+
+        publish_table(table, tmp_path / "out.csv")
+    assert not (tmp_path / "out.csv").exists()

@@ -45,6 +45,31 @@ rule aggregate:
         "{DPRL} aggregate --out {output.table:q} --specs {input.specs:q} --preset-dir {params.preset_dir:q} 2>&1 | tee {log:q} >&2"
 
 
+# Each table is published beside the figures (committed with them for the default preset),
+# so that a reader can audit every regime number and `dprl claims` can rebuild the claims
+# table without simulating.
+rule publish_table:
+    input:
+        table=rules.aggregate.output.table,
+        inputs=rules.aggregate.output.inputs,
+    output:
+        table=f"{FIG}/tables/{{experiment}}.csv",
+        inputs=f"{FIG}/tables/{{experiment}}.inputs.json",
+    log:
+        f"{RES}/logs/publish/{{experiment}}.log",
+    resources:
+        mem_mb=300,
+        runtime=2,
+    message:
+        "publish the {wildcards.experiment} table beside the figures"
+    shell:
+        "{DPRL} publish-table --out {output.table:q} {input.table:q} 2> {log:q}"
+
+
+ALL_TARGETS += [f"{FIG}/tables/{e}.csv" for e in EXPERIMENTS]
+
+
 localrules:
     job_specs,
     aggregate,
+    publish_table,

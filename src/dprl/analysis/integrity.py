@@ -181,6 +181,24 @@ def check_tables(tables: list[str | Path]) -> list[str]:
     return [p for t in tables for p in check_table(t)]
 
 
+def publish_table(table: str | Path, out: str | Path) -> None:
+    """Copy a checked aggregate table beside the figures (``<figures>/tables/``), where it
+    is committed with them, so that a reader can audit every number of the claims table
+    and ``dprl claims`` can rebuild it without simulating. Its sidecar records the table's
+    checksum and, as ``aggregated_from``, one SHA-256 of the job files' digests it was built
+    from (the job files themselves stay in the results directory), and no live inputs, so
+    the published table checks anywhere."""
+    problems = check_table(table)
+    if problems:
+        raise IntegrityError(problems, "publishing a table")
+    inputs = json.loads(sidecar_of(table).read_text())["inputs"]
+    data = Path(table).read_bytes()
+    atomic_write_text(out, data.decode("utf-8"))
+    record = {"table": Path(out).name, "sha256": hashlib.sha256(data).hexdigest(), "inputs": {},
+              "aggregated_from": {"jobs": len(inputs), "sha256": hashlib.sha256(canonical_json(inputs).encode()).hexdigest()}}
+    atomic_write_text(sidecar_of(out), json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
 # ----------------------------------------------------------------------- a whole preset
 
 
