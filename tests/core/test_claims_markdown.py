@@ -8,7 +8,7 @@ from dprl.analysis.claims import COLUMNS, to_markdown
 
 def _row(claim, verdict, regime="n/a", need=np.nan, calibration="tight", source="paper claim"):
     base = dict.fromkeys(COLUMNS, "")
-    return {**base, "claim": claim, "paper": "lq", "source": source, "statement": f"statement of {claim}", "expected": "<= 0.6",
+    return {**base, "claim": claim, "paper": "lq", "source": source, "epsilon": 1.0, "statement": f"statement of {claim}", "expected": "<= 0.6",
             "calibration": calibration, "measured": 0.5, "ci_low": 0.4, "ci_high": 0.6, "verdict": verdict,
             "regime": regime, "horizon_needed": need, "note": "a note"}
 
@@ -26,6 +26,7 @@ def test_totals_then_one_summary_row_per_claim_then_the_rows():
     assert sum(ln.startswith("| C2 |") for ln in rows) == 2 and sum(ln.startswith("| M1 |") for ln in rows) == 1
     assert lines.index("## One row per claim") < lines.index("## Rows")
     assert all("statement of" not in ln for ln in rows)  # the statement is in the summary only
+    assert all(ln.split(" | ")[2] == "1" for ln in rows if ln.startswith("| C2 |"))  # the ε column
 
 
 def test_findings_are_reported_apart_and_never_counted():

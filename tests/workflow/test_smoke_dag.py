@@ -40,6 +40,14 @@ def test_smoke_dag_end_to_end(smoke_run):
     assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "inconclusive"}
     failed = claims[claims["note"].fillna("").str.startswith("evaluation failed")]
     assert failed.empty, failed[["claim", "note"]].to_string()
+    # every row says which privacy level it is about: private rows an ε, non-private rows none
+    private = claims["calibration"].isin(["paper", "tight"])
+    assert claims.loc[private & ~claims["note"].str.contains("not run in this preset", na=False), "epsilon"].notna().all()
+    ofu = (claims["claim"] == "C2") & claims["note"].str.contains(": OFU-RL on", na=False)
+    assert ofu.any() and claims.loc[ofu, "epsilon"].isna().all()
+    # the papers' claims and this package's findings are told apart
+    assert set(claims["source"]) == {"paper claim", "package finding"}
+    assert (figs / "tables" / "tabular_regret.csv").exists() and (figs / "tables" / "tabular_regret.inputs.json").exists()
     assert (figs / "claims.md").read_text().count("| M1 |") >= 1
     assert (figs / "claims.tex").read_text().startswith("\\begin{tabular}")
     for fid in all_figures():

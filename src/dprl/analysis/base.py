@@ -87,13 +87,16 @@ class ClaimResult:
     # contract, "Regimes": whether the measurement lies where the theory applies
     regime: Regime = "n/a"
     horizon_needed: float = float("nan")  # episodes (or ε·m) the regime needs, if not reached
+    # the privacy level the row is about: its ε, or the smallest ε of a fit over several
+    # (the most private point, whose regime decides the row's); NaN for non-private rows
+    epsilon: float = float("nan")
 
     @classmethod
     def from_estimate(
         cls, est: Estimate, verdict: Verdict, calibration: str, note: str, regime: Regime = "n/a",
-        horizon_needed: float = float("nan"),
+        horizon_needed: float = float("nan"), epsilon: float = float("nan"),
     ) -> ClaimResult:
-        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed)
+        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed, float(epsilon))
 
     def outside_regime_is_inconclusive(self) -> ClaimResult:
         """A rate measured outside its regime (where the theory applies) can neither refute

@@ -86,7 +86,8 @@ def summary_row(claim: str, rows: pd.DataFrame) -> str:
 
 def detail_row(row: pd.Series) -> str:
     return _cells([
-        "", escape(str(row["calibration"])), escape(str(row["note"])), escape(str(row["metric"])),
+        "", escape(str(row["calibration"]) + (f", ε = {_fmt(row['epsilon'])}" if np.isfinite(row.get("epsilon", np.nan)) else "")),
+        escape(str(row["note"])), escape(str(row["metric"])),
         escape(_measured(row)), escape(str(row["verdict"])), escape(str(row["regime"])),
         _fmt(row["horizon_needed"]), "",
     ], "detail", verdict_colour(str(row["verdict"])))

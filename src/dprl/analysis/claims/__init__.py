@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
 COLUMNS = [
-    "claim", "paper", "source", "statement", "experiment", "metric", "expected", "calibration",
+    "claim", "paper", "source", "statement", "experiment", "metric", "expected", "calibration", "epsilon",
     "measured", "ci_low", "ci_high", "verdict", "regime", "horizon_needed", "note", "figure",
 ]
 
@@ -45,14 +45,14 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
     }
     missing = [e for e in claim.experiments if e not in tables or tables[e].empty]
     if missing:
-        return [{**base, "calibration": "n/a", "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+        return [{**base, "calibration": "n/a", "epsilon": np.nan, "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                  "verdict": "inconclusive", "regime": "n/a", "horizon_needed": np.nan,
                  "note": f"experiment(s) not run in this preset: {', '.join(missing)}"}]
     try:
         results = claim.evaluate(tables)
     except Exception as err:  # recorded, and a test asserts no claim fails this way
         log.error("claim %s failed to evaluate:\n%s", claim.id, traceback.format_exc())
-        return [{**base, "calibration": "n/a", "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+        return [{**base, "calibration": "n/a", "epsilon": np.nan, "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                  "verdict": "inconclusive", "regime": "n/a", "horizon_needed": np.nan,
                  "note": f"evaluation failed: {type(err).__name__}: {err}"}]
     rows = []
@@ -62,7 +62,7 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
         if r.regime not in REGIMES:
             raise ValueError(f"claim {claim.id} returned regime {r.regime!r}")
         r = r.outside_regime_is_inconclusive()
-        rows.append({**base, "calibration": r.calibration, "measured": r.measured, "ci_low": r.ci_low,
+        rows.append({**base, "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
                      "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
                      "note": r.note})
     return rows
@@ -124,18 +124,18 @@ def to_markdown(table: pd.DataFrame) -> str:
         for claim, g in found.groupby("claim", sort=False):
             first = g.iloc[0]
             lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected]))
-        lines += ["", "| finding | calibration | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
-                  "|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
+        lines += ["", "| finding | calibration | ε | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
+                  "|---|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
     return "\n".join(lines) + "\n"
 
 
 def _md_rows(df: pd.DataFrame) -> list[str]:
     """The detail rows of ``df`` under their header."""
-    lines = ["| claim | calibration | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| claim | calibration | ε | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples(index=False):
         ci = f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
-        lines.append(_md_row([r.claim, r.calibration, r.experiment, r.metric, _fmt(r.measured) + ci,
+        lines.append(_md_row([r.claim, r.calibration, _fmt(r.epsilon), r.experiment, r.metric, _fmt(r.measured) + ci,
                               f"**{r.verdict}**", r.regime, _fmt(r.horizon_needed), r.note]))
     return lines
 

@@ -33,7 +33,8 @@ def z1(tables: Tables) -> list[ClaimResult]:
                 f"{int(g['runs'].min())} runs each); exact GDP-accounted ε under replacement sensitivities "
                 f"max {float((g['eps_exact'] / g['epsilon']).max()):.3f}·ε; planners read only released statistics (tests); "
                 + gaussian_power_note(g, "epsilon", "delta", "runs"))
-        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", str(calib), note))
+        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", str(calib), note,
+                               epsilon=float(g["epsilon"].min())))
     return out
 
 
@@ -96,7 +97,8 @@ def _z2_rows(df: pd.DataFrame, where: str) -> list[ClaimResult]:
         reg_note = max((c[2] for c in curves if c[0] == "not reached"), default=curves[0][2])
         out.append(_res(worst, verdict, str(calib),
                         f"{label}: log-log slope of cumulative regret vs T over the last decade of T (seeds resampled whole); "
-                        f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}", reg, need))
+                        f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}", reg, need,
+                        float("nan") if calib == "none" else float(eps)))
     return out
 
 
@@ -137,7 +139,7 @@ def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: 
                 f"expected {pred:+.3f} from the σ's of this calibration (½ × slope of log σ), paper's route {paper:+g}"
                 + (f"; exponent in σ itself {sig_fit.value:+.2f} [{sig_fit.low:+.2f}, {sig_fit.high:+.2f}] (expected +0.5)" if sig_fit is not None else "")
                 + f"; regime per point: {', '.join(f'{x:g}: {r[0]}' for x, r in regimes.items())}",
-                reg, need)
+                reg, need, float(g["epsilon"].min()))
 
 
 def z3(tables: Tables) -> list[ClaimResult]:
@@ -152,7 +154,8 @@ def z3(tables: Tables) -> list[ClaimResult]:
             out.append(_exponent_row(ge, "epsilon", eps_vals, float, -0.5, str(calib),
                                      f"{alg}: log-log slope of the privacy cost (final regret minus paired non-private) vs ε at δ={delta0:g}"))
         else:
-            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib), f"{alg}: only one ε at this calibration; no ε fit"))
+            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib), f"{alg}: only one ε at this calibration; no ε fit",
+                                   epsilon=float(ge["epsilon"].min())))
         eps0 = g["epsilon"].mode().iloc[0]
         gd = g[g["epsilon"] == eps0]
         deltas = sorted(gd["delta"].unique())
@@ -161,7 +164,8 @@ def z3(tables: Tables) -> list[ClaimResult]:
                                      f"{alg}: log-log slope of the privacy cost vs ln(1/δ) at ε={eps0:g}, δ"))
         else:
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
-                                   f"{alg}: δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={[float(d) for d in deltas]}"))
+                                   f"{alg}: δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={[float(d) for d in deltas]}",
+                                   epsilon=float(eps0)))
     return out
 
 
@@ -258,7 +262,7 @@ def _equivalence_rows(df: pd.DataFrame, x: str, transform, horizon_of, low: floa
                         f"{alg} {priv}, {fam}: {what} over {x}={sizes}, per-seed fit, CI over {est.n} seeds; margin "
                         f"[{low:+g}, {high:+g}]: {eq}; positive control (same runs read at k ∝ {x}): {ctrl.value:+.3f} "
                         f"[{ctrl.low:+.3f}, {ctrl.high:+.3f}], {'rejected as it must be' if ctrl_eq == 'outside' else 'NOT rejected: no power'}"
-                        f"{reg_note}", reg, need))
+                        f"{reg_note}", reg, need, float(g["epsilon"].min()) if calib != "none" else float("nan")))
     return out
 
 
@@ -314,7 +318,7 @@ def z6(tables: Tables) -> list[ClaimResult]:
                             f"{ldp_alg} minus {jdp_alg} final regret at ε={eps:g}, δ={delta:g} (paired by seed); "
                             f"log-log slopes vs T: LDP {s_ldp.value:.2f} [{s_ldp.low:.2f}, {s_ldp.high:.2f}], "
                             f"JDP {s_jdp.value:.2f} [{s_jdp.low:.2f}, {s_jdp.high:.2f}]; reproduced needs both larger and faster"
-                            + "".join(c[2] for c in curves), reg, need))
+                            + "".join(c[2] for c in curves), reg, need, float(eps)))
     return out
 
 

@@ -35,6 +35,7 @@ def c1(tables: Tables) -> list[ClaimResult]:
             f"exact ε (Gaussian-DP profile) above the claim in {over}/{len(g)}. That the policy reads only released "
             f"statistics is structural and tested (tests/lq/test_agent.py); "
             + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
+            epsilon=float(g["epsilon"].min()),
         ))
     return out
 
@@ -78,7 +79,7 @@ def c2(tables: Tables) -> list[ClaimResult]:
                 f"k ∈ [{int(start)}, {k_max}], CI by resampling {est.n} seeds; "
                 f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
                 f"λ_min = {_median(g, 'lam_min'):.3g}{regime_note}",
-                regime, need,
+                regime, need, float("nan") if calib == "none" else float(eps),
             ))
     return out
 
@@ -127,7 +128,8 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
         where = f"{name}: {env}: {what} at {fixed}={fixed_value:g}"
         if len(grid) < 3:
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
-                                   f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3"))
+                                   f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3",
+                                   epsilon=float(g["epsilon"].min())))
             continue
         means = g.groupby(x)["cost"].mean()
         shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
@@ -147,7 +149,7 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
             f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
             f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds; "
             f"regime: {'every grid point past max(T*, 10·onset)' if regime == 'reached' else f'needs K >= {need:.3g}'}",
-            regime, need,
+            regime, need, float(g["epsilon"].min()),
         ))
     return out
 

@@ -51,6 +51,7 @@ def m1(tables: Tables) -> list[ClaimResult]:
             f"mean of max(ε_lb,0)/ε over {len(g)} audits ({g['mechanism'].nunique()} mechanisms × ε grid × seeds, "
             f"{int(g['runs'].iloc[0])} runs per input and phase); {n_fail} audits with ε_lb > ε; "
             f"largest ε_lb/ε = {float((g['eps_lb'] / g['claimed_epsilon']).max()):.3f}" + extra + f". {power}",
+            epsilon=float(g["epsilon"].min()),
         ))
     return out
 
@@ -74,6 +75,7 @@ def m2(tables: Tables) -> list[ClaimResult]:
             f"fraction of counters whose error stayed below the {calib} bound at every t <= T (worst of "
             f"{len(means)} mechanism × privacy cells: {worst[0]}, {worst[1]}); required >= {1 - beta:g}; "
             f"median bound / empirical (1-β)-quantile of the error = {loose:.2f}",
+            epsilon=float(g["epsilon"].min()),
         ))
     return out
 
@@ -97,6 +99,7 @@ def m3(tables: Tables) -> list[ClaimResult]:
         f"deterministic: range of the noise-scale ratio tight/paper over {len(ratio)} (mechanism, ε, δ) cells "
         f"(reported as measured = max, interval = [min, max]); {desc}; tight error bound / paper error bound: "
         f"median {float(bratio.median()):.3f}, range [{float(bratio.min()):.3f}, {float(bratio.max()):.3f}]",
+        epsilon=float(last["epsilon"].min()),
     )]
 
 

@@ -93,7 +93,8 @@ def v1(tables: Tables) -> list[ClaimResult]:
         note = (f"max audited ε_lb/claimed ε over {len(exp)} audits (one counter at ε', all counters of an episode at ε), "
                 f"{int(exp['runs'].min())} runs each; planner structurally reads only released statistics (tests){extra}; "
                 + power_note(exp, ("mechanism", "epsilon", "claimed_epsilon", *V1_PAIR_COLUMNS), v1_detectable_inflation, "runs"))
-        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", calib, note))
+        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", calib, note,
+                               epsilon=float(exp["epsilon"].min())))
     return out
 
 
@@ -117,7 +118,7 @@ def v2(tables: Tables) -> list[ClaimResult]:
         reg, need, start, note = regime(g)
         res.append(_res(est, verdict_upper(est, 0.6), "tight",
                         f"{env}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ [{start:.3g}, "
-                        f"{g['episode'].max():.3g}] ({est.n} seeds){note}", reg, need))
+                        f"{g['episode'].max():.3g}] ({est.n} seeds){note}", reg, need, eps))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no tight PUCB runs")]
 
 
@@ -139,7 +140,7 @@ def f1(tables: Tables) -> list[ClaimResult]:
         res.append(_res(est, verdict, "paper",
                         f"{env}, ε={eps:g}: predicted burn-in under the paper calibration T* = {t_star:.3g}, {ratio}; "
                         f"log-log slope of PUCB's regret over T ∈ [{start:.3g}, {g['episode'].max():.3g}] "
-                        f"({est.n} seeds; sublinear = CI below 1){note}", reg, need))
+                        f"({est.n} seeds; sublinear = CI below 1){note}", reg, need, eps))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "paper", "no paper-calibration PUCB runs")]
 
 
@@ -171,7 +172,8 @@ def v3(tables: Tables) -> list[ClaimResult]:
         est = paired_slope_by_seed(g_max[g_max["episode"] >= start], "episode", "cost")
         res.append(_res(est, verdict_upper(est, 0.5), "tight",
                         f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_PUCB − Regret_UBEV vs T over "
-                        f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need))
+                        f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need,
+                        eps_max))
         fin = final_rows(g)
         epss = sorted(fin["epsilon"].unique())
         if len(epss) >= 2:
@@ -187,7 +189,7 @@ def v3(tables: Tables) -> list[ClaimResult]:
                             f"expected {expected:+.3f} from this calibration (the burn-in's regret ∝ T*(ε), slope of log T* "
                             f"vs log ε), the paper's 1/ε gives −1; regime: "
                             f"{'every ε past 3·T*' if reached else f'needs T >= {need_e:.3g}'}",
-                            "reached" if reached else ("not reached" if known else "n/a"), need_e))
+                            "reached" if reached else ("not reached" if known else "n/a"), need_e, min(epss)))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs")]
 
 
@@ -224,7 +226,7 @@ def v5(tables: Tables) -> list[ClaimResult]:
     return [_res(est, verdict_near(est, 1.0, width_limit=3.0), "tight",
                  f"exponent of the number of α-suboptimal episodes (PUCB, T={T}) vs 1/(αε) over {len(keys)} (α, ε) points "
                  f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}{cens_note}",
-                 reg, need)]
+                 reg, need, min(e for _, e in keys))]
 
 
 def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
@@ -265,7 +267,8 @@ def v6(tables: Tables) -> list[ClaimResult]:
     else:
         verdict = "inconclusive"
     return [_res(est, verdict, "n/a",
-                 f"min over {len(groups)} (α, ε) points of mean pulls of an α-suboptimal arm / (ln(1/(4β))/(24εα)); >= 1 expected")]
+                 f"min over {len(groups)} (α, ε) points of mean pulls of an α-suboptimal arm / (ln(1/(4β))/(24εα)); >= 1 expected",
+                 epsilon=float(df["epsilon"].min()))]
 
 
 # ------------------------------------------------------------------------------ V7
@@ -292,7 +295,7 @@ def v7(tables: Tables) -> list[ClaimResult]:
         res.append(_res(est, v, calib, f"ε={eps:g}: fitted exponent of the final privacy cost vs S over S ∈ {{{', '.join(map(str, Ss))}}} "
                                        f"(between 1 and 2 expected); regime: "
                                        f"{'every S past 3·T*' if reached else f'needs T >= {need:.3g} (largest S), not reached in default'}",
-                        "reached" if reached else ("not reached" if known else "n/a"), need))
+                        "reached" if reached else ("not reached" if known else "n/a"), need, eps))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two S values")]
 
 
