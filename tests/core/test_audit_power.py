@@ -80,7 +80,7 @@ def test_claims_state_the_detectable_inflation():
     rows = []
     for alg in ("laplace_tree", "gaussian_tree_vector"):
         noise = jobs.counter_noise(alg, PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"), tree_levels(8))
-        rows.append({"mechanism": alg, "broken": "none", "calibration": "tight", "claimed_epsilon": 1.0,
+        rows.append({"mechanism": alg, "broken": "none", "calibration": "tight", "epsilon": 1.0, "claimed_epsilon": 1.0,
                      "claimed_delta": 1e-5, "noise_scale": jobs._scale(noise), "eps_lb": 0.5, "passed": True,
                      "runs": 200_000, "env.T": 8})
     (m1,) = m_claims.m1({"audit": pd.DataFrame(rows)})
