@@ -134,13 +134,25 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _json_payload(text: str, option: str):
+    """``text`` parsed as JSON (``NaN`` and ``Infinity`` parse too: the payload check
+    refuses them with their key), or a :class:`ConfigError` naming ``option``."""
+    from dprl.config.load import ConfigError
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{option}: not valid JSON ({err})") from None
+
+
 def cmd_run_job(args: argparse.Namespace) -> int:
-    from dprl.runner.job import JobSpec
     from dprl.experiments.run import run_job
 
     if args.spec:
-        meta = json.loads(args.spec)
-        spec, labels = JobSpec.from_dict(meta["spec"]), meta.get("labels", {})
+        from dprl.config.job_spec import check_job_spec
+
+        # the same checks as a job expanded from config.yaml, before anything runs or is written
+        spec, labels = check_job_spec(_json_payload(args.spec, "--spec"))
         out = args.out
     else:
         from dprl.config.load import load_config_file
@@ -160,12 +172,24 @@ def cmd_run_job(args: argparse.Namespace) -> int:
 def cmd_run_bundle(args: argparse.Namespace) -> int:
     import time
 
-    from dprl.runner.job import JobSpec
+    from dprl.config.job_spec import check_job_spec
+    from dprl.config.load import ConfigError
     from dprl.experiments.run import run_job
 
-    members = json.loads(args.specs)
-    # check every member before running any, so a bad payload fails before simulating
-    todo = [(JobSpec.from_dict(m["spec"]), m.get("labels", {}), m["out"]) for m in members]
+    members = _json_payload(args.specs, "--specs")
+    if not isinstance(members, list):
+        raise ConfigError(f"--specs: must be a JSON list of {{spec, labels, out}}, got {type(members).__name__}")
+    # check every member (as run-job --spec does) before running any, so a bad payload
+    # fails before simulating
+    todo = []
+    for i, m in enumerate(members):
+        try:
+            spec, labels = check_job_spec(m)
+            if not isinstance(m.get("out"), str):
+                raise ConfigError("out: missing (the member's result path)")
+        except ConfigError as err:
+            raise ConfigError(f"--specs[{i}]: {err}") from None
+        todo.append((spec, labels, m["out"]))
     t0 = time.perf_counter()
     for i, (spec, labels, out) in enumerate(todo, 1):
         run_job(spec, out, labels)

@@ -18,10 +18,11 @@ import dprl
 ROOT = Path(dprl.__file__).parent
 
 # Bottom to top. A package may import only packages of lower tiers (not its own tier's
-# siblings): mechanisms and environments; the core (job spec and context, random
+# siblings): argument checks shared by every layer; mechanisms and environments; the core (job spec and context, random
 # streams, result I/O, bundles, lock, online sums); algorithms; job functions and how a
 # job runs; config expansion; analysis; the command line.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("checks",),
     ("privacy", "envs"),
     ("runner",),
     ("agents",),

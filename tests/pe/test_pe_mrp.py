@@ -36,8 +36,8 @@ def test_chain_structure_and_values():
     ({"P": np.array([[0.5, 0.4], [0.0, 1.0]])}, "rows sum to 1"),
     ({"p0": np.array([0.5, 0.5])}, "no mass on the absorbing"),
     ({"gamma": 1.0}, "gamma"),
-    ({"R": np.array([[2.0, 0.0], [0.0, 0.0]])}, "rewards must lie"),
-    ({"R": np.array([[-0.1, 0.0], [0.0, 0.0]])}, "rewards must lie"),
+    ({"R": np.array([[2.0, 0.0], [0.0, 0.0]])}, r"rewards R must be finite and in \[0, 1\]"),
+    ({"R": np.array([[-0.1, 0.0], [0.0, 0.0]])}, r"rewards R must be finite and in \[0, 1\]"),
     ({"max_len": 0}, "max_len"),
     ({"absorbing": 0}, "self-loop"),
 ])
@@ -50,7 +50,7 @@ def test_mrp_validation(kwargs, msg):
 
 
 def test_chain_validation():
-    with pytest.raises(ValueError, match="n_states >= 3"):
+    with pytest.raises(ValueError, match="n_states must be >= 3"):
         chain_mrp(n_states=2)
     with pytest.raises(ValueError, match="p_right"):
         chain_mrp(p_right=0.0)

@@ -21,7 +21,7 @@ def test_validation_messages():
         TabularMDP(P, R + 1.5, p0)
     with pytest.raises(ValueError, match="p0"):
         TabularMDP(P, R, np.array([0.7, 0.7]))
-    with pytest.raises(ValueError, match="H >= 1"):
+    with pytest.raises(ValueError, match="H must be >= 1"):
         riverswim(S=4, H=0)
     with pytest.raises(ValueError, match="branching"):
         garnet(np.random.default_rng(0), S=3, branching=4)

@@ -28,5 +28,5 @@ def test_bai_pulls_grow_like_one_over_epsilon_in_the_private_regime():
 
 
 def test_lemma8_needs_small_beta():
-    with pytest.raises(ValueError, match="1/4"):
+    with pytest.raises(ValueError, match=r"Lemma 8 beta must be in \(0, 0.25\)"):
         lemma8_bound(1.0, 0.1, 0.3)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprl.checks import check_array, check_number
+
 
 @dataclass
 class BernoulliBandit:
@@ -14,11 +16,9 @@ class BernoulliBandit:
     means: np.ndarray
 
     def __post_init__(self) -> None:
-        self.means = np.asarray(self.means, dtype=float)
+        self.means = check_array("Bernoulli arm means", self.means, minimum=0.0, maximum=1.0)
         if self.means.ndim != 1 or self.means.size < 2:
             raise ValueError(f"a bandit needs at least 2 arms, got means of shape {self.means.shape}")
-        if np.any((self.means < 0) | (self.means > 1)):
-            raise ValueError("Bernoulli arm means must lie in [0, 1]")
 
     @property
     def k(self) -> int:
@@ -35,8 +35,7 @@ class BernoulliBandit:
 def mab(rng: np.random.Generator, k: int = 4, alpha: float = 0.1, best_mean: float = 0.6) -> BernoulliBandit:
     """``k`` arms: one optimal arm (its index drawn from ``rng``) of mean ``best_mean``, the
     others ``α``-suboptimal (mean ``best_mean − α``), the instance of Lemma 8."""
-    if k < 2:
-        raise ValueError(f"mab needs k >= 2 arms, got {k}")
+    check_number("mab k", k, minimum=2, integer=True)
     if not (0 < alpha <= best_mean <= 1):
         raise ValueError(f"mab needs 0 < alpha <= best_mean <= 1, got alpha={alpha}, best_mean={best_mean}")
     means = np.full(k, best_mean - alpha)

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dprl.checks import check_array, check_number
+
 
 class _FeatureShape:
     """Sizes read off the feature arrays ``psi`` (S, A, d1, S') and ``phi_r`` (S, A, d2)."""
@@ -87,19 +89,19 @@ class LinearMixtureMDP(_FeatureShape):
     r: np.ndarray = field(init=False)  # (S, A) mean rewards
 
     def __post_init__(self) -> None:
-        psi = np.asarray(self.psi, float)
+        # finite first: a NaN passes every norm and probability test below
+        psi = check_array("psi", self.psi)
         if psi.ndim != 4 or psi.shape[0] != psi.shape[3]:
             raise ValueError(f"psi must have shape (S, A, d1, S), got {psi.shape}")
         S, A, d1, _ = psi.shape
         if S < 1 or A < 1 or d1 < 1:
             raise ValueError(f"sizes must be positive: S={S}, A={A}, d1={d1}")
-        if self.horizon < 1:
-            raise ValueError(f"horizon H must be >= 1, got {self.horizon}")
+        check_number("horizon H", self.horizon, minimum=1, integer=True)
         if not 0 <= self.s1 < S:
             raise ValueError(f"initial state s1={self.s1} outside 0..{S - 1}")
-        theta_p = np.asarray(self.theta_p, float)
-        phi_r = np.asarray(self.phi_r, float)
-        theta_r = np.asarray(self.theta_r, float)
+        theta_p = check_array("theta_p", self.theta_p)
+        phi_r = check_array("phi_r", self.phi_r)
+        theta_r = check_array("theta_r", self.theta_r)
         if theta_p.shape != (d1,):
             raise ValueError(f"theta_p must have shape ({d1},), got {theta_p.shape}")
         if phi_r.ndim != 3 or phi_r.shape[:2] != (S, A):
@@ -178,12 +180,10 @@ class LinearMixtureMDP(_FeatureShape):
 def _check_clustered(name: str, S: int, A: int, d1: int, d2: int, H: int, concentration: float) -> None:
     """Sizes and concentration of the two clustered generators."""
     for what, v in (("S", S), ("A", A), ("d1", d1), ("d2", d2), ("H", H)):
-        if v < 1:
-            raise ValueError(f"{what} must be >= 1, got {v}")
+        check_number(what, v, minimum=1, integer=True)
     if S < d2:
         raise ValueError(f"{name} needs S >= d2 so that every one of the d2 clusters has a state (S={S}, d2={d2})")
-    if not concentration > 0:
-        raise ValueError(f"Dirichlet concentration must be > 0, got {concentration}")
+    check_number("Dirichlet concentration", concentration, exclusive_minimum=0.0)
 
 
 def make_mixture(

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from dprl.checks import check_array, check_number
+
 _TOL = 1e-12
 
 
@@ -77,7 +79,14 @@ class LQSystem:
     w_cov: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        a, b, q, r, x1 = (np.atleast_2d(np.asarray(m, dtype=float)) for m in (self.a, self.b, self.q, self.r, self.x1))
+        # finite first: NaN fails none of the norm tests below (every comparison is false)
+        check_number("horizon H", self.horizon, minimum=1, integer=True)
+        for label, v in (("C_A", self.c_a), ("C_B", self.c_b), ("C_w (noise_radius)", self.noise_radius)):
+            check_number(label, v)
+        if self.gamma is not None:
+            check_number("gamma", self.gamma)
+        a, b, q, r, x1 = (np.atleast_2d(check_array(label, m)) for label, m in
+                          (("A", self.a), ("B", self.b), ("Q", self.q), ("R", self.r), ("x1", self.x1)))
         x1 = x1.reshape(-1)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "b", b)
@@ -85,8 +94,6 @@ class LQSystem:
         object.__setattr__(self, "r", r)
         object.__setattr__(self, "x1", x1)
         n, d = b.shape
-        if self.horizon < 1:
-            raise ValueError(f"horizon H must be >= 1, got {self.horizon}")
         if a.shape != (n, n):
             raise ValueError(f"A must be n x n with n = rows of B = {n}, got shape {a.shape}")
         if q.shape != (n, n) or r.shape != (d, d):
@@ -164,8 +171,8 @@ def random_system(
     ``C_A``, ``C_B`` and then (if needed) jointly shrunk to ``||Θ||_F <= theta_norm``;
     redrawn until controllable (almost sure). ``x_1`` is a uniformly random unit vector;
     ``Q = I_n``, ``R = I_d``."""
-    if n < 1 or d < 1:
-        raise ValueError(f"state and control dimensions must be >= 1, got n={n}, d={d}")
+    check_number("state dimension n", n, minimum=1, integer=True)
+    check_number("control dimension d", d, minimum=1, integer=True)
     if not 0 < theta_norm <= 1:
         raise ValueError(f"theta_norm must lie in (0, 1] (Assumption 1(a)), got {theta_norm}")
     for _ in range(100):

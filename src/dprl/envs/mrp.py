@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from dprl.checks import check_array, check_number
+
 _CHUNK = 8192  # trajectories simulated together (bounds the (chunk, T) state buffer)
 
 
@@ -62,16 +64,14 @@ class FiniteMRP:
             raise ValueError(f"discount gamma must lie in [0, 1), got {self.gamma}")
         if not (self.r_max > 0 and np.isfinite(self.r_max)):
             raise ValueError(f"r_max must be positive and finite, got {self.r_max}")
-        if np.any(R < 0) or np.any(R > self.r_max):
-            raise ValueError(f"rewards must lie in [0, r_max={self.r_max}]")
+        check_array("rewards R", R, minimum=0.0, maximum=self.r_max)
         if not 0 <= self.absorbing < n:
             raise ValueError(f"absorbing state {self.absorbing} is not a state (0..{n - 1})")
         if P[self.absorbing, self.absorbing] != 1.0 or R[self.absorbing, self.absorbing] != 0.0:
             raise ValueError("the absorbing state must have a self-loop with probability 1 and reward 0")
         if p0[self.absorbing] != 0:
             raise ValueError("p0 must put no mass on the absorbing state")
-        if self.max_len < 1:
-            raise ValueError(f"max_len must be >= 1, got {self.max_len}")
+        check_number("max_len", self.max_len, minimum=1, integer=True)
 
     @property
     def n_states(self) -> int:
@@ -238,8 +238,8 @@ def chain_mrp(n_states: int = 40, p_right: float = 0.5, gamma: float = 0.99, max
     with probability ``p_right`` and stays otherwise; reward ``r_max`` on every transition
     into the goal (staying in it included); start uniform over non-absorbing states.
     """
-    if n_states < 3:
-        raise ValueError(f"the chain needs n_states >= 3 (a start, a goal and the absorbing state), got {n_states}")
+    # n_states >= 3: a start, a goal and the absorbing state
+    check_number("n_states", n_states, minimum=3, integer=True)
     if not 0 < p_right <= 1:
         raise ValueError(f"p_right must lie in (0, 1], got {p_right}")
     n = int(n_states)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from dprl.checks import check_array, check_number
+
 
 @dataclass
 class TabularMDP:
@@ -42,15 +44,14 @@ class TabularMDP:
         if self.p0.shape != (S,) or np.any(self.p0 < 0) or not np.isclose(self.p0.sum(), 1.0, atol=1e-9):
             raise ValueError(f"{self.name}: p0 must be a probability vector over the {S} states")
         if self.next_reward is not None:
-            self.next_reward = np.asarray(self.next_reward, dtype=float)
-            if self.next_reward.shape != (S,) or np.any((self.next_reward < 0) | (self.next_reward > 1)):
+            self.next_reward = check_array(f"{self.name}: next_reward", self.next_reward, minimum=0.0, maximum=1.0)
+            if self.next_reward.shape != (S,):
                 raise ValueError(f"{self.name}: next_reward must be a vector of S values in [0, 1]")
             self.R = self.P @ self.next_reward
-        self.R = np.asarray(self.R, dtype=float)
+        # NaN fails the [0, 1] test (a NaN reward would make every regret NaN)
+        self.R = check_array(f"{self.name}: mean rewards R", self.R, minimum=0.0, maximum=1.0)
         if self.R.shape != (H, S, A):
             raise ValueError(f"{self.name}: R must have shape (H, S, A) = {(H, S, A)}, got {self.R.shape}")
-        if np.any((self.R < 0) | (self.R > 1)):
-            raise ValueError(f"{self.name}: mean rewards must lie in [0, 1]")
         self.n_actions = np.full(S, A, dtype=np.int64) if self.n_actions is None else np.asarray(self.n_actions, dtype=np.int64)
         if self.n_actions.shape != (S,) or np.any((self.n_actions < 1) | (self.n_actions > A)):
             raise ValueError(f"{self.name}: n_actions must give 1..{A} actions for each of the {S} states")
@@ -174,8 +175,8 @@ def riverswim(S: int = 6, H: int = 20) -> TabularMDP:
     horizon, start in the leftmost state. Action 0 swims left (deterministic), action 1
     right against the current. Rewards (Bernoulli means) 0.005 for left in state 0 and 1
     for right in state ``S-1``, the original 5/10000 scaled to [0, 1]."""
-    if S < 2 or H < 1:
-        raise ValueError(f"riverswim needs S >= 2 and H >= 1, got S={S}, H={H}")
+    check_number("riverswim S", S, minimum=2, integer=True)
+    check_number("riverswim H", H, minimum=1, integer=True)
     P = np.zeros((S, 2, S))
     R = np.zeros((S, 2))
     for s in range(S):
@@ -196,8 +197,8 @@ def riverswim(S: int = 6, H: int = 20) -> TabularMDP:
 def garnet(rng: np.random.Generator, S: int = 10, A: int = 3, H: int = 10, branching: int = 3) -> TabularMDP:
     """Random time-dependent MDP: for each ``(h, s, a)`` ``branching`` distinct successors
     with Dirichlet(1) probabilities; Bernoulli rewards with means U(0, 1); uniform ``p0``."""
-    if min(S, A, H, branching) < 1:
-        raise ValueError(f"garnet needs positive sizes, got S={S}, A={A}, H={H}, branching={branching}")
+    for what, v in (("S", S), ("A", A), ("H", H), ("branching", branching)):
+        check_number(f"garnet {what}", v, minimum=1, integer=True)
     if branching > S:
         raise ValueError(f"garnet needs branching <= S, got branching={branching} > S={S}")
     keys = rng.random((H, S, A, S))
@@ -216,10 +217,9 @@ def lowerbound(rng: np.random.Generator, n: int = 2, m: int = 1, gap: float = 0.
     Figure 1: copies of one action would split the visits and delay learning). Reward 1 for every transition into ``+``
     (self-loops included), so an episode returns ``H`` or 0. ``I`` is drawn from ``rng``
     uniformly in ``{0..m}^n``. Returns the MDP and ``I``."""
-    if n < 1 or m < 1 or H < 1:
-        raise ValueError(f"lowerbound needs n >= 1, m >= 1, H >= 1, got n={n}, m={m}, H={H}")
-    if not 0 < gap <= 1:
-        raise ValueError(f"lowerbound needs gap α' in (0, 1], got {gap}")
+    for what, v in (("n", n), ("m", m), ("H", H)):
+        check_number(f"lowerbound {what}", v, minimum=1, integer=True)
+    check_number("lowerbound gap α'", gap, exclusive_minimum=0.0, maximum=1.0)
     I = rng.integers(0, m + 1, size=n)
     S, A = n + 2, m + 1
     plus, minus = n, n + 1

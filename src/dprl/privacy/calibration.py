@@ -27,6 +27,8 @@ import math
 
 import numpy as np
 
+from dprl.checks import bracket_upper, check_array, check_number
+
 NEIGHBOURING_RELATION = "replacement"  # every paper's, for both calibrations (module docstring)
 
 # SciPy submodules are imported inside the functions that use them: a job process that
@@ -43,6 +45,8 @@ def laplace_tree_scale(epsilon: float, levels: int, l1_sensitivity: float = 1.0)
     by at most ``Δ1`` in ℓ1 each; basic composition of ``L`` Laplace mechanisms.
     """
     _check_eps(epsilon)
+    check_number("levels", levels, minimum=1, integer=True)
+    check_number("l1_sensitivity", l1_sensitivity, exclusive_minimum=0.0)
     return levels * l1_sensitivity / epsilon
 
 
@@ -101,10 +105,8 @@ def laplace_sum_tail(scale: float, n_terms: int, beta: float) -> float:
     ``LAPLACE_SUM_MAX_TERMS`` terms, or a root whose tail probability misses ``β/2`` by more
     than 1e-9 relative (checked on every call, never returned silently).
     """
-    if not 0 < beta < 1:
-        raise ValueError(f"beta must lie in (0, 1), got {beta}")
-    if not (scale > 0 and math.isfinite(scale)):
-        raise ValueError(f"Laplace scale must be positive and finite, got {scale}")
+    check_number("beta", beta, exclusive_minimum=0.0, exclusive_maximum=1.0)
+    check_number("Laplace scale", scale, exclusive_minimum=0.0)
     return scale * _laplace_sum_quantile(_laplace_terms(n_terms), float(beta))
 
 
@@ -124,9 +126,7 @@ def _laplace_sum_quantile(k: int, beta: float) -> float:
     log_target = math.log(beta / 2.0)  # two tails, symmetric
     if k == 1:
         return math.log(1.0 / beta)  # P(|Lap(1)| > z) = e^{-z}
-    hi = max(1.0, math.log(1.0 / beta) * 2)
-    while laplace_sum_logsf(hi, k) > log_target:
-        hi *= 2.0
+    hi = bracket_upper("laplace sum tail", lambda x: laplace_sum_logsf(x, k) > log_target, max(1.0, math.log(1.0 / beta) * 2))
     z = optimize.brentq(lambda x: laplace_sum_logsf(x, k) - log_target, 0.0, hi, xtol=1e-12, rtol=1e-13)
     err = laplace_sum_logsf(z, k) - log_target
     if not (math.isfinite(z) and abs(err) <= 1e-9):
@@ -172,9 +172,7 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
 
     _check_eps(epsilon)
     _check_delta(delta)
-    hi = 1.0
-    while gaussian_delta(epsilon, hi) < delta:
-        hi *= 2.0
+    hi = bracket_upper("gaussian_mu", lambda m: gaussian_delta(epsilon, m) < delta)
     return optimize.brentq(lambda m: gaussian_delta(epsilon, m) - delta, 1e-12, hi, xtol=1e-14, rtol=1e-12)
 
 
@@ -190,33 +188,34 @@ def gaussian_sigma_tight(
     composition of ``L`` node releases; several counters on the same users add their
     ``L·Δ_i²/σ_i²`` terms the same way.
     """
+    _check_sensitivity(sensitivity, compositions)
     return math.sqrt(compositions) * sensitivity / gaussian_mu(epsilon, delta)
 
 
 def gaussian_sigma_zcdp(epsilon: float, delta: float, sensitivity: float, compositions: float = 1.0) -> float:
     """σ by the zCDP route: total ρ = k Δ²/(2σ²) with ε = ρ + 2 sqrt(ρ ln(1/δ)) solved for ρ."""
-    _check_eps(epsilon)
-    _check_delta(delta)
-    log_inv = math.log(1.0 / delta)
-    rho = (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
-    return math.sqrt(compositions * sensitivity**2 / (2.0 * rho))
+    _check_sensitivity(sensitivity, compositions)
+    return math.sqrt(compositions * sensitivity**2 / (2.0 * zcdp_rho(epsilon, delta)))
 
 
 def tree_counter_mu(sigma: float, sensitivity: float, levels: int) -> float:
     """μ of a Gaussian tree counter: ``sqrt(L)·Δ/σ``."""
+    check_number("sigma", sigma, exclusive_minimum=0.0)
+    check_number("sensitivity", sensitivity, minimum=0.0)
+    check_number("levels", levels, minimum=1, integer=True)
     return math.sqrt(levels) * sensitivity / sigma
 
 
 def composed_epsilon(mu: float, delta: float) -> float:
-    """Smallest ε at which μ-GDP satisfies (ε, δ)-DP."""
+    """Smallest ε at which μ-GDP satisfies (ε, δ)-DP (μ >= 0 finite: a NaN μ would make
+    every ``gaussian_delta`` comparison false and report ε = 0)."""
     from scipy import optimize
 
+    check_number("mu", mu, minimum=0.0)
     _check_delta(delta)
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0
-    hi = 1.0
-    while gaussian_delta(hi, mu) > delta:
-        hi *= 2.0
+    hi = bracket_upper("composed_epsilon", lambda e: gaussian_delta(e, mu) > delta)
     return optimize.brentq(lambda e: gaussian_delta(e, mu) - delta, 0.0, hi, xtol=1e-12)
 
 
@@ -290,10 +289,16 @@ def tight_noise_bounds(
 
 
 def _check_eps(epsilon: float) -> None:
-    if not (epsilon > 0):
-        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    # finite: at ε = inf the Gaussian profile is NaN and the μ search never brackets
+    check_number("epsilon", epsilon, exclusive_minimum=0.0)
+
+
+def _check_sensitivity(sensitivity: float | np.ndarray, compositions: float) -> None:
+    # one sensitivity or an array of them (one per released statistic); not converted, so
+    # the caller's number or array is what the σ formula uses
+    check_array("sensitivity", sensitivity, minimum=0.0)
+    check_number("compositions", compositions, exclusive_minimum=0.0)
 
 
 def _check_delta(delta: float) -> None:
-    if not (0 < delta < 1):
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    check_number("delta", delta, exclusive_minimum=0.0, exclusive_maximum=1.0)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprl.checks import check_number
 from dprl.privacy.noise import GaussianNoise
 from dprl.privacy.tree_counter import TreeCounter
 
@@ -83,8 +84,8 @@ def shifted_calibration(sigma_gram: float, sigma_target: float, gram_noise_bound
     shift ``η = 2Σ`` gives ``H_k = N_k + 2Σ I`` with ``Σ I ⪯ H_k ⪯ 3Σ I`` and
     ``||L_k||_{H_k^{-1}} <= z/sqrt(Σ)``. The bounds ``Σ, z`` are each paper's own (printed
     for ``paper``, :func:`dprl.privacy.calibration.tight_noise_bounds` for ``tight``)."""
-    if not gram_noise_bound > 0:
-        raise ValueError(f"the Gram noise bound must be > 0, got {gram_noise_bound}")
+    check_number("the Gram noise bound", gram_noise_bound, exclusive_minimum=0.0)
+    check_number("the target noise bound", target_noise_bound, minimum=0.0)
     return RegularizerCalibration(sigma_gram, sigma_target, shift=2.0 * gram_noise_bound, lam_min=gram_noise_bound,
                                   lam_max=3.0 * gram_noise_bound, nu=target_noise_bound / math.sqrt(gram_noise_bound))
 
@@ -164,8 +165,7 @@ class NonPrivateRegularizer(Regularizer):
 
     def __init__(self, batch_shape: tuple[int, ...], p: int, q: int, lam: float) -> None:
         super().__init__(batch_shape, p, q)
-        if not lam > 0:
-            raise ValueError(f"ridge parameter must be > 0, got {lam}")
+        check_number("ridge parameter lam", lam, exclusive_minimum=0.0)
         self.lam = float(lam)
         self._gram = np.zeros(self.gram_shape)
         self._target = np.zeros(self.target_shape)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from dprl.checks import check_number
+
 
 def gram_cross_replacement_weight(w_gram: float, w_cross: float) -> float:
     """``max`` over replacement pairs of ``w_G (||ΔG||/Δ_G)² + w_C (||ΔC||/Δ_C)²`` for one
@@ -26,8 +28,8 @@ def gram_cross_replacement_weight(w_gram: float, w_cross: float) -> float:
     user), or ``4 w_C`` when ``t* >= 1``. A user's ``H`` steps add up by Minkowski's
     inequality, so the same factor bounds a whole episode in units of ``Δ = H c²``, ``H c``.
     """
-    if w_gram < 0 or w_cross < 0:
-        raise ValueError(f"weights must be >= 0, got {w_gram}, {w_cross}")
+    check_number("w_gram", w_gram, minimum=0.0)
+    check_number("w_cross", w_cross, minimum=0.0)
     if w_gram == 0:
         return 4.0 * w_cross
     t = w_cross / (2.0 * w_gram)

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, optimize, special
 
+from dprl.checks import bracket_upper, check_number
+
 
 @dataclass(frozen=True)
 class SmoothGaussianConstants:
@@ -51,12 +53,10 @@ class SmoothGaussianConstants:
 
 def smooth_gaussian_constants(epsilon: float, delta: float, dim: int) -> SmoothGaussianConstants:
     """``a = ε / (5 sqrt(2 ln(2/δ)))``, ``b = ε / (4 (d + ln(2/δ)))`` for a ``d``-dimensional release."""
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon}")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    if dim < 1:
-        raise ValueError(f"release dimension must be >= 1, got {dim}")
+    # ε = inf is the non-private limit (a = inf: no noise); NaN is refused
+    check_number("epsilon", epsilon, exclusive_minimum=0.0, allow_inf=True)
+    check_number("delta", delta, exclusive_minimum=0.0, exclusive_maximum=1.0)
+    check_number("release dimension", dim, minimum=1, integer=True)
     log_term = math.log(2.0 / delta)
     a = epsilon / (5.0 * math.sqrt(2.0 * log_term))
     b = epsilon / (4.0 * (dim + log_term))
@@ -136,8 +136,11 @@ def gaussian_pair_delta(epsilon: float, shift: float, sigma0: float, sigma1: flo
     is ``σ_j² χ²_{d-1}`` under ``P_j`` and is integrated numerically (none when ``d = 1``).
     Equal scales give the analytic Gaussian mechanism with ``μ = shift/σ``.
     """
-    if not (sigma0 > 0 and sigma1 > 0 and shift >= 0 and dim >= 1):
-        raise ValueError(f"need sigma0, sigma1 > 0, shift >= 0, dim >= 1; got {sigma0}, {sigma1}, {shift}, {dim}")
+    check_number("epsilon", epsilon, minimum=0.0)
+    check_number("sigma0", sigma0, exclusive_minimum=0.0)
+    check_number("sigma1", sigma1, exclusive_minimum=0.0)
+    check_number("shift", shift, minimum=0.0)
+    check_number("dim", dim, minimum=1, integer=True)
     c = 0.5 * (1.0 / sigma1**2 - 1.0 / sigma0**2)  # coefficient of u² and of R in L
     a1 = -shift / sigma1**2
     a0 = shift**2 / (2.0 * sigma1**2) + dim * math.log(sigma1 / sigma0) - epsilon
@@ -165,15 +168,12 @@ def gaussian_pair_epsilon(delta: float, shift: float, sigma0: float, sigma1: flo
     (both orders) at most ``δ``. This is the privacy of one release mechanism on one pair of
     neighbouring inputs; an audit of that pair cannot exceed it (up to its confidence level).
     """
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta}")
+    check_number("delta", delta, exclusive_minimum=0.0, exclusive_maximum=1.0)
     best = 0.0
     for s0, s1 in ((sigma0, sigma1), (sigma1, sigma0)):
         f = lambda e, s0=s0, s1=s1: gaussian_pair_delta(e, shift, s0, s1, dim) - delta  # noqa: E731
         if f(0.0) <= 0:
             continue
-        hi = 1.0
-        while f(hi) > 0:
-            hi *= 2.0
+        hi = bracket_upper("gaussian_pair_epsilon", lambda e, f=f: f(e) > 0)
         best = max(best, optimize.brentq(f, 0.0, hi, xtol=1e-10))
     return best

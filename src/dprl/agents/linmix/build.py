@@ -11,6 +11,7 @@ import numpy as np
 from dprl.agents.linmix.calibration import LinOptCalibration, linopt_calibration
 from dprl.agents.linmix.linopt import LinOptAgent
 from dprl.agents.protocol import BuiltAgent
+from dprl.checks import check_number
 from dprl.envs.linear_mixture import KnownFeatures, LinearMixtureMDP
 from dprl.privacy.regularizer import (
     CentralRegularizer,
@@ -78,7 +79,7 @@ def build_agent(
     eta = None
     if mode == "po":
         A = feat.A
-        eta = float(params.get("eta_scale", 1.0)) * np.sqrt(2.0 * np.log(max(A, 2)) / (H**2 * K))
+        eta = float(check_number("eta_scale", params.get("eta_scale", 1.0), exclusive_minimum=0.0)) * np.sqrt(2.0 * np.log(max(A, 2)) / (H**2 * K))
     cal = None
     if scheme == "none":
         lam = float(params.get("lam", 1.0))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprl.checks import check_number
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.privacy.regularizer import RegularizedStats, Regularizer
 
@@ -99,6 +100,10 @@ class LinOptAgent:
             raise ValueError(f"mode must be 'vi' or 'po', got {mode!r}")
         if not 0 < alpha <= 1:
             raise ValueError(f"confidence level alpha must lie in (0, 1], got {alpha}")
+        check_number("K", K, minimum=1, integer=True)
+        if eta is not None:
+            # a NaN step size turns every mirror-descent policy into NaN
+            check_number("eta", eta, exclusive_minimum=0.0)
         H, S, A = feat.horizon, feat.S, feat.A
         if reg_p.batch_shape != (H,) or reg_p.p != feat.d1 or reg_r.batch_shape != (H,) or reg_r.p != feat.d2:
             raise ValueError("regularizers must have batch_shape (H,) and dimensions d1 (transition) and d2 (reward)")

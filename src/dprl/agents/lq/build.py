@@ -11,6 +11,7 @@ import numpy as np
 from dprl.agents.lq.calibration import PrivateOFUCalibration, private_ofu_calibration
 from dprl.agents.lq.ofu import OFUAgent
 from dprl.agents.lq.oracle import OptimisticOracle
+from dprl.checks import check_number
 from dprl.agents.protocol import BuiltAgent
 from dprl.envs.lq import LQSystem
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
@@ -36,6 +37,8 @@ def build_agent(
     the ridge ``λ`` of OFU-RL is its regularizer's ``lam``)."""
     system, episodes = env, n_episodes
     n, d, p = system.n, system.d, system.n + system.d
+    check_number("n_candidates", params["n_candidates"], minimum=1, integer=True)
+    check_number("alpha", params["alpha"], exclusive_minimum=0.0, maximum=1.0)
     oracle = OptimisticOracle(n, d, system.q, system.r, system.horizon, system.x1, system.noise_radius,
                               int(params["n_candidates"]), agent_rng)
     alpha = float(params["alpha"])

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_psi, lsw_psi
+from dprl.checks import check_array, check_number
 from dprl.envs.mrp import BatchStats
 from dprl.privacy.calibration import composed_epsilon
 from dprl.privacy.smooth_sensitivity import gaussian_release, smooth_gaussian_constants, smooth_sigma
@@ -50,12 +51,18 @@ class NoiseReport:
 
 
 def _check(phi: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    phi, rho = np.asarray(phi, dtype=float), np.asarray(rho, dtype=float)
+    # finite before any pinv/solve: the SVD of a matrix holding inf never converges
+    phi = check_array("features phi", phi)
+    rho = check_array("state weights rho", rho, minimum=0.0)
     if phi.ndim != 2 or rho.shape != (phi.shape[0],):
         raise ValueError(f"features must be (N, d) and weights (N,), got {phi.shape} and {rho.shape}")
-    if np.any(rho < 0) or not rho.sum() > 0:
+    if not rho.sum() > 0:
         raise ValueError("state weights rho must be non-negative and not all zero")
     return phi, rho
+
+
+def _check_f_max(f_max: float) -> float:
+    return float(check_number("F_max", f_max, exclusive_minimum=0.0))
 
 
 class LSW:
@@ -91,9 +98,7 @@ class DPLSW(LSW):
 
     def __init__(self, phi: np.ndarray, rho: np.ndarray, f_max: float, epsilon: float, delta: float) -> None:
         super().__init__(phi, rho)
-        if not (f_max > 0 and np.isfinite(f_max)):
-            raise ValueError(f"F_max must be positive and finite, got {f_max}")
-        self.f_max = float(f_max)
+        self.f_max = _check_f_max(f_max)
         self.const = smooth_gaussian_constants(epsilon, delta, self.dim)
 
     def psi(self, stats: BatchStats) -> np.ndarray:
@@ -126,8 +131,10 @@ class LSL:
 
     def __init__(self, phi: np.ndarray, rho: np.ndarray, c: float, p: float) -> None:
         self.phi, self.rho = _check(phi, rho)
-        if not c > 0:
-            raise ValueError(f"the regularization constant c must be > 0 (λ > ||ρ||_∞||Φ||_F²), got {c}")
+        # c > 0 so that λ > ||ρ||_∞||Φ||_F²; finite, or λ = inf and the weights and the noise
+        # scale 2 F_max ||Φ||_F/(λ - ||ρ||_∞||Φ||_F²) come out NaN and 0
+        check_number("the regularization constant c", c, exclusive_minimum=0.0)
+        check_number("the regularization exponent p", p)
         self.c, self.p = float(c), float(p)
         self.phi_frob = float(np.linalg.norm(self.phi))
         self.lam0 = float(self.rho.max()) * self.phi_frob**2  # ||ρ||_∞ ||Φ||_F²
@@ -160,9 +167,7 @@ class DPLSL(LSL):
     def __init__(self, phi: np.ndarray, rho: np.ndarray, c: float, p: float, f_max: float,
                  epsilon: float, delta: float, smooth: bool = True) -> None:
         super().__init__(phi, rho, c, p)
-        if not (f_max > 0 and np.isfinite(f_max)):
-            raise ValueError(f"F_max must be positive and finite, got {f_max}")
-        self.f_max = float(f_max)
+        self.f_max = _check_f_max(f_max)
         self.smooth = bool(smooth)
         if not smooth and self.rho.sum() > 1.0 + 1e-12:
             raise ValueError("GS-DP-LSL's global bound needs state weights with sum(rho) <= 1")

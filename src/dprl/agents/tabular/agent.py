@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dprl.agents.tabular.planner import greedy_policy, priv_q
+from dprl.checks import check_number
 from dprl.agents.tabular.statistics import (
     ExactStats,
     PrivateStats,
@@ -25,11 +26,13 @@ class OptimisticAgent:
 
     def __init__(self, source: ExactStats | PrivateStats, beta: float, bonus_scale: float, tie_rng: np.random.Generator,
                  n_actions: np.ndarray | None = None) -> None:
+        # checked here, not in the compiled planner: a NaN β or bonus scale makes every
+        # confidence width NaN, every action tie, and the regret look far too good
+        self.beta = check_number("beta", beta, exclusive_minimum=0.0, exclusive_maximum=1.0)
+        self.bonus_scale = check_number("bonus_scale", bonus_scale, exclusive_minimum=0.0)
         self.source = source
         # the MDP's public action sets (TabularMDP.n_actions); all A if None
         self.n_actions = np.full(source.S, source.A, dtype=np.int64) if n_actions is None else np.asarray(n_actions, dtype=np.int64)
-        self.beta = beta
-        self.bonus_scale = bonus_scale
         self.tie_rng = tie_rng
         self._shape = (source.H, source.S, source.A)
         # measured burn-in (filled by feed_episodes): the last episode (1-based) whose

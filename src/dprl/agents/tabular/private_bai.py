@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprl.checks import check_number
 from dprl.envs.bandit import BernoulliBandit
 
 
@@ -40,8 +41,9 @@ class BAIResult:
 
 def lemma8_bound(epsilon: float, alpha: float, beta: float) -> float:
     """Lemma 8: ``E[n_a] > ln(1/(4β)) / (24 ε α)`` for an α-suboptimal arm, β in (0, 1/4)."""
-    if not 0 < beta < 0.25:
-        raise ValueError(f"Lemma 8 needs beta in (0, 1/4), got {beta}")
+    check_number("Lemma 8 beta", beta, exclusive_minimum=0.0, exclusive_maximum=0.25)
+    check_number("epsilon", epsilon, exclusive_minimum=0.0)
+    check_number("alpha", alpha, exclusive_minimum=0.0)
     return math.log(1.0 / (4.0 * beta)) / (24.0 * epsilon * alpha)
 
 
@@ -50,6 +52,10 @@ def dp_successive_elimination(
     noise_rng: np.random.Generator, max_epochs: int = 40,
 ) -> BAIResult:
     """Run the algorithm of the module docstring once."""
+    # a NaN β or ε makes every confidence radius NaN and eliminates every arm at once
+    check_number("epsilon", epsilon, exclusive_minimum=0.0)
+    check_number("beta", beta, exclusive_minimum=0.0, exclusive_maximum=1.0)
+    check_number("max_epochs", max_epochs, minimum=1, integer=True)
     k = bandit.k
     active = np.ones(k, dtype=bool)
     pulls = np.zeros(k, dtype=np.int64)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from dprl.checks import check_number
 from dprl.privacy.setting import PrivacySetting
 from dprl.agents.tabular import calibration as cal
 from dprl.privacy.tree_counter import tree_levels
@@ -172,6 +173,11 @@ class PrivateStats:
         self, S: int, A: int, H: int, T: int, privacy: PrivacySetting, beta: float,
         rng: np.random.Generator | None, l1_per_step: int = 2, noise_multiplier: float = 1.0,
     ) -> None:
+        # named here: a NaN l1_per_step would otherwise surface as a bad ε' further down
+        check_number("beta", beta, exclusive_minimum=0.0, exclusive_maximum=1.0)
+        check_number("l1_per_step", l1_per_step, exclusive_minimum=0.0)
+        check_number("noise_multiplier", noise_multiplier, minimum=0.0)
+        check_number("T", T, minimum=1, integer=True)
         # E for the release used in episode t = 1 and t >= 2 (checks the calibration first)
         e_first, e_rest = cal.count_error_bounds(privacy, S, A, H, T, beta, l1_per_step)
         self.S, self.A, self.H, self.T = S, A, H, T
