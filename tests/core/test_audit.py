@@ -110,3 +110,18 @@ def test_point_masses_split_by_rounding_jitter_do_not_fake_epsilon():
 
     res = audit_samples(draw(0.0), draw(2e-16), draw(0.0), draw(2e-16), epsilon=0.1)
     assert res.passed, res
+
+
+def test_max_eps_lb_is_the_cap_a_complete_leak_reaches():
+    """An audit of n runs cannot report more than ln(n / ln(2/α)) or so: the mechanisms
+    figure draws this cap, where broken counters that leak completely sit."""
+    from dprl.privacy.audit import audit_samples, max_eps_lb
+
+    n, alpha = 200_000, 1e-3
+    cap = max_eps_lb(n, 1e-5, alpha)
+    assert cap == pytest.approx(np.log(n / np.log(2 / alpha)), abs=0.05)
+    assert 10.1 < cap < 10.3
+    # an unnoised release: the two inputs never overlap, and the audit lands on the cap
+    zeros, ones = np.zeros((n, 1)), np.ones((n, 1))
+    res = audit_samples(zeros[:1000], ones[:1000], zeros, ones, epsilon=1.0, delta=1e-5, alpha=alpha)
+    assert res.eps_lb == pytest.approx(cap, rel=1e-9)

@@ -1,5 +1,8 @@
-"""The plotting vocabulary (issue 15): fixed palettes, display names, one band, one way to
-draw theory rates and burn-ins, claims in titles, and byte-identical outputs."""
+"""The plotting vocabulary: fixed palettes, display names, one band, one way to draw theory
+rates and burn-ins, claims in titles, byte-identical outputs, and the figure check
+(dprl.analysis.figure_check): each check fails on a figure with the defect it names,
+including a reconstruction of a bootstrap band whose lower edge is ~0 on a log axis (it
+dragged the axis to 1e-300 and squashed every curve), and every figure drawn passes."""
 
 from __future__ import annotations
 
@@ -10,13 +13,18 @@ import re
 import subprocess
 import sys
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 
-from dprl.analysis import plotting as P
-from dprl.analysis.figures import FIGURES
-from dprl.analysis.stats import bootstrap_ci
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from dprl.analysis import plotting as P  # noqa: E402
+from dprl.analysis.figure_check import FigureCheckError, check_figure  # noqa: E402
+from dprl.analysis.figures import FIGURES  # noqa: E402
+from dprl.analysis.stats import bootstrap_ci  # noqa: E402
 
 EPS_GRID = (0.1, 0.5, 1.0, 3.0, 5.0, 10.0, 30.0, 100.0, 250.0, 500.0, 1000.0, 1e4)
 
@@ -309,3 +317,157 @@ def test_figure_is_byte_identical_across_processes_and_times(tmp_path):
     c = _render_in_process(tmp_path / "c", "default", "1000000000")
     d = _render_in_process(tmp_path / "d", "default", "1700000000")
     assert c[".pdf"] != d[".pdf"]
+
+
+# ------------------------------------------------------------------ the figure check
+
+
+def _checks(fig) -> set[str]:
+    problems = check_figure(fig)
+    plt.close(fig)
+    return {p.check for p in problems}
+
+
+def _near_zero_band_table() -> pd.DataFrame:
+    """Per-episode regret of three seeds, one of which is ~0 at every checkpoint: the 95%
+    bootstrap interval's lower edge is then ~1e-300 (the resamples of only that seed)."""
+    rows = []
+    for seed, level in ((0, 1e-300), (1, 0.1), (2, 0.12)):
+        for k in np.geomspace(1, 1e3, 12):
+            rows.append({"seed": seed, "k": k, "relative": level * (1 + 0.1 * np.log10(k))})
+    return pd.DataFrame(rows)
+
+
+def _titled(fig):
+    fig.suptitle("a figure")
+    return fig
+
+
+def test_a_band_with_a_near_zero_lower_edge_on_a_log_axis_fails_then_passes_once_clipped():
+    df = _near_zero_band_table()
+    s = P.seed_means(df, "k", "relative")
+    assert s["low"].min() < 1e-250  # the defect's input: a band reaching almost zero
+
+    # how the band was drawn before (lower edge clipped at the smallest positive float)
+    fig, ax = plt.subplots(layout="constrained")
+    ax.plot(s.index, s["mean"], gid=P.BAND_GID, label="Private-LinOpt-PO ε=1000 (tight)")
+    ax.fill_between(s.index, s["low"].clip(lower=np.nextafter(0, 1)), s["high"], alpha=0.2)
+    P.finish_axes(ax, xlabel="k / T*", ylabel="relative regret")
+    problems = check_figure(_titled(fig))
+    plt.close(fig)
+    assert [p.check for p in problems] == ["log-range"], problems
+    assert "y axis spans" in problems[0].detail
+
+    # the vocabulary's band: clipped within half a decade of its curve
+    fig, ax = plt.subplots(layout="constrained")
+    P.mean_band(ax, df, "k", "relative", label="Private-LinOpt-PO ε=1000 (tight)", color="#ff7f0e", positive=True)
+    P.finish_axes(ax, xlabel="k / T*", ylabel="relative regret")
+    assert _checks(_titled(fig)) == set()
+
+
+def test_save_writes_the_files_then_refuses_a_failing_figure(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2], label="a line")
+    P.legend(ax)
+    with pytest.raises(FigureCheckError, match=r"\[title\]"):
+        P.save(fig, tmp_path / "f")
+    assert (tmp_path / "f.png").exists() and (tmp_path / "f.pdf").exists()
+
+
+def test_a_legend_entry_with_nothing_drawn_fails():
+    # a proxy burn-in entry in a panel whose burn-in lies beyond the horizon
+    fig, ax = plt.subplots()
+    ax.plot([1, 10, 100], [1, 3, 10], label="PUCB ε=1 (tight)")
+    P.mark_burn_in(ax, 1e6, within=(1, 100))  # skipped: beyond the data
+    ax.legend(handles=[*ax.get_legend_handles_labels()[0], P.burn_in_legend_entry()])
+    ax.get_legend()._dprl_handles = {h.get_label(): h for h in [ax.get_lines()[0], P.burn_in_legend_entry()]}
+    assert _checks(_titled(fig)) == {"legend-empty"}
+    # the vocabulary's legend leaves that entry out
+    fig, ax = plt.subplots()
+    ax.plot([1, 10, 100], [1, 3, 10], label="PUCB ε=1 (tight)")
+    P.mark_burn_in(ax, 1e6, within=(1, 100))
+    P.legend(ax, [P.burn_in_legend_entry()])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["PUCB ε=1 (tight)"]
+    assert _checks(_titled(fig)) == set()
+    # a labelled line with no finite point, and an unexplained proxy
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2], label="drawn")
+    ax.plot([], [], label="tight (no fit)")
+    ax.legend(handles=[*ax.get_lines(), plt.Line2D([], [], label="explains nothing")])
+    assert _checks(_titled(fig)) == {"legend-empty"}
+
+
+def test_a_legend_over_the_data_fails():
+    fig, ax = plt.subplots(figsize=(4, 3))
+    x = np.linspace(0, 1, 50)
+    for i in range(12):
+        ax.plot(x, 0.5 + 0.01 * i + 0 * x, label=f"setting {i} with a long label")
+    ax.legend(loc="center", fontsize=8)
+    assert "legend-cover" in _checks(_titled(fig))
+    fig, ax = plt.subplots(figsize=(4, 3), layout="constrained")
+    for i in range(12):
+        ax.plot(x, 0.5 + 0.01 * i + 0 * x, label=f"setting {i} with a long label")
+    P.figure_legend(fig, P.handles_of([ax]))
+    assert _checks(_titled(fig)) == set()
+
+
+def test_invisible_markers_fail():
+    # hollow markers of the curve's own colour, on the curve
+    fig, ax = plt.subplots()
+    x = np.geomspace(1, 100, 20)
+    ax.plot(x, x**0.5, color="#1f77b4")
+    ax.plot(x[[5, 9]], x[[5, 9]] ** 0.5, "o", color="#1f77b4", ms=4, mfc="none")
+    assert _checks(_titled(fig)) == {"marker"}
+    # markers too small, and markers outside the axes
+    fig, ax = plt.subplots()
+    ax.plot(x, x, "o", ms=1)
+    ax.scatter([0.5], [1e4], label="off the axes")
+    ax.set(xlim=(1, 100), ylim=(1, 100))
+    assert _checks(_titled(fig)) == {"marker"}
+    assert len(check_figure(_titled(fig))) == 2
+    plt.close(fig)
+
+
+def test_panels_compared_on_different_colour_scales_fail():
+    rng = np.random.default_rng(0)
+    fig, axes = plt.subplots(1, 2)
+    axes[0].pcolormesh(rng.random((3, 3)), cmap="viridis_r")
+    axes[1].pcolormesh(5 * rng.random((3, 3)), cmap="viridis_r")
+    assert _checks(_titled(fig)) == {"color-scale"}
+    fig, axes = plt.subplots(1, 2)
+    for ax in axes:
+        ax.pcolormesh(rng.random((3, 3)), cmap="viridis_r", vmin=0, vmax=5)
+    assert _checks(_titled(fig)) == set()
+
+
+def test_a_figure_without_a_title_fails():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1, 2])
+    assert _checks(fig) == {"title"}
+
+
+@pytest.mark.parametrize("fid", sorted(SYNTHETIC))
+def test_every_synthetic_figure_passes(fid):
+    fig = FIGURES[fid].function()(SYNTHETIC[fid]())
+    problems = check_figure(fig)
+    plt.close(fig)
+    assert problems == [], "\n".join(map(str, problems))
+
+
+def test_coinciding_series_are_said_and_told_apart():
+    """Private curves with identical seed means (all ε tied before the burn-in) get
+    alternating markers and a note under the x label."""
+    table = SYNTHETIC["lq_regret_loglog"]()["lq_regret"]
+    private = table["calibration"] != "none"
+    base = table[private & (table["epsilon"] == 1.0) & np.isclose(table["delta"], 1e-3)].set_index(["seed", "episode"])
+    for eps in (0.1, 10.0):
+        rows = private & (table["epsilon"] == eps) & np.isclose(table["delta"], 1e-3)
+        keys = pd.MultiIndex.from_frame(table.loc[rows, ["seed", "episode"]])
+        table.loc[rows, "regret"] = base.loc[keys, "regret"].to_numpy()
+    fig = FIGURES["lq_regret_loglog"].function()({"lq_regret": table})
+    ax = fig.axes[0]
+    assert "overlap exactly" in ax.get_xlabel()
+    markers = {ln.get_marker() for ln in ax.get_lines() if ln.get_gid() == P.BAND_GID and ln.get_color() != "#000000"}
+    assert len(markers) >= 3, markers
+    assert check_figure(fig) == []
+    plt.close(fig)

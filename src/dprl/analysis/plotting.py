@@ -10,7 +10,8 @@ deterministic save), and every figure module draws with the same few functions:
 - :func:`series_style` / :func:`series_label`: one colour per algorithm and one per ε
   (fixed palettes keyed by name and value, never by order of appearance), one line style
   per calibration, and display names instead of internal ids;
-- :func:`save`: PDF and PNG without timestamps, byte-identical across reruns.
+- :func:`save`: PDF and PNG without timestamps, byte-identical across reruns, after
+  :func:`dprl.analysis.figure_check.check_figure` (a figure that fails is refused).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from matplotlib import colormaps  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from dprl.analysis.base import outside_regime, verdict_totals  # noqa: E402
+from dprl.analysis.figure_check import (  # noqa: E402
+    LEGEND_HANDLES,
+    STANDS_FOR,
+    FigureCheckError,
+    check_figure,
+    proxy_drawn,
+    stands_for,
+)
 from dprl.analysis.stats import bootstrap_ci  # noqa: E402
 from dprl.runner.io import atomic_write_bytes  # noqa: E402
 
@@ -181,6 +190,13 @@ def epsilon_color(eps: float) -> str:
     return to_hex(_EPS_CMAP(0.05 + 0.9 * pos))
 
 
+def calibration_style(calibration: str) -> dict[str, Any]:
+    """Colour, line style and marker of one calibration, for figures that compare the
+    calibrations of a single algorithm (each differs from the other in all three)."""
+    return {"color": CALIBRATION_COLORS[calibration], "ls": CALIBRATION_LINESTYLES[calibration],
+            "marker": CALIBRATION_MARKERS[calibration]}
+
+
 def algorithm_color(name: str) -> str:
     return ALGORITHM_COLORS[name]
 
@@ -212,6 +228,10 @@ def series_style(algorithm: str | None = None, epsilon: float | None = None, cal
 
 BAND_ALPHA = 0.2
 BAND_GID = "seed-mean"  # the mean line of every band, found again by reference_rate
+# On a log axis a band is clipped to its curve's range widened by this factor on each side
+# (half a decade): a lower bootstrap edge near 0 would otherwise pull the axis down to
+# ~1e-300 and squash every curve; a band cut at the clip still shows "unbounded below".
+BAND_LOG_CLIP = 10**0.5
 
 
 def seed_means(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -227,10 +247,11 @@ def seed_means(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
 def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | None, color: str,
               ls: Any = "-", marker: str | None = None, errorbars: bool = False, lw: float = 1.3,
-              positive: bool = False, x_scale: float = 1.0) -> pd.DataFrame:
+              positive: bool = False, x_scale: float = 1.0, markevery: Any = None) -> pd.DataFrame:
     """Draw the seed mean of ``y`` against ``x`` with its 95% bootstrap band (or error bars
-    for scattered points). ``positive`` drops non-positive means (log axes). ``x_scale``
-    divides ``x`` (e.g. ``T/T*``). Returns the :func:`seed_means` frame it drew."""
+    for scattered points). ``positive`` drops non-positive means (log axes) and keeps the
+    band within half a decade of the curve (:data:`BAND_LOG_CLIP`). ``x_scale`` divides
+    ``x`` (e.g. ``T/T*``). Returns the :func:`seed_means` frame it drew."""
     s = seed_means(df, x, y)
     if s.empty:
         return s
@@ -244,10 +265,42 @@ def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | No
                            label=label, ms=4)
         bars.lines[0].set_gid(BAND_GID)
     else:
-        ax.plot(xs, s["mean"], color=color, ls=ls, lw=lw, marker=marker, ms=3.5, label=label, gid=BAND_GID)
-        lo = s["low"].clip(lower=np.nextafter(0, 1)) if positive else s["low"]
-        ax.fill_between(xs, lo, s["high"], color=color, alpha=BAND_ALPHA, lw=0)
+        ax.plot(xs, s["mean"], color=color, ls=ls, lw=lw, marker=marker, ms=3.5, label=label, gid=BAND_GID,
+                markevery=markevery)
+        lo, hi = s["low"], s["high"]
+        if positive:  # log axis: the band stays within half a decade of its curve's range
+            lo = lo.clip(lower=s["mean"].min() / BAND_LOG_CLIP)
+            hi = hi.clip(upper=s["mean"].max() * BAND_LOG_CLIP)
+        ax.fill_between(xs, lo, hi, color=color, alpha=BAND_ALPHA, lw=0)
     return s
+
+
+COINCIDE_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+
+
+def distinguish_coinciding(ax: plt.Axes, means: dict[Any, pd.Series], name: Callable[[Any], str]) -> dict[Any, dict]:
+    """Series whose seed means are identical (same x, equal values) are drawn on top of one
+    another and look like one. Returns, per such series, a marker and a staggered
+    ``markevery`` for :func:`mean_band` (each curve's markers show between the others'), and
+    notes under the x label which series coincide (``name(key)`` of each)."""
+    keys = list(means)
+    groups: list[list[Any]] = []
+    for k in keys:
+        for grp in groups:
+            a, b = means[grp[0]], means[k]
+            if len(a) == len(b) and len(a) and np.array_equal(a.index.to_numpy(), b.index.to_numpy()) \
+                    and np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-9, atol=0.0):
+                grp.append(k)
+                break
+        else:
+            groups.append([k])
+    out: dict[Any, dict] = {}
+    for grp in (g for g in groups if len(g) > 1):
+        for i, k in enumerate(grp):
+            out[k] = {"marker": COINCIDE_MARKERS[i % len(COINCIDE_MARKERS)], "markevery": (i, len(grp))}
+        note(ax, "identical seed means, the curves overlap exactly (markers alternate): "
+             + ", ".join(name(k) for k in grp))
+    return out
 
 
 def rate_text(exponent: float, var: str = "T") -> str:
@@ -315,40 +368,108 @@ def reference_rate(ax: plt.Axes, exponent: float, var: str = "T", x: Sequence[fl
 
 
 BURN_IN_STYLE = {"ls": (0, (1, 1.5)), "lw": 1.2}
+NOTES = "_dprl_notes"  # attribute of an axes: what its marks could not show, for the x label
 
 
-def mark_burn_in(ax: plt.Axes, value: float, color: str = "0.2", label: str | None = None,
-                 within: tuple[float, float] | None = None) -> bool:
-    """Mark a burn-in horizon (``T*``, ``50Λ``, ``ε·m*``) as a dotted vertical line in the
-    series' colour; skipped (returns False) outside ``within`` or when not finite."""
+def note(ax: plt.Axes, text: str) -> None:
+    """A remark about the panel (a mark beyond the data, a fit that could not be made),
+    written under its x label by :func:`legend`: never over the data, never a legend entry
+    with nothing drawn."""
+    notes = getattr(ax, NOTES, [])
+    if text not in notes:
+        notes.append(text)
+    setattr(ax, NOTES, notes)
+
+
+def data_xrange(ax: plt.Axes) -> tuple[float, float] | None:
+    """The x range of the seed means drawn on ``ax`` so far (:func:`band_points`)."""
+    x, _ = band_points(ax)
+    x = x[np.isfinite(x)]
+    return (float(x.min()), float(x.max())) if len(x) else None
+
+
+def mark_x(ax: plt.Axes, value: float, label: str | None = None, within: tuple[float, float] | None = None,
+           beyond: str | None = None, **style: Any) -> bool:
+    """A vertical reference mark at ``x = value`` (a burn-in, the start of a rate window),
+    drawn only inside ``within`` (default: the x range of the data drawn so far): a mark
+    beyond the data would stretch the axis and squeeze the curves into one corner. When it
+    is skipped, ``beyond`` (e.g. ``"T = T*"``) is noted under the x label."""
     if value is None or not np.isfinite(value) or value <= 0:
         return False
-    if within is not None and not (within[0] <= value <= within[1]):
+    rng = within if within is not None else data_xrange(ax)
+    if rng is not None and not (rng[0] <= value <= rng[1]):
+        if beyond:
+            side = "beyond" if value > rng[1] else "before"
+            note(ax, f"{beyond} at {value:.3g} lies {side} the data (not drawn)")
         return False
-    ax.axvline(value, color=color, label=label, gid="burn-in", **BURN_IN_STYLE)
+    ax.axvline(value, label=label, **style)
     return True
 
 
+def mark_burn_in(ax: plt.Axes, value: float, color: str = "0.2", label: str | None = None,
+                 within: tuple[float, float] | None = None, beyond: str | None = None) -> bool:
+    """Mark a burn-in horizon (``T*``, ``50Λ``, ``ε·m*``) as a dotted vertical line in the
+    series' colour (:func:`mark_x`); skipped (returns False) outside ``within`` (default:
+    the data's x range) or when not finite."""
+    return mark_x(ax, value, label=label, within=within, beyond=beyond, color=color, gid="burn-in", **BURN_IN_STYLE)
+
+
 def burn_in_legend_entry(symbol: str = "T*") -> plt.Line2D:
-    """A legend handle explaining the dotted burn-in lines."""
-    return plt.Line2D([], [], color="0.2", label=f"burn-in {symbol} (dotted, series colour)", **BURN_IN_STYLE)
+    """A legend handle explaining the dotted burn-in lines (:func:`mark_burn_in`); the
+    figure check refuses it in a panel where no burn-in line is drawn."""
+    handle = plt.Line2D([], [], color="0.2", label=f"burn-in {symbol} (dotted, series colour)", **BURN_IN_STYLE)
+    return stands_for(handle, gid="burn-in")
 
 
-def line_handle(label: str, **style) -> plt.Line2D:
-    """A legend entry for lines drawn in several colours with one meaning (e.g. a bound)."""
-    return plt.Line2D([], [], label=label, **{"color": "k", **style})
+def line_handle(label: str, match: dict[str, Any] | None = None, **style) -> plt.Line2D:
+    """A legend entry for lines drawn in several colours with one meaning (e.g. a bound).
+    ``match``: what it stands for among the drawn lines (default: its line style)."""
+    handle = plt.Line2D([], [], label=label, **{"color": "k", **style})
+    return stands_for(handle, **(match if match is not None else {"ls": style.get("ls", "-")}))
+
+
+def flush_notes(ax: plt.Axes) -> None:
+    """Write the panel's notes (:func:`note`) under its x label (once)."""
+    notes = getattr(ax, NOTES, [])
+    if notes:
+        ax.set_xlabel("\n".join([ax.get_xlabel(), *(textwrap.fill(n, 80) for n in notes)]))
+        setattr(ax, NOTES, [])
+
+
+def handles_of(axes: Iterable[plt.Axes]) -> dict[str, Any]:
+    """The labelled handles of several panels, by label (first wins): one figure legend."""
+    out: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            out.setdefault(lab, h)
+    return out
 
 
 def legend(ax: plt.Axes, extra: Sequence[plt.Artist] = (), **kw) -> None:
-    """The panel's legend (labels deduplicated), small font, plus explanatory handles."""
+    """The panel's legend (labels deduplicated), small font, plus explanatory handles, each
+    only when what it explains is drawn in the panel (no burn-in entry when every burn-in
+    lies beyond the horizon). The original handles are kept on the legend for the figure
+    check (matplotlib draws copies). The panel's notes (:func:`note`) go under its x label."""
+    flush_notes(ax)
     handles, labels = ax.get_legend_handles_labels()
     seen: dict[str, Any] = {}
     for h, lab in zip(handles, labels):
         seen.setdefault(lab, h)
     for h in extra:
-        seen.setdefault(h.get_label(), h)
+        if getattr(h, STANDS_FOR, None) is None or proxy_drawn(h, [ax]):
+            seen.setdefault(h.get_label(), h)
     if seen:
-        ax.legend(list(seen.values()), list(seen.keys()), fontsize=kw.pop("fontsize", 6.5), **kw)
+        leg = ax.legend(list(seen.values()), list(seen.keys()), fontsize=kw.pop("fontsize", 6.5), **kw)
+        setattr(leg, LEGEND_HANDLES, dict(seen))
+
+
+def figure_legend(fig: plt.Figure, handles: dict[str, Any], **kw) -> None:
+    """One legend for the whole figure, outside the panels on the right (it hides no data):
+    for panels that share their series, or a panel whose legend would cover its curves."""
+    if handles:
+        leg = fig.legend(list(handles.values()), list(handles.keys()), fontsize=kw.pop("fontsize", 6.5),
+                         loc=kw.pop("loc", "outside right center"), **kw)
+        setattr(leg, LEGEND_HANDLES, dict(handles))
 
 
 def log_axes(ax: plt.Axes, x: bool = True, y: bool = True) -> None:
@@ -358,10 +479,29 @@ def log_axes(ax: plt.Axes, x: bool = True, y: bool = True) -> None:
         ax.set_yscale("log")
 
 
+def readable_log_ticks(ax: plt.Axes) -> None:
+    """On a log axis spanning less than two decades, plain tick labels (``0.03``, not
+    ``3×10⁻²`` on every minor tick); the minor ones only below one decade, where there is
+    no major tick to read."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    plain = FuncFormatter(lambda v, _pos: f"{v:.3g}")
+    for axis, scale, lim in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()), (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
+        lo, hi = sorted(lim)
+        if scale != "log" or lo <= 0:
+            continue
+        span = np.log10(hi) - np.log10(lo)
+        if span < 2:
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(plain if span < 1 else NullFormatter())
+
+
 def finish_axes(ax: plt.Axes, log: str = "xy", extra: Sequence[plt.Artist] = (), legend_kw: dict | None = None,
                 **labels: Any) -> None:
-    """Log scales (``log`` names the axes), labels and title (``ax.set(**labels)``), legend."""
+    """Log scales (``log`` names the axes), readable log ticks, labels and title
+    (``ax.set(**labels)``), legend (and the panel's notes under the x label)."""
     log_axes(ax, "x" in log, "y" in log)
+    readable_log_ticks(ax)
     ax.set(**labels)
     legend(ax, extra, **(legend_kw or {}))
 
@@ -383,7 +523,7 @@ def subplots(nrows: int = 1, ncols: int = 1, panel: tuple[float, float] = (5.0, 
 
 def claims_summary(claim_ids: Sequence[str], claims: pd.DataFrame | None) -> str:
     """One line per figure: each claim it tests with its verdict(s) from the claims table,
-    e.g. ``Claims V2: 3 reproduced, 1 inconclusive [1 outside the regime] · V4: not
+    e.g. ``Claims V2: 3 reproduced, 1 inconclusive [1 outside the regime] · F1: not
     reproduced (2 rows)``; a claim without rows is ``not evaluated``."""
     if claims is None or not claim_ids:
         return ""
@@ -435,13 +575,20 @@ RC_DETERMINISTIC = {"svg.hashsalt": "dprl", "pdf.compression": 6, "path.simplify
 PNG_DPI = 130
 
 
-def save(fig: plt.Figure, stem: Path) -> None:
+def save(fig: plt.Figure, stem: Path, check: bool = True) -> None:
     """Write ``stem.pdf`` and ``stem.png`` (tight bounding box), byte-identical across reruns
-    (no creation date, producer or software version in the metadata), and close the figure."""
+    (no creation date, producer or software version in the metadata), and close the figure.
+
+    ``check``: run :func:`dprl.analysis.figure_check.check_figure` first; the files are
+    written either way (to look at), then :class:`FigureCheckError` lists the problems, so
+    the figure's rule fails instead of a squashed or unreadable figure being committed."""
     stem = Path(stem)
+    problems = check_figure(fig) if check else []
     with matplotlib.rc_context(RC_DETERMINISTIC):
         for fmt, kw in (("pdf", {"metadata": PDF_METADATA}), ("png", {"metadata": PNG_METADATA, "dpi": PNG_DPI})):
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, bbox_inches="tight", **kw)
             atomic_write_bytes(stem.with_suffix(f".{fmt}"), buf.getvalue())  # never half a file
     plt.close(fig)
+    if problems:
+        raise FigureCheckError(stem.name, problems)

@@ -66,12 +66,13 @@ def write_runtime_outputs(df: pd.DataFrame, out_csv: str, fig_stem: str) -> None
     stem.parent.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(11, max(3.0, 0.35 * df["experiment"].nunique() + 1.5)))
     order = sorted(df["experiment"].unique())
-    sns.boxplot(data=df, y="experiment", x="wall_s", order=order, ax=axes[0], color="C0", fliersize=2)
+    sns.boxplot(data=df, y="experiment", x="wall_s", order=order, ax=axes[0], color="C0", fliersize=3)
     axes[0].set_xscale("log")
     axes[0].set_xlabel("wall time per Snakemake job [s]")
-    sns.boxplot(data=df, y="experiment", x="max_rss_mb", order=order, ax=axes[1], color="C1", fliersize=2)
+    sns.boxplot(data=df, y="experiment", x="max_rss_mb", order=order, ax=axes[1], color="C1", fliersize=3)
     axes[1].set_xlabel("peak memory per job [MB]")
     axes[1].set_ylabel("")
+    fig.suptitle(f"Per-job wall time and peak memory ({len(df)} Snakemake jobs, {int(df['sims'].sum())} simulations)")
     fig.tight_layout()
     from dprl.analysis.plotting import save
 

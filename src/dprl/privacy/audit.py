@@ -80,6 +80,15 @@ def _eps_lb(k0: np.ndarray, k1: np.ndarray, n: int, delta: float, alpha: float) 
     return np.where(p_low - delta > 0, out, -np.inf)
 
 
+def max_eps_lb(n: int, delta: float, alpha: float) -> float:
+    """The largest ``ε_lb`` an audit of ``n`` runs per input can report: every run on D in the
+    rejection region and none on D'. Then Clopper–Pearson bounds the two rates by
+    ``(α/2)^{1/n}`` and ``1 − (α/2)^{1/n}``, so ``ε_lb ≈ ln(n / ln(2/α))`` (about 10.2 at
+    ``n = 2·10⁵``, ``α = 10⁻³``): a mechanism that leaks completely lands at this cap, not
+    at its true ε (∞ for an unnoised one)."""
+    return float(_eps_lb(np.array([n]), np.array([0]), n, delta, alpha)[0])
+
+
 def nodes_from_releases(rel: np.ndarray) -> np.ndarray:
     """Tree-counter releases ``rel[:, t-1, ...]`` (after ``t`` elements) -> node values.
 

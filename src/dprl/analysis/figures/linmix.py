@@ -25,10 +25,12 @@ def _groups(df: pd.DataFrame):
 
 
 def _mark_t_star(ax, g: pd.DataFrame, color: str) -> None:
-    """A private curve's predicted burn-in T* (agents/linmix/regime.py), seed median, in steps T = T*·H."""
+    """A private curve's predicted burn-in T* (agents/linmix/regime.py), seed median, in steps
+    T = T*·H; one beyond the horizon is noted under the x label instead."""
     if g["calibration"].iloc[0] != "none" and "burn_in_episodes" in g:
         t_star = g.groupby("seed")["burn_in_episodes"].first().median() * g["H"].max()
-        P.mark_burn_in(ax, float(t_star), color, within=(g["T"].min(), g["T"].max()))
+        P.mark_burn_in(ax, float(t_star), color, within=(g["T"].min(), g["T"].max()),
+                       beyond=f"{P.series_label(*g[['algorithm', 'epsilon', 'calibration']].iloc[0])}: burn-in T*·H")
 
 
 def regret_loglog(tables: Tables):
@@ -74,7 +76,7 @@ def regime(tables: Tables):
         for style, gs in _groups(g.dropna(subset=["relative"])):
             t_star = float(gs.groupby("seed")["burn_in_episodes"].first().median())
             P.mean_band(ax, gs, "episode", "relative", x_scale=t_star, positive=True, **style)
-        P.mark_burn_in(ax, 1.0, label="k = T* (predicted burn-in)")
+        P.mark_burn_in(ax, 1.0, label="k = T* (predicted burn-in)", beyond="k = T*")
         ax.axhline(0.5, color="0.2", ls="-.", lw=0.8, label="half the initial level (measured onset)")
         P.finish_axes(ax)
     axes[0, 0].set_ylabel("per-episode regret / its initial level")

@@ -16,6 +16,10 @@ from dprl.analysis.stats import loglog_slope
 
 REGRET_EXPONENT = 0.5  # C2: regret ∝ √K
 COST_EPS_EXPONENT, COST_DELTA_EXPONENT = -0.5, 0.25  # C3 (the paper's zCDP route)
+# The audit table's counter ids (B1, B2 in the paper's notation) would read as the claim ids
+# B1-B5 of the policy-evaluation paper: the figure names the counters by what they count.
+COUNTER_NAMES = {"B1": "Gram counter", "B2": "target counter", "joint": "both counters"}
+COUNTER_MARKERS = {"B1": "o", "B2": "s", "joint": "^"}
 
 
 def _style(alg: str, eps: float, cal: str, delta: float | None = None) -> dict:
@@ -33,12 +37,21 @@ def regret_loglog(tables: Tables):
     fig, axes = P.subplots(1, len(envs), panel=(5.4, 4.2))
     for ax, env in zip(axes[0], envs):
         g = df[df["env_label"] == env]
-        for (alg, eps, cal), gs in g.groupby(["algorithm", "epsilon", "calibration"], sort=True):
+        groups = list(g.groupby(["algorithm", "epsilon", "calibration"], sort=True))
+        # private settings whose seed means coincide exactly (before its burn-in every ε plays
+        # the same actions) would hide one another: each gets its own marker, and the note says so
+        means = {key: P.seed_means(gs, "episode", "regret")["mean"] for key, gs in groups if key[2] != "none"}
+        same = P.distinguish_coinciding(ax, means, lambda key: P.series_label(*key))
+        marks = []
+        for (alg, eps, cal), gs in groups:
             style = _style(alg, eps, cal, CENTRE_DELTA)
-            P.mean_band(ax, gs, "episode", "regret", positive=True, **style)
+            extra = same.get((alg, eps, cal), {})
+            P.mean_band(ax, gs, "episode", "regret", positive=True, **style, **extra)
             if cal != "none" and "burn_in_episodes" in gs:
-                P.mark_burn_in(ax, float(gs["burn_in_episodes"].median()), style["color"],
-                               within=(gs["episode"].min(), gs["episode"].max()))
+                marks.append(P.mark_burn_in(ax, float(gs["burn_in_episodes"].median()), style["color"],
+                                            within=(gs["episode"].min(), gs["episode"].max())))
+        if marks and not any(marks):
+            P.note(ax, "every private burn-in T* lies beyond the horizon (not drawn)")
         P.reference_rate(ax, REGRET_EXPONENT, "K")
         P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*")], xlabel="episodes K", ylabel="cumulative exact regret",
                       title=P.environment_name(env))
@@ -58,7 +71,7 @@ def _cost_panel(ax, g: pd.DataFrame, x: str, cal: str) -> None:
         ax.plot(xs, np.exp(np.polyval(c, np.log(xs))), color=style["color"], ls=style["ls"], lw=1,
                 label=f"{cal}: fitted exponent {slope:.2f}")
     else:
-        ax.plot([], [], color=style["color"], label=f"{cal} (no fit: < 2 positive means)")
+        P.note(ax, f"{cal}: no fit (fewer than 2 positive means)")
 
 
 def privacy_cost(tables: Tables):
@@ -107,12 +120,11 @@ def audit(tables: Tables):
     df = tables["lq_audit"]
     fig, axes = P.subplots(1, 1, panel=(5.4, 4.2))
     ax = axes[0, 0]
-    markers = {"B1": "o", "B2": "s", "joint": "^"}
     for (mech, cal), g in df.groupby(["mechanism", "calibration"], sort=True):
         color = P.CALIBRATION_COLORS.get(cal, "k")
-        ax.scatter(g["claimed_epsilon"], g["eps_lb"].clip(lower=0), marker=markers.get(mech, "x"), color=color,
-                   label=f"{mech}, {cal}")
-        ax.scatter(g["claimed_epsilon"], g["eps_exact"], marker=markers.get(mech, "x"), facecolors="none",
+        ax.scatter(g["claimed_epsilon"], g["eps_lb"].clip(lower=0), marker=COUNTER_MARKERS.get(mech, "x"), color=color,
+                   label=f"{COUNTER_NAMES.get(mech, mech)}, {cal}")
+        ax.scatter(g["claimed_epsilon"], g["eps_exact"], marker=COUNTER_MARKERS.get(mech, "x"), facecolors="none",
                    edgecolors=color, s=60)
     hi = float(df["claimed_epsilon"].max()) * 1.1
     ax.plot([0, hi], [0, hi], color="0.2", ls="--", lw=1, label="ε_lb = claimed ε")
@@ -146,9 +158,18 @@ def regime(tables: Tables):
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
             P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True,
                         marker=P.delta_marker(delta), **style)
-        P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"onset k = {ONSET_K_OVER_LAMBDA:g}Λ")
-        ax.axvline(RATE_K_OVER_LAMBDA, color="0.2", ls="-.", lw=0.9, label=f"√K regime k = {RATE_K_OVER_LAMBDA:g}Λ")
-        P.finish_axes(ax, xlabel="k / Λ (episodes over the regularizer scale)", ylabel="per-episode regret R(k)/k",
-                      title=P.environment_name(env))
+        # marks only where the data reach them (else the axis stretched past the data, which
+        # sat left of both lines), the others named under the x label
+        P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"onset k = {ONSET_K_OVER_LAMBDA:g}Λ",
+                       beyond=f"onset k = {ONSET_K_OVER_LAMBDA:g}Λ")
+        P.mark_x(ax, RATE_K_OVER_LAMBDA, label=f"√K regime k = {RATE_K_OVER_LAMBDA:g}Λ",
+                 beyond=f"√K regime k = {RATE_K_OVER_LAMBDA:g}Λ", color="0.2", ls="-.", lw=0.9)
+        P.log_axes(ax)
+        P.readable_log_ticks(ax)
+        ax.set(xlabel="k / Λ (episodes over the regularizer scale)", ylabel="per-episode regret R(k)/k",
+               title=P.environment_name(env))
+        P.flush_notes(ax)
+    # one legend for both panels, outside them: a dozen settings inside a panel hid its curves
+    P.figure_legend(fig, P.handles_of(axes[0]))
     fig.suptitle("Private-OFU-RL: regret is a function of k/Λ (seed mean, 95% bootstrap band)")
     return fig

@@ -33,7 +33,22 @@ def counter_error(tables: Tables):
     return fig
 
 
+def _audit_alpha(df: pd.DataFrame) -> pd.Series:
+    """The Clopper–Pearson level of each audit row: its ``alpha`` column, else the audit
+    kind's declared default (the config sets none)."""
+    if "alpha" in df:
+        return df["alpha"].astype(float)
+    from dprl.experiments.registry import kinds
+
+    return pd.Series(float(kinds()["audit"].settings["alpha"].default), index=df.index)
+
+
 def audit(tables: Tables):
+    """Audited ε_lb against the claimed ε, correct and broken counters, with the largest
+    ε_lb each audit can measure (:func:`dprl.privacy.audit.max_eps_lb`): broken counters
+    that leak completely sit at that cap, a property of the run count, not of the mechanism."""
+    from dprl.privacy.audit import max_eps_lb
+
     frames = [tables["audit"]] + ([tables["audit_broken"]] if "audit_broken" in tables else [])
     df = pd.concat(frames, ignore_index=True)
     df["variant"] = np.where(df["broken"] == "none", "correct", "broken: " + df["broken"].astype(str))
@@ -43,9 +58,15 @@ def audit(tables: Tables):
     top = max(float(df["claimed_epsilon"].max()) * 1.2, 1.0)
     variants = sorted(df["variant"].unique(), key=lambda v: (v != "correct", v))
     colors = P.categorical_colors(variants)
-    ymax = min(max(float(df["eps_lb"].max()) * 1.08, top), 11.0)
+    df["cap"] = [max_eps_lb(int(n), float(d), float(a)) for n, d, a in
+                 zip(df["runs"], df["claimed_delta"].fillna(0.0), _audit_alpha(df))]
+    finite = df["eps_lb"][np.isfinite(df["eps_lb"])]
+    ymax = max(float(finite.max()) if len(finite) else 0.0, float(df["cap"].max()), top) * 1.08
     for ax, mech in zip(axes[0], mechs):
         g = df[df["mechanism"] == mech]
+        for (runs, cap), _ in g.groupby(["runs", "cap"], sort=True):
+            ax.axhline(cap, color="0.45", ls=":", lw=1.0, zorder=1,
+                       label=f"largest measurable ε_lb with {int(runs):,} runs: {cap:.1f}")
         for var, gv in g.groupby("variant", sort=True):
             shift = 1.0 + 0.04 * (variants.index(var) - (len(variants) - 1) / 2)
             ax.scatter(gv["claimed_epsilon"] * shift, gv["audited ε_lb"], s=22, color=colors[var], label=var,
@@ -54,5 +75,6 @@ def audit(tables: Tables):
         ax.set(xlim=(0, top), ylim=(-0.6, ymax), title=P.algorithm_name(mech), xlabel="claimed ε")
         P.legend(ax, loc="upper left")
     axes[0, 0].set_ylabel("audited lower bound ε_lb")
-    fig.suptitle("Privacy audits: correct mechanisms stay below the diagonal, broken ones do not")
+    fig.suptitle("Privacy audits: correct mechanisms stay below the diagonal, broken ones do not (dotted: the "
+                 "largest ε_lb the run count can show; a counter that leaks completely sits there)")
     return fig

@@ -13,6 +13,9 @@ from dprl.analysis.stats import loglog_slope
 
 ORDER = ("lsw", "lsl", "dp_lsw", "dp_lsl", "gs_dp_lsl")
 NOISE_EXPONENT = -1.0  # B2: σ_X(DP-LSW) ∝ 1/m once the smooth bound's maximiser is k = 0
+# λ of every other DP-LSL run (experiment pe_batch, and the defaults of the algorithm's
+# declaration in experiments/pe/spec.py): λ = ||ρ||_∞||Φ||_F² + 1·m^{1/2}
+DEFAULT_C, DEFAULT_P = 1.0, 0.5
 
 
 def _mark_m_star(ax, sub: pd.DataFrame, scale: float = 1.0) -> None:
@@ -87,20 +90,47 @@ def lambda_heatmap(tables: Tables):
     ms = decades if len(decades) >= 2 else ms  # one panel per decade of m (B5 reads every m)
     eps = sorted(df["epsilon"].unique())
     fig, axes = P.subplots(len(eps), len(ms), panel=(3.9, 3.3))
+    tabs = {}
+    for e in eps:
+        for m in ms:
+            g = df[(df["epsilon"] == e) & (df["m"] == m)]
+            tabs[e, m] = np.log10(g.groupby(["c", "p"])["rmse"].mean().unstack("p")).sort_index(ascending=False)
+    # one colour scale for every panel (the panels are compared across ε and m), one colour bar
+    values = np.concatenate([t.to_numpy(float).ravel() for t in tabs.values()])
+    values = values[np.isfinite(values)]
+    vmin, vmax = (float(values.min()), float(values.max())) if len(values) else (0.0, 1.0)
     for i, e in enumerate(eps):
         for j, m in enumerate(ms):
-            g = df[(df["epsilon"] == e) & (df["m"] == m)]
-            tab = np.log10(g.groupby(["c", "p"])["rmse"].mean().unstack("p")).sort_index(ascending=False)
-            tab.index = [f"{c:.3g}" for c in tab.index]
-            tab.columns = [f"{p:.3g}" for p in tab.columns]
+            tab = tabs[e, m]
+            cs, ps = tab.index.to_numpy(float), tab.columns.to_numpy(float)
+            tab = tab.set_axis([f"{c:.3g}" for c in cs], axis=0).set_axis([f"{p:.3g}" for p in ps], axis=1)
             ax = axes[i, j]
-            sns.heatmap(tab, ax=ax, cmap="viridis_r", annot=tab.shape[0] * tab.shape[1] <= 64, fmt=".2f",
-                        annot_kws={"fontsize": 6}, cbar_kws={"label": "log10 RMSE"})
+            sns.heatmap(tab, ax=ax, cmap="viridis_r", vmin=vmin, vmax=vmax, cbar=False,
+                        annot=tab.shape[0] * tab.shape[1] <= 64, fmt=".2f", annot_kws={"fontsize": 6})
+            _mark_default_lambda(ax, cs, ps)
             ax.set(title=f"{P.algorithm_name('dp_lsl')}, {P.epsilon_text(e)}, m={m:g}", xlabel="exponent p",
                    ylabel="constant c")
+    fig.colorbar(axes[0, 0].collections[0], ax=axes, label="log10 RMSE (one scale for every panel)", shrink=0.8)
+    handles = P.handles_of(axes.ravel())
+    if handles:
+        P.figure_legend(fig, handles, loc="outside lower center")
+    else:
+        fig.supxlabel(f"the default λ (c = {DEFAULT_C:g}, p = {DEFAULT_P:g}) is not on this grid", fontsize=8)
     fig.suptitle(f"DP-LSL error over λ = ||ρ||_∞||Φ||_F² + c·m^p (log10 of the seed-mean RMSE, "
                  f"{df['seed'].nunique()} seeds)")
     return fig
+
+
+def _mark_default_lambda(ax, cs: np.ndarray, ps: np.ndarray) -> None:
+    """Outline the heatmap cell of the default λ (c = 1, p = 1/2) when the grid holds it
+    (rows: c, descending; columns: p)."""
+    from matplotlib.patches import Rectangle
+
+    row = np.flatnonzero(np.isclose(cs, DEFAULT_C, rtol=1e-6))
+    col = np.flatnonzero(np.isclose(ps, DEFAULT_P, rtol=1e-6))
+    if len(row) and len(col):
+        ax.add_patch(Rectangle((col[0], row[0]), 1, 1, fill=False, edgecolor="#D55E00", lw=2.0, zorder=3,
+                               label=f"default λ (c = {DEFAULT_C:g}, p = {DEFAULT_P:g}, as in pe_batch)"))
 
 
 def audit(tables: Tables):
@@ -116,6 +146,7 @@ def audit(tables: Tables):
     panels = sorted(df["panel"].unique())
     fig, axes = P.subplots(1, len(panels), panel=(0.8 * len(settings) + 1.0, 3.6), sharey=True)
     width = 0.8 / len(variants)
+    top = 0.0
     for ax, panel in zip(axes[0], panels):
         g = df[df["panel"] == panel]
         best = g.groupby(["setting", "variant"])["eps_lb"].max()
@@ -124,12 +155,15 @@ def audit(tables: Tables):
             ax.hlines(claimed, i - 0.45, i + 0.45, color="k", lw=1.5, label="claimed ε" if i == 0 else None)
             for j, v in enumerate(variants):
                 if (s, v) in best.index:
+                    top = max(top, float(best[s, v]), float(claimed))
                     ax.scatter(i - 0.4 + width * (j + 0.5), max(best[s, v], 0.0), color=colors[v], s=26, zorder=3,
                                marker="o" if v == "correct" else "X", label=v if i == 0 else None)
         ax.set_xticks(range(len(settings)), settings, fontsize=7, rotation=30)
         ax.set_yscale("symlog", linthresh=0.1)
-        ax.set_ylim(bottom=0.0)
         ax.set_title(panel, fontsize=9)
+    # set once every panel is drawn: the panels share y, and a limit set after the first
+    # panel alone froze its top there and hid the larger ε_lb of the later panels
+    axes[0, 0].set_ylim(0.0, top * 1.3 if top > 0 else 1.0)
     axes[0, 0].set_ylabel("max audited ε_lb over pairs (clipped at 0)")
     handles = {lab: h for ax in axes[0] for h, lab in zip(*ax.get_legend_handles_labels())}  # union over panels
     fig.legend(handles.values(), handles.keys(), fontsize=7, loc="outside right center")
@@ -173,10 +207,17 @@ def regime(tables: Tables):
                     P.mark_burn_in(ax, e * float(sub["m_star"].max()), color)
         if "m_flat" in lsw and len(lsw):
             row = lsw.iloc[0]
+            span = (row["epsilon"] * row["m_flat"], row["epsilon"] * row["m_half"])
+            data = (float(g["eps_m"].min()), float(g["eps_m"].max()))
+            lo, hi = max(span[0], data[0]), min(span[1], data[1])  # only where there are data
             for ax in (top, bottom):
-                ax.axvspan(row["epsilon"] * row["m_flat"], row["epsilon"] * row["m_half"], color="0.9", zorder=0)
+                if lo < hi:
+                    ax.axvspan(lo, hi, color="0.9", zorder=0)
+                else:
+                    P.note(ax, f"the −1/2 regime (ε·m from {span[0]:.3g} to {span[1]:.3g}) lies outside the data")
         if "eps_m_floor" in g and len(g):
-            bottom.axvline(float(g["eps_m_floor"].max()), color="0.2", ls="-.", lw=0.8, label="DP-LSL noise floor")
+            P.mark_x(bottom, float(g["eps_m_floor"].max()), label="DP-LSL noise floor", beyond="DP-LSL noise floor",
+                     within=(float(g["eps_m"].min()), float(g["eps_m"].max())), color="0.2", ls="-.", lw=0.8)
         top.set(title=f"{feat} features: DP-LSW sqrt(Ψ_X) (grey: −1/2 regime)",
                 ylabel="sqrt(Ψ_X) = a·σ_X / (F_max ||(Γ^½Φ)^+||_F)")
         bottom.set(title=f"{feat} features: RMSE ||V − Φθ̃||_ρ", ylabel="RMSE",

@@ -16,6 +16,8 @@ from dprl.analysis.selection import final_rows
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
 COST_EPS_EXPONENT = -1.0  # V3: privacy cost ∝ 1/ε
 PAC_EXPONENT = 1.0  # V5: α-suboptimal episodes ∝ 1/(αε)
+ONSET_MARKER = {"marker": "o", "ms": 6.0, "mec": "k", "mew": 0.8}
+ONSET_LABEL = "measured onset (one per seed, series colour)"
 
 
 def _series(df: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
@@ -33,12 +35,15 @@ def regret_loglog(tables: Tables):
     fig, axes = P.subplots(1, len(envs), panel=(5.4, 4.2))
     for ax, env in zip(axes[0], envs):
         g = df[df["env_label"] == env]
+        marks = []
         for style, gr in _series(g):
             P.mean_band(ax, gr, "episode", "regret", positive=True, **style)
             if "burn_in_episodes" in gr and gr["algorithm"].iloc[0] == "pucb":
                 # PUCB's predicted burn-in T* (agents/tabular/regime.py), seed median
-                P.mark_burn_in(ax, float(gr["burn_in_episodes"].median()), style["color"],
-                               within=(gr["episode"].min(), gr["episode"].max()))
+                marks.append(P.mark_burn_in(ax, float(gr["burn_in_episodes"].median()), style["color"],
+                                            within=(gr["episode"].min(), gr["episode"].max())))
+        if marks and not any(marks):
+            P.note(ax, "every PUCB burn-in T* lies beyond the horizon (not drawn)")
         P.reference_rate(ax, REGRET_EXPONENT, "T")
         P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*")], xlabel="episodes T", ylabel="cumulative regret",
                       title=P.environment_name(env))
@@ -53,8 +58,10 @@ def privacy_cost_eps(tables: Tables):
     for ax, env in zip(axes[0], envs):
         g = cost[cost["env_label"] == env]
         for cal, gc in g.groupby("calibration", sort=True):
-            style = P.series_style("pucb", None, cal, by="algorithm")
-            P.mean_band(ax, gc, "epsilon", "cost", label=P.series_label("pucb") + f" ({cal})", marker="o", **style)
+            # the two calibrations of one algorithm: told apart by colour, marker and line
+            # style (the algorithm's colour alone made "paper" and "tight" look identical)
+            P.mean_band(ax, gc, "epsilon", "cost", label=P.series_label("pucb") + f" ({cal})",
+                        **P.calibration_style(cal))
         P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
         ax.axhline(0, color="0.6", lw=0.5)
         P.finish_axes(ax, log="x", xlabel="ε", ylabel="Regret(PUCB) − Regret(UBEV) at the final T",
@@ -152,9 +159,12 @@ def regime(tables: Tables):
             onsets = gs.groupby("seed")["onset_episode"].first().dropna() / t_star
             if len(onsets) and len(s):
                 y = np.interp(onsets.to_numpy(), s.index.to_numpy(float) / t_star, s["mean"].to_numpy())
-                ax.plot(onsets, y, "o", color=style["color"], ms=4, mfc="none")
-        P.mark_burn_in(ax, 1.0, label="T = T* (predicted burn-in)")
-        ax.axvline(RATE_FACTOR, color="0.2", lw=0.9, ls="-.", label=f"T = {RATE_FACTOR:g}·T* (rates judged beyond)")
+                # filled, black-edged and larger than the line: a hollow circle of the
+                # curve's own colour vanished into it
+                ax.plot(onsets, y, ls="none", **ONSET_MARKER, mfc=style["color"], label=ONSET_LABEL)
+        P.mark_burn_in(ax, 1.0, label="T = T* (predicted burn-in)", beyond="T = T*")
+        P.mark_x(ax, RATE_FACTOR, label=f"T = {RATE_FACTOR:g}·T* (rates judged beyond)", beyond=f"T = {RATE_FACTOR:g}·T*",
+                 color="0.2", lw=0.9, ls="-.")
         P.finish_axes(ax, xlabel="T / T*", ylabel="regret per episode R(T)/T", title=P.environment_name(env))
     fig.suptitle("PUCB's burn-in: per-episode regret against T/T* (seed mean, 95% bootstrap band; "
                  "circles: measured onsets)")
