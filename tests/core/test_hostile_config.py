@@ -166,10 +166,12 @@ def _validate_file(path: Path, timeout: float = 60) -> tuple[subprocess.Complete
     """`dprl validate --config path` in a child process: its result and peak memory (MiB)."""
     code = textwrap.dedent(
         f"""
-        import resource, sys
+        import re, sys
         from dprl.cli import main
         rc = main(["validate", "--config", {str(path)!r}])
-        print("MAXRSS", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)
+        # VmHWM: this process image's peak (ru_maxrss would carry the forking parent's over exec)
+        hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)
+        print("MAXRSS", int(hwm) // 1024, file=sys.stderr)
         sys.exit(rc)
         """
     )
