@@ -231,9 +231,9 @@ def cmd_figure(args: argparse.Namespace) -> int:
     fig = all_figures()[args.id]
     stem = Path(args.out)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    import pandas as pd
+    from dprl.analysis.readme_table import read_claims
 
-    claims = pd.read_csv(args.claims) if args.claims else None  # verdicts for the figure's title
+    claims = read_claims(args.claims) if args.claims else None  # verdicts for the figure's title
     fig.make(_tables(args.tables), stem, claims)
     for suffix in (".pdf", ".png"):
         if not stem.with_suffix(suffix).exists():

@@ -117,3 +117,40 @@ def test_snakemake_report_needs_only_runtime_dependencies():
     assert reports, "snakemake declares no 'reports' extra any more: check what --report needs"
     assert reports <= runtime, f"missing runtime dependencies for snakemake --report: {sorted(reports - runtime)}"
     assert "jinja2" in runtime  # dprl.analysis.report_pages renders the landing page
+
+
+def test_landing_page_states_the_cores_used_and_requested():
+    from dprl.analysis.manifest import cores_used
+
+    assert cores_used(8, 2) == 2 and cores_used(1, 2) == 1 and cores_used(0, 2) == 2
+    claims = pd.DataFrame({"claim": ["V2"], "verdict": ["reproduced"], "regime": ["reached"]})
+    manifest = {"preset": "smoke", "git_commit": "0123abc", "date_utc": "2026-01-01T00:00:00", "jobs": 12,
+                "cores": 2, "cores_requested": 8, "cpus_available": 2, "wall_time_s": 90.0, "config_hash": "ffff"}
+    text = landing_page((REPORT / "workflow.rst").read_text(), claims, manifest)
+    assert "on 2 cores\n  (8 requested with ``--cores``, 2 CPUs available)" in text
+    assert rst_messages(text) == []
+
+
+def test_caption_params_read_as_text_in_the_report_pane():
+    """Snakemake's report shows each param as ``name=str(value)``: the caption context must
+    not print as a dict with Markdown asterisks."""
+    cfg = load_config(RAW, "smoke")
+    caption = figure_caption(all_figures()["tabular_regret_loglog"], "smoke", cfg.experiments)
+    text = str(caption)
+    assert "{" not in text and "**" not in text and "'" not in text, text
+    seeds = caption["seeds"]["tabular_regret"]
+    claims = ", ".join(all_figures()["tabular_regret_loglog"].claims)
+    assert text.startswith(f"preset smoke; claims {claims}; tabular_regret: ") and f"{seeds} seeds" in text
+    assert caption["seeds"]["tabular_regret"] == seeds  # still the dict the captions read
+
+
+@pytest.mark.parametrize("fid", ["linmix_regime", "tabular_regime", "pe_regime"])
+def test_regime_captions_claim_a_collapse_across_eps_only_when_the_preset_runs_several(fid):
+    fig = all_figures()[fid]
+    for preset in ("smoke", "default"):
+        cfg = load_config(RAW, preset)
+        caption = figure_caption(fig, preset, cfg.experiments)
+        text = " ".join(render_caption(REPORT / fig.caption, {"caption": caption}, {**RAW, "preset": preset}).split())
+        several = len(caption["epsilons"][fig.experiments[0]]) > 1
+        assert ("collapse" in text and "no collapse" not in text) == several, (preset, text)
+        assert rst_messages(text) == []

@@ -77,3 +77,21 @@ def test_a_verdict_outside_the_three_is_counted_and_grey():
 def test_the_regime_columns_are_required(missing):
     with pytest.raises(KeyError):
         claims_html(_frame().drop(columns=missing))
+
+
+def test_report_pages_keep_n_a_as_text(tmp_path):
+    """A non-private row's calibration and a row's regime are "n/a" in claims.csv: the report
+    pages show "n/a", never "nan" (a plain read_csv turns "n/a" into NaN)."""
+    import json
+
+    from dprl.analysis.report_pages import write_report_pages
+
+    df = _frame()
+    df.loc[2, "calibration"] = "n/a"
+    df.to_csv(tmp_path / "claims.csv", index=False)
+    (tmp_path / "manifest.json").write_text(json.dumps({"preset": "smoke", "git_commit": "abc", "cores": 2}))
+    write_report_pages(str(tmp_path / "claims.csv"), str(tmp_path / "manifest.json"), "workflow/report/workflow.rst",
+                       str(tmp_path / "claims.html"), str(tmp_path / "landing.rst"))
+    html = (tmp_path / "claims.html").read_text()
+    assert "nan" not in re.findall(r"<td[^>]*>([^<]*)</td>", html)
+    assert ">n/a</td>" in html

@@ -37,12 +37,23 @@ def test_report_has_landing_page_claims_table_and_captions(smoke_run):
     for verdict in ("reproduced", "inconclusive", "not reproduced"):
         assert f"<strong>{verdict}</strong>: {counts.get(verdict, 0)}</li>" in desc
     assert f"{claims['claim'].nunique()} claims, {len(claims)} rows" in desc
+    # cores: those used (at most the CPUs there are) and those requested (conftest: --cores 2)
+    assert manifest["cores_requested"] == 2 and manifest["cores"] == min(2, manifest["cpus_available"])
+    assert f"on {manifest['cores']} cores" in desc and "2 requested with" in desc
 
     # the claims table, inline as HTML: a summary row per claim, a detail row per row
     assert claims_page.count('<tr class="claim">') == claims["claim"].nunique()
     assert claims_page.count('<tr class="detail">') == len(claims)
     for verdict in set(claims["verdict"]):
         assert f'background:{VERDICT_COLOURS[verdict]}">{verdict}</td>' in claims_page
+    # "n/a" (the calibration of a non-private row, a regime) shows as written, never as nan
+    assert "nan" not in re.findall(r"<td[^>]*>([^<]*)</td>", claims_page)
+    assert "<td>n/a</td>" in claims_page
+
+    # each figure's information pane lists its rule's params as name=str(value): the
+    # caption context reads as text, not as a dict repr with Markdown asterisks
+    assert "caption=preset smoke; claims " in html
+    assert "caption={" not in html and "'tests': " not in html
 
     # captions: no docutils message anywhere; seed counts of the smoke preset; claim ids
     assert "system-message" not in html and "System Message" not in html

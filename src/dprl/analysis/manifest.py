@@ -41,8 +41,26 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, else the count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def cores_used(requested: int, available: int) -> int:
+    """Cores a local run actually had: Snakemake runs at most ``--cores`` jobs at once, and
+    they share the CPUs there are (``--cores 8`` on 2 CPUs runs on 2). 0 requested (not
+    known, e.g. a report build) counts as all."""
+    return min(requested, available) if requested > 0 else available
+
+
 def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, config_hash: str) -> dict:
-    """``wall_time_s`` is measured from the start of the earliest job whose result is on
+    """``cores``: what ``--cores`` requested; the manifest records it as ``cores_requested``
+    and, as ``cores``, the cores used (:func:`cores_used`).
+
+    ``wall_time_s`` is measured from the start of the earliest job whose result is on
     disk (its result mtime minus its own wall time) to now: the elapsed time of the run
     that produced every result, when that run started from scratch."""
     now = dt.datetime.now(dt.UTC)
@@ -72,7 +90,9 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
         "preset": preset,
         "date_utc": now.isoformat(timespec="seconds"),
         "wall_time_s": round(wall, 1),
-        "cores": int(cores),
+        "cores": cores_used(int(cores), available_cpus()),
+        "cores_requested": int(cores),
+        "cpus_available": available_cpus(),
         "jobs": int(runtimes["jobs"].sum()) if "jobs" in runtimes else len(results),
         "job_cpu_s_total": round(float(runtimes["cpu_s_total"].sum()), 1) if "cpu_s_total" in runtimes else None,
         "job_wall_s_total": round(float(runtimes["wall_s_total"].sum()), 1) if "wall_s_total" in runtimes else None,

@@ -47,13 +47,29 @@ def experiment_values(experiment: Any) -> dict[str, Any]:
     }
 
 
+class CaptionValues(dict):
+    """The caption context (a dict: Jinja reads ``c.seeds.tabular_regret`` from it) whose
+    text is readable: Snakemake's report shows every param of a rule as ``name=str(value)``
+    in the result's information pane, where a dict's repr (with the ``**bold**`` of
+    :func:`tests_sentence`) was unreadable. E.g. ``preset smoke; claims V2, V4;
+    tabular_regret: 12 jobs, 2 seeds, ε = 10``."""
+
+    def __str__(self) -> str:
+        parts = [f"preset {self['preset']}", f"claims {self['claims'] or 'none'}"]
+        for name, seeds in self["seeds"].items():
+            eps = self["epsilons"][name]
+            text = f"{name}: {self['jobs'][name]} jobs, {seeds} seed{'s' if seeds != 1 else ''}"
+            parts.append(text + (f", ε = {', '.join(f'{e:g}' for e in eps)}" if eps else ""))
+        return "; ".join(parts)
+
+
 def caption_values(claims: Sequence[str], preset: str, experiments: Mapping[str, Any]) -> dict[str, Any]:
     """The Jinja context of one figure's caption: ``preset``; ``seeds``, ``settings``,
     ``epsilons`` and ``jobs`` per experiment of ``experiments`` (the figure's, resolved for
     the preset); ``claims`` (the ids the figure tests, ``Figure.claims`` of the catalog)
     and ``tests`` (a sentence naming them)."""
     per = {name: experiment_values(e) for name, e in experiments.items()}
-    return {
+    return CaptionValues({
         "preset": preset,
         "seeds": {n: v["seeds"] for n, v in per.items()},
         "jobs": {n: v["jobs"] for n, v in per.items()},
@@ -61,7 +77,7 @@ def caption_values(claims: Sequence[str], preset: str, experiments: Mapping[str,
         "epsilons": {n: v["epsilons"] for n, v in per.items()},
         "claims": ", ".join(claims),
         "tests": tests_sentence(claims),
-    }
+    })
 
 
 def figure_caption(fig: Any, preset: str, experiments: Mapping[str, Any]) -> dict[str, Any]:

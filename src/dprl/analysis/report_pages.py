@@ -37,6 +37,9 @@ def landing_context(claims: pd.DataFrame, manifest: dict[str, Any]) -> dict[str,
         "date": manifest.get("date_utc", "unknown"),
         "jobs": manifest.get("jobs", "unknown"),
         "cores": manifest.get("cores", "unknown"),
+        # manifests written before the two were told apart recorded the request only
+        "cores_requested": manifest.get("cores_requested", manifest.get("cores", "unknown")),
+        "cpus": manifest.get("cpus_available", "unknown"),
         "wall_min": f"{wall / 60:.1f}" if isinstance(wall, (int, float)) else "unknown",
         "config_hash": manifest.get("config_hash", "unknown"),
         # the papers' claims only: the package's own findings are never counted against them
@@ -60,7 +63,9 @@ def landing_page(template: str, claims: pd.DataFrame, manifest: dict[str, Any]) 
 def write_report_pages(claims_csv: str, manifest_json: str, template: str, html_out: str, landing_out: str) -> None:
     from dprl.runner.io import atomic_write_text
 
-    claims = pd.read_csv(claims_csv)
+    from dprl.analysis.readme_table import read_claims
+
+    claims = read_claims(claims_csv)  # "n/a" (a calibration, a regime) stays text, never NaN
     manifest = json.loads(Path(manifest_json).read_text())
     atomic_write_text(html_out, claims_html(claims, title=f"Claims ({manifest['preset']} preset)"))
     atomic_write_text(landing_out, landing_page(Path(template).read_text(), claims, manifest))
