@@ -18,6 +18,7 @@ from dprl.experiments.accounting import accounted_epsilon
 from dprl.experiments.registry import get_kind, job_function
 from dprl.runner.io import write_result
 from dprl.runner.job import JobContext, JobSpec, canonical_json
+from dprl.runner.kernel_cache import log_compilation
 
 log = logging.getLogger("dprl.job")
 
@@ -38,7 +39,10 @@ def execute(spec: JobSpec, progress_interval_s: float = 5.0) -> pd.DataFrame:
         raise ValueError(f"accounted epsilon under replacement {acc:.6g} exceeds the nominal epsilon {spec.epsilon:g}: "
                          f"not private at the nominal epsilon ({spec.algorithm}, {spec.privacy})")
     ctx = JobContext(spec, log=log, progress_interval_s=progress_interval_s)
-    df = func(ctx)
+    # a cold Numba cache compiles the job's loop first (tens of seconds): logged as it
+    # happens, so the log has a line at most every progress_interval_s from the start
+    with log_compilation(log, progress_interval_s):
+        df = func(ctx)
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"job function {kind.run} returned {type(df).__name__}, expected a DataFrame")
     if acc is not None:

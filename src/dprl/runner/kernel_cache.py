@@ -6,14 +6,26 @@ callee's file the cached loop would keep running the old callee. :func:`drop_sta
 hashes the loop's file together with the files it calls into and, when the digest differs
 from the one stamped beside the cache, flushes every cached kernel of the loop's module
 (one recompile follows). The callees' own caches need nothing: their files are their own.
+
+Compiling a loop takes tens of seconds (about 32 s for the LQ loop) before its first
+episode, where a job would otherwise log nothing: :func:`log_compilation` announces it
+(``compiling kernels (first run only)``), logs a line every few seconds while it lasts and
+the elapsed time when it is done, so a job's log keeps its promise of a line at most every
+5 s from its first line on.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from numba.core import event as numba_event
 from numba.core.registry import CPUDispatcher
 
 
@@ -48,3 +60,65 @@ def drop_stale_caches(module_name: str, called_modules: tuple[str, ...], stamp: 
     except OSError:  # a read-only install: Numba then caches elsewhere or not at all
         pass
     return True
+
+
+class CompileProgress(numba_event.Listener):
+    """Numba's ``numba:compile`` events (fired on a cache miss only, i.e. a real compilation;
+    a kernel loaded from the disk cache fires none) as log lines: one when the outermost
+    compilation starts, one every ``interval_s`` while it runs (from a thread: LLVM releases
+    the GIL), one with its elapsed time when it ends. Nested compilations (the kernels a
+    loop calls) belong to the outermost one."""
+
+    def __init__(self, log: logging.Logger, interval_s: float = 5.0) -> None:
+        self.log = log
+        self.interval_s = interval_s
+        self.depth = 0
+        self.t0 = 0.0
+        self.total_s = 0.0  # compile time over the job (every outermost compilation)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _name(self, event: numba_event.Event) -> str:
+        dispatcher = (event.data or {}).get("dispatcher")
+        func = getattr(dispatcher, "py_func", None)
+        return f"{func.__module__}.{func.__qualname__}" if func is not None else "a kernel"
+
+    def _heartbeat(self, name: str) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.log.info("compiling kernels: %s, %.0f s so far", name, time.perf_counter() - self.t0)
+
+    def on_start(self, event: numba_event.Event) -> None:
+        self.depth += 1
+        if self.depth == 1:
+            self.t0 = time.perf_counter()
+            name = self._name(event)
+            self.log.info("compiling kernels (first run only; cached for later runs): %s", name)
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._heartbeat, args=(name,), daemon=True)
+            self._thread.start()
+
+    def on_end(self, event: numba_event.Event) -> None:
+        self.depth -= 1
+        if self.depth == 0:
+            self.stop()
+            elapsed = time.perf_counter() - self.t0
+            self.total_s += elapsed
+            self.log.info("compiled kernels: %s in %.1f s", self._name(event), elapsed)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+@contextmanager
+def log_compilation(log: logging.Logger, interval_s: float = 5.0) -> Iterator[CompileProgress]:
+    """Log every Numba compilation that happens inside the block (:class:`CompileProgress`)."""
+    listener = CompileProgress(log, interval_s)
+    numba_event.register("numba:compile", listener)
+    try:
+        yield listener
+    finally:
+        numba_event.unregister("numba:compile", listener)
+        listener.stop()
