@@ -415,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(err, (ConfigError, CorruptResultsFound, IntegrityError)):
             print(f"dprl: error: {err}", file=sys.stderr)
             return 2
+        from dprl.runner.io import storage_error
+
+        if (why := storage_error(err)) is not None:  # a full disk is not a bug: no traceback
+            print(f"dprl: error: {why}", file=sys.stderr)
+            return 2
         raise
 
 

@@ -68,13 +68,13 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
     results = list(Path(jobs_dir).rglob("*.csv"))
     starts = []
     bench = {}
-    try:
-        import glob
+    from dprl.analysis.runtimes import BadBenchmark, read_benchmark
 
-        for b in glob.glob(str(Path(jobs_dir).parent / "benchmarks" / "**" / "*.tsv"), recursive=True):
-            bench[os.path.relpath(b, Path(jobs_dir).parent / "benchmarks")[:-4]] = float(pd.read_csv(b, sep="\t")["s"].iloc[-1])
-    except (OSError, ValueError, KeyError):
-        pass
+    for b in sorted((Path(jobs_dir).parent / "benchmarks").rglob("*.tsv")):
+        try:  # one bad benchmark (a full disk) costs only its own job's start time
+            bench[os.path.relpath(b, Path(jobs_dir).parent / "benchmarks")[:-4]] = float(read_benchmark(b)["s"].iloc[-1])
+        except (BadBenchmark, OSError):
+            pass
     for r in results:
         key = os.path.relpath(r, jobs_dir)[:-4]
         starts.append(r.stat().st_mtime - bench.get(key, 0.0))

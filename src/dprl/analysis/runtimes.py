@@ -6,6 +6,8 @@ benchmark file is named ``.../bundles/b<k>-<n>sims.tsv`` (see dprl.runner.bundle
 
 from __future__ import annotations
 
+import io
+import logging
 import math
 import re
 from pathlib import Path
@@ -16,13 +18,54 @@ import pandas as pd
 
 from dprl.runner.io import atomic_write_text, frame_to_csv
 
+log = logging.getLogger(__name__)
+
+
+class BadBenchmark(ValueError):
+    """A benchmark file that is missing, empty or cut short (Snakemake writes it after
+    the job, not atomically: a full disk leaves it empty or partial)."""
+
+    def __init__(self, path: str | Path, why: str) -> None:
+        self.path = str(path)
+        super().__init__(f"benchmark file {self.path} is {why}")
+
+
+def read_benchmark(path: str | Path) -> pd.DataFrame:
+    """A Snakemake ``benchmark:`` TSV (a header line, one line per repeat, each ending in a
+    newline), or :class:`BadBenchmark` saying what is wrong with it."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise BadBenchmark(path, "missing") from None
+    if not raw.strip():
+        raise BadBenchmark(path, f"empty ({len(raw)} bytes)")
+    if not raw.endswith(b"\n"):
+        raise BadBenchmark(path, "cut short (no final newline)")
+    try:
+        bench = pd.read_csv(io.BytesIO(raw), sep="\t")
+    except (ValueError, pd.errors.ParserError) as err:
+        raise BadBenchmark(path, f"unreadable ({err})") from None
+    if "s" not in bench.columns or bench.empty:
+        raise BadBenchmark(path, "cut short (no measurement line)")
+    if not np.isfinite(pd.to_numeric(bench["s"], errors="coerce")).all():
+        raise BadBenchmark(path, "cut short (a measurement without its wall time)")
+    return bench
+
 
 def runtime_table(paths: list[str]) -> pd.DataFrame:
     """One row per job: experiment (from ``.../benchmarks/<experiment>/...``), job, sims
-    (simulations it ran), wall_s, max_rss_mb, cpu_s."""
+    (simulations it ran), wall_s, max_rss_mb, cpu_s.
+
+    A bad benchmark file (:func:`read_benchmark`) leaves its job out and is named in a
+    warning: timing is not a result, and its job's result is not touched (rerunning the
+    job measures it again)."""
     rows = []
     for p in map(Path, paths):
-        bench = pd.read_csv(p, sep="\t")
+        try:
+            bench = read_benchmark(p)
+        except BadBenchmark as err:
+            log.warning("%s: its job is left out of the runtime table (rerun the job to measure it again)", err)
+            continue
         parts = p.parts
         exp = parts[parts.index("benchmarks") + 1] if "benchmarks" in parts else p.parent.name
         last = bench.iloc[-1]

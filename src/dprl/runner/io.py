@@ -9,6 +9,7 @@ footer lets aggregation detect a file truncated or corrupted after the fact and 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -30,7 +31,29 @@ class CorruptResultError(RuntimeError):
         super().__init__(f"corrupt result file {self.path}: {why}")
 
 
+# A file system that cannot take the write: full, over quota, read-only, file too large.
+STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG}
+
+
+def storage_error(err: BaseException) -> str | None:
+    """A one-line message if ``err`` (or an exception it was raised from) is an
+    ``OSError`` of a file system that cannot take a write, else ``None``."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno in STORAGE_ERRNOS:
+            where = f" writing {err.filename}" if err.filename else ""
+            return (f"{err.strerror or os.strerror(err.errno)}{where} (errno {errno.errorcode[err.errno]}); "
+                    "nothing was written there: free space (or remount read-write) and rerun")
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory,
+    fsynced, renamed over ``path``. On any error (a full disk) the temporary file is
+    removed and ``path`` is untouched (an older version of it stays valid); an
+    ``OSError`` names ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -43,6 +66,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        if err.filename is None:  # write/fsync errors name no file: say which
+            raise OSError(err.errno, err.strerror, str(path)) from err
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
