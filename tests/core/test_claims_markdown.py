@@ -38,3 +38,18 @@ def test_findings_are_reported_apart_and_never_counted():
     assert "2 rows of this package's own findings follow" in head
     claims_part, findings_part = text.split("## Package findings (not claims of the papers; not counted above)")
     assert "F1" not in claims_part and "| **F1** |" in findings_part and findings_part.count("| F1 |") == 2
+
+
+def test_claim_level_verdicts_follow_the_stated_rule():
+    from dprl.analysis.base import claim_verdict
+
+    def rows(*verdicts):
+        return pd.DataFrame([_row("X", v) for v in verdicts], columns=COLUMNS)
+
+    assert claim_verdict(rows("reproduced", "reproduced")) == "reproduced"
+    assert claim_verdict(rows("reproduced", "inconclusive")) == "inconclusive"
+    assert claim_verdict(rows("reproduced", "inconclusive", "not reproduced")) == "not reproduced"
+    text = to_markdown(pd.DataFrame([_row("C2", "reproduced"), _row("C2", "not reproduced"), _row("M1", "reproduced")],
+                                    columns=COLUMNS))
+    assert "Claims: **1 reproduced**, **0 inconclusive**, **1 not reproduced**" in text
+    assert "Student's t interval over the per-seed slopes" in text

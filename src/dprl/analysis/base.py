@@ -54,6 +54,25 @@ def verdict_totals(claims: pd.DataFrame) -> dict[str, int]:
     return {v: int(counts.get(v, 0)) for v in (*TOTALS_ORDER, *extra)}
 
 
+CLAIM_RULE = ("a claim is not reproduced when any of its rows is not reproduced, reproduced when all its rows "
+              "are reproduced, inconclusive otherwise (rows outside their regime are inconclusive)")
+
+
+def claim_verdict(rows: pd.DataFrame) -> str:
+    """One verdict for a claim from its rows (:data:`CLAIM_RULE`): one row that refutes it
+    inside its regime refutes the claim; it is reproduced only when every row is."""
+    verdicts = set(rows["verdict"])
+    if "not reproduced" in verdicts:
+        return "not reproduced"
+    return "reproduced" if verdicts == {"reproduced"} else "inconclusive"
+
+
+def claim_verdicts(claims: pd.DataFrame) -> dict[str, int]:
+    """Claims (not rows) per :func:`claim_verdict`, in :data:`TOTALS_ORDER`."""
+    per = [claim_verdict(g) for _, g in claims.groupby("claim", sort=False)]
+    return {v: per.count(v) for v in TOTALS_ORDER}
+
+
 def outside_regime(claims: pd.DataFrame) -> int:
     """Inconclusive rows measured outside their regime (contract, "Regimes")."""
     if "regime" not in claims:

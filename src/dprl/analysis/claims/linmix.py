@@ -9,7 +9,8 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import final_rows, paired_cost
 from dprl.analysis.stats import (
-    EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper,
+    EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note, sqrt_sigma_exponent, t_interval,
+    verdict_near, verdict_upper,
 )
 
 PAPER = "linmix"
@@ -89,7 +90,7 @@ def _z2_rows(df: pd.DataFrame, where: str) -> list[ClaimResult]:
         verdicts = [verdict_upper(e, 0.6) for e in slopes.values()]
         verdict = "reproduced" if all(v == "reproduced" for v in verdicts) else (
             "not reproduced" if "not reproduced" in verdicts else "inconclusive")
-        desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}]" for k, e in slopes.items())
+        desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
         label = where + ("non-private" if calib == "none" else f"ε={eps:g}")
         # one regime per curve: a curve still in its burn-in makes the group "not reached"
         curves = [regime(ga, float(ga["episode"].max())) for _, ga in g.groupby(["alg_label", "privacy_label"])]
@@ -182,13 +183,13 @@ Z5_MARGIN = 0.25  # exponent of regret in ln|A| <= 0.5 + 0.25
 def per_seed_exponent(g: pd.DataFrame, x: str, transform, y: str = "regret") -> Estimate:
     """Mean over seeds of each seed's least-squares slope of ``ln y`` against
     ``ln transform(x)`` (paired instances: one seed's instances share their draws across
-    ``x``), with a bootstrap CI over seeds."""
+    ``x``), with Student's t interval over seeds (``stats.t_interval``)."""
     slopes = []
     for _, gs in g.groupby("seed"):
         gs = gs[gs[y] > 0]  # also drops NaN
         if gs[x].nunique() >= 2:
             slopes.append(float(np.polyfit(np.log(transform(gs[x].to_numpy(float))), np.log(gs[y].to_numpy(float)), 1)[0]))
-    return bootstrap_ci(slopes)
+    return t_interval(slopes)
 
 
 def regret_at(g: pd.DataFrame, k: float) -> float:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables, overall_regime
-from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, sqrt_sigma_exponent, verdict_near, verdict_upper
+from dprl.analysis.stats import EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, per_seed_note, sqrt_sigma_exponent, verdict_near, verdict_upper
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
 
@@ -76,7 +76,7 @@ def c2(tables: Tables) -> list[ClaimResult]:
             out.append(ClaimResult(
                 est.value, est.low, est.high, verdict_upper(est, 0.6), "n/a" if calib == "none" else str(calib),
                 f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
-                f"k ∈ [{int(start)}, {k_max}], CI by resampling {est.n} seeds; "
+                f"k ∈ [{int(start)}, {k_max}], t interval over {est.n} seeds ({per_seed_note(est)}); "
                 f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
                 f"λ_min = {_median(g, 'lam_min'):.3g}{regime_note}",
                 regime, need, float("nan") if calib == "none" else float(eps),

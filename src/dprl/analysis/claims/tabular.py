@@ -9,7 +9,7 @@ from dprl.agents.tabular.counter_audit import audited_pair
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, verdict_near, verdict_upper
+from dprl.analysis.stats import Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_near, verdict_upper
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
 
@@ -118,7 +118,7 @@ def v2(tables: Tables) -> list[ClaimResult]:
         reg, need, start, note = regime(g)
         res.append(_res(est, verdict_upper(est, 0.6), "tight",
                         f"{env}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ [{start:.3g}, "
-                        f"{g['episode'].max():.3g}] ({est.n} seeds){note}", reg, need, eps))
+                        f"{g['episode'].max():.3g}] ({est.n} seeds; {per_seed_note(est)}){note}", reg, need, eps))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no tight PUCB runs")]
 
 
