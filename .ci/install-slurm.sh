@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Install a one-node SLURM (Debian packages slurm-wlm and munge) for the cluster tests.
 # Non-interactive: CI runs this as root with no stdin. Idempotent: does nothing if the
-# binaries are already there. The daemons are NOT started here: the tests start their
-# own private cluster under a temporary directory (tests/cluster/slurm_cluster.py), so
-# no system service, /etc/slurm/slurm.conf or /etc/munge/munge.key is needed.
+# binaries are already there. The daemons are NOT started here: each test session starts
+# its own private cluster under a temporary directory (tests/cluster/slurm_cluster.py),
+# config included, so no system service, /etc/slurm/slurm.conf or /etc/munge/munge.key is
+# needed or written.
 set -euo pipefail
 
-need=(munged slurmctld slurmd sbatch squeue sinfo scontrol scancel)
+need=(munged slurmctld slurmd sbatch srun squeue sinfo scontrol scancel)
 missing=0
 for b in "${need[@]}"; do
   command -v "$b" >/dev/null 2>&1 || [ -x "/usr/sbin/$b" ] || missing=1

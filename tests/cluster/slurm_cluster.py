@@ -1,13 +1,29 @@
 """A real one-node SLURM cluster for tests (Debian ``slurm-wlm`` + ``munge``).
 
-See ``../shared/specs/cluster.md``. Everything lives under one temporary directory:
-munge key/socket/pid/log, ``slurm.conf``, state, spool, pid and log files; the
-slurm.conf points the munge plugins at our private munged socket (``AuthInfo``), so the
-system munged and /etc/munge are not used. Client commands find the cluster through
-``SLURM_CONF`` (see :attr:`SlurmCluster.env`); the one thing outside the temp dir is a
-symlink /etc/slurm/slurm.conf -> our slurm.conf while the cluster runs, because the
-Snakemake SLURM jobstep plugin strips SLURM_CONF from the nested ``srun`` in each job
-(created only if the path is free or a stale link of ours, removed on stop).
+Everything a cluster uses lives under its own directory (a fresh temporary one by
+default): munge key/socket/pid/log, ``slurm.conf``, state, spool, pid and log files, and
+a ``bin/srun`` shim (see below). The slurm.conf points the munge plugins at the private
+munged socket (``AuthInfo``), so the system munged and /etc/munge are not used, and
+nothing is written outside that directory: no /etc/slurm/slurm.conf, so two clusters
+(two test sessions, or a developer's cluster next to CI) coexist on one host.
+
+How each party finds the cluster: the daemons get ``-f <dir>/etc/slurm.conf``; client
+commands (sinfo, sbatch, squeue, scancel, scontrol) and Snakemake's SLURM executor plugin
+(which runs sbatch/squeue/scancel with its own environment) get ``SLURM_CONF`` from
+:attr:`SlurmCluster.env`, and jobs inherit it (the plugin submits with ``--export=ALL``).
+One party drops it: the Snakemake jobstep plugin removes every ``SLURM_*`` variable but
+the job's identity from the environment of the ``srun`` it runs inside each job, so that
+srun would read the compiled-in default /etc/slurm/slurm.conf. Instead of putting our
+config there (host-wide), :attr:`SlurmCluster.env` puts ``<dir>/bin`` first on ``PATH``;
+its ``srun`` sets ``SLURM_CONF`` to this cluster's config and execs the real srun.
+
+Host-wide things that remain: TCP ports and the temporary directory. Ports are picked
+free while holding an exclusive ``flock`` on ``<tmp>/dprl-slurm.lock`` until both daemons
+listen, so two sessions starting at once cannot pick the same port. A cluster started
+under a fresh temporary directory also holds a ``flock`` on ``<dir>/owner.lock`` for as
+long as it runs; the kernel releases it when the owning process dies, however it dies,
+so the next start (under the host lock) stops the daemons of clusters whose owner is gone
+and removes their directories (:func:`reap_stale_clusters`).
 
 Usage::
 
@@ -17,13 +33,12 @@ Usage::
 
 or from a shell (e.g. to benchmark by hand)::
 
-    python tests/cluster/slurm_cluster.py start --dir /tmp/slurm   # prints `export SLURM_CONF=...`
+    python tests/cluster/slurm_cluster.py start --dir /tmp/slurm   # prints `export SLURM_CONF=... PATH=...`
     python tests/cluster/slurm_cluster.py stop --dir /tmp/slurm
 
 Requirements: root (slurmd must run as root, munged as the ``munge`` user), the Debian
 packages ``slurm-wlm`` and ``munge`` (``.ci/install-slurm.sh``). Loopback only: the node
-and controller addresses are 127.0.0.1 and the ports are picked free at start, so the
-host name need not resolve and a second cluster (or a stale one) does not collide.
+and controller addresses are 127.0.0.1, so the host name need not resolve.
 Design choices that matter on containers: ``ProctrackType=proctrack/linuxproc`` and
 ``TaskPlugin=task/none`` (no cgroup plugins), ``JobAcctGatherType=jobacct_gather/none``,
 no accounting database (``AccountingStorageType=accounting_storage/none``); without it
@@ -35,6 +50,7 @@ visible for ``MinJobAge`` seconds (set to 600 here).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import pwd
@@ -46,18 +62,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 DAEMONS = ("slurmctld", "slurmd", "munged")
-REQUIRED_BINARIES = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scontrol", "scancel")
+REQUIRED_BINARIES = ("munged", "slurmctld", "slurmd", "sinfo", "sbatch", "srun", "squeue", "scontrol", "scancel")
 DEFAULT_PARTITION = "dprltest"
-# snakemake-executor-plugin-slurm-jobstep strips every SLURM_* variable (SLURM_CONF
-# included) from the environment of the `srun` it runs inside each job, so that srun
-# only finds the cluster through the default config path. We therefore point
-# /etc/slurm/slurm.conf at our slurm.conf with a symlink while the cluster runs (and
-# only if the path is free or is a stale link of ours).
-SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
 OUR_ROOT_PREFIX = "dprl-slurm-"
+# Held (flock) by the process that owns a cluster in a fresh temporary directory.
+OWNER_LOCK = "owner.lock"
+# Held (flock) while a cluster picks its ports and starts, and while stale clusters are
+# reaped: the one host-wide serialisation point. In the temporary directory, like the
+# clusters themselves, so that the reaper and the clusters agree on where to look.
+HOST_LOCK_NAME = "dprl-slurm.lock"
 
 
 class SlurmUnavailable(RuntimeError):
@@ -170,6 +188,57 @@ def _tail(path: Path, n: int = 25) -> str:
     return "\n".join("  " + line for line in lines[-n:])
 
 
+@contextmanager
+def host_lock(timeout: float = 300.0, tmpdir: str | Path | None = None) -> Iterator[None]:
+    """Hold the host-wide start lock (an exclusive ``flock``; the kernel drops it if the
+    holder dies, so a killed session never leaves it stuck). Polls rather than blocks so
+    that a wedged holder turns into a clear error after ``timeout`` seconds."""
+    path = Path(tmpdir or tempfile.gettempdir()) / HOST_LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise SlurmStartError(f"{path} held by another process for {timeout:.0f} s") from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def reap_stale_clusters(tmpdir: str | Path | None = None) -> list[Path]:
+    """Stop the daemons of test clusters whose owner died without stopping them (the
+    session was SIGKILLed, OOM-killed, ...) and remove their directories; returns them.
+
+    Only directories with an ``owner.lock`` are judged (clusters started in a fresh
+    temporary directory); one whose lock can be taken has no live owner. Call with
+    :func:`host_lock` held: a cluster takes its owner lock under that lock, so a cluster
+    being set up is never mistaken for a stale one."""
+    reaped = []
+    for root in sorted(Path(tmpdir or tempfile.gettempdir()).glob(OUR_ROOT_PREFIX + "*")):
+        try:
+            fd = os.open(root / OWNER_LOCK, os.O_RDWR)
+        except OSError:
+            continue  # no owner lock: started by hand (``--dir``), not ours to stop
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its owner is alive
+            stale = SlurmCluster(root=root)
+            for daemon in DAEMONS:
+                stale._kill(daemon)
+            shutil.rmtree(root, ignore_errors=True)
+            reaped.append(root)
+        finally:
+            os.close(fd)
+    return reaped
+
+
 class SlurmCluster:
     """Start/stop a one-node SLURM under ``root`` (a fresh temp dir by default)."""
 
@@ -196,6 +265,9 @@ class SlurmCluster:
         self.hardware: dict[str, int] = {}
         self.start_seconds: float | None = None
         self._started = False
+        self._owner_fd: int | None = None  # flock on <root>/owner.lock while we own the cluster
+        self.lock_wait_seconds: float | None = None  # waited for another start to finish
+        self.reaped: list[Path] = []  # stale clusters this start stopped
 
     # ------------------------------------------------------------------ paths
     @property
@@ -217,11 +289,18 @@ class SlurmCluster:
         return (self.munge_dir if daemon == "munged" else self.root / "log") / f"{daemon}.log"
 
     @property
+    def bin_dir(self) -> Path:
+        """Holds the ``srun`` shim; first on :attr:`env`'s ``PATH``."""
+        return self.root / "bin"
+
+    @property
     def env(self) -> dict[str, str]:
-        """os.environ plus what client commands (and Snakemake) need to reach us."""
+        """os.environ plus what client commands (and Snakemake) need to reach us:
+        ``SLURM_CONF``, and ``PATH`` with :attr:`bin_dir` first (for the nested srun of
+        jobs, which runs without ``SLURM_CONF``; module docstring)."""
         env = dict(os.environ)
         env["SLURM_CONF"] = str(self.conf)
-        env["PATH"] = env.get("PATH", "") + ":/usr/sbin:/sbin"
+        env["PATH"] = f"{self.bin_dir}:{env.get('PATH', '')}:/usr/sbin:/sbin"
         for var in [k for k in env if k.startswith("SLURM_") and k != "SLURM_CONF"]:
             del env[var]  # never inherit an outer job's context
         return env
@@ -296,44 +375,20 @@ PartitionName={self.partition} Nodes={self.hostname} Default=YES MaxTime=INFINIT
 """
         self.conf.write_text(text)
 
-    def _link_system_conf(self) -> None:
-        link = SYSTEM_CONF
-        if link.is_symlink():
-            target = Path(os.readlink(link))
-            ours = target.name == "slurm.conf" and target.parent.name == "etc" and (
-                target.parent.parent.name.startswith(OUR_ROOT_PREFIX) or (target.parent.parent / ".dprl-slurm").exists()
-            )
-            if not ours:
-                raise SlurmUnavailable(f"{link} is a symlink to {target}, not a test cluster's config; not touching it")
-            live = target.exists() and self._conf_daemons_alive(target.parent.parent)
-            if live and target != self.conf:
-                raise SlurmUnavailable(f"another test cluster is running ({target}); stop it first")
-            link.unlink()
-        elif link.exists():
-            raise SlurmUnavailable(
-                f"{link} exists (a real SLURM installation?). The test cluster needs that path: jobs' nested "
-                "srun (snakemake-executor-plugin-slurm-jobstep) drops SLURM_CONF and reads the default config."
-            )
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(self.conf)
-
-    def _unlink_system_conf(self) -> None:
-        try:
-            if SYSTEM_CONF.is_symlink() and Path(os.readlink(SYSTEM_CONF)) == self.conf:
-                SYSTEM_CONF.unlink()
-        except OSError:
-            pass
-
-    @staticmethod
-    def _conf_daemons_alive(root: Path) -> bool:
-        for daemon in ("slurmctld", "slurmd"):
-            try:
-                pid = int((root / "run" / f"{daemon}.pid").read_text().strip())
-            except (OSError, ValueError):
-                continue
-            if _pid_alive(pid) and _pid_is(pid, daemon):
-                return True
-        return False
+    def _write_srun_shim(self) -> None:
+        """``<root>/bin/srun``: the real srun, pointed at this cluster's config even when
+        the caller dropped ``SLURM_CONF`` (the Snakemake jobstep plugin does, for the
+        srun it runs inside each job). A real site has its config at the default path;
+        we may not write there without affecting every other cluster on the host."""
+        real = _which("srun")
+        if real is None or Path(real).resolve().parent == self.bin_dir.resolve():
+            raise SlurmUnavailable("srun not found outside the test cluster's bin directory")
+        shim = self.bin_dir / "srun"
+        shim.write_text(
+            "#!/bin/sh\n# generated by tests/cluster/slurm_cluster.py: this test cluster's config, whatever the caller's env\n"
+            f"SLURM_CONF='{self.conf}'\nexport SLURM_CONF\nexec '{real}' \"$@\"\n"
+        )
+        shim.chmod(0o755)
 
     def _start_munged(self) -> None:
         munge = pwd.getpwnam("munge")
@@ -379,47 +434,76 @@ PartitionName={self.partition} Nodes={self.hostname} Default=YES MaxTime=INFINIT
             time.sleep(0.05)
         raise SlurmStartError(f"{daemon} wrote no live pid to {path}\n{_tail(self.logfile(daemon))}")
 
+    def _take_owner_lock(self) -> None:
+        """Hold ``<root>/owner.lock`` for as long as this process owns the cluster, so
+        that :func:`reap_stale_clusters` can tell a dead owner's cluster from a live one.
+        The descriptor is not inherited by children (``os.open`` fds are close-on-exec),
+        so a daemon or a Snakemake we started cannot keep the lock alive after us."""
+        fd = os.open(self.root / OWNER_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._owner_fd = fd
+
+    def _release_owner_lock(self) -> None:
+        if self._owner_fd is not None:
+            os.close(self._owner_fd)
+            self._owner_fd = None
+
     def start(self) -> SlurmCluster:
+        """Start munged, slurmctld and slurmd; return once the node is idle.
+
+        Under :func:`host_lock`: stale clusters of dead owners are reaped, then ports are
+        picked and held until both daemons listen on them (node idle), so two sessions
+        starting at once never pick the same port."""
         reason = slurm_unavailable_reason()
         if reason:
             raise SlurmUnavailable(reason)
-        t0 = time.monotonic()
-        if self.root is None:
-            self.root = Path(tempfile.mkdtemp(prefix="dprl-slurm-"))
-        self.root.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.root, 0o755)  # munged checks every directory above its socket
-        for sub in ("etc", "state", "spool", "run", "log"):
-            (self.root / sub).mkdir(exist_ok=True)
-        (self.root / ".dprl-slurm").touch()  # marks the directory as a test cluster's
-        self.hardware = _node_hardware()
-        self._started = True  # from here on, stop() cleans up whatever came up
-        deadline = t0 + self.start_timeout
-        try:
-            self._start_munged()
-            self._wait_pidfile("munged", deadline)
-            self._write_conf()
-            self._link_system_conf()
-            self._start_daemon("slurmctld")
-            self._wait_pidfile("slurmctld", deadline)
-            self._start_daemon("slurmd")
-            self._wait_pidfile("slurmd", deadline)
-            state = ""
-            while time.monotonic() < deadline:
-                state = self.node_state()
-                if state == "idle":
-                    break
-                if state in ("down", "drained", "down*", "drain"):
-                    # ReturnToService=2 should avoid this; nudge once anyway
-                    self.run("scontrol", "update", f"NodeName={self.hostname}", "State=RESUME", check=False)
-                time.sleep(0.25)
+        t_wait = time.monotonic()
+        # another session's start holds the lock for at most its own start_timeout
+        with host_lock(timeout=3 * self.start_timeout + 30):
+            t0 = time.monotonic()
+            self.lock_wait_seconds = t0 - t_wait
+            self.reaped = reap_stale_clusters()
+            if self.root is None:
+                self.root = Path(tempfile.mkdtemp(prefix=OUR_ROOT_PREFIX))
+                self._take_owner_lock()  # before the host lock goes: never looks stale
             else:
-                raise SlurmStartError(
-                    f"node not idle after {self.start_timeout:.0f}s (sinfo: {state!r})\n"
-                    f"slurmctld log:\n{_tail(self.logfile('slurmctld'))}\nslurmd log:\n{_tail(self.logfile('slurmd'))}"
-                )
-        except BaseException:
-            self.stop()
-            raise
+                self.root.mkdir(parents=True, exist_ok=True)
+            self._started = True  # from here on, stop() cleans up whatever came up
+            deadline = t0 + self.start_timeout
+            try:
+                os.chmod(self.root, 0o755)  # munged checks every directory above its socket
+                for sub in ("etc", "state", "spool", "run", "log", "bin"):
+                    (self.root / sub).mkdir(exist_ok=True)
+                self.hardware = _node_hardware()
+                self._start_munged()
+                self._wait_pidfile("munged", deadline)
+                self._write_conf()
+                self._write_srun_shim()
+                self._start_daemon("slurmctld")
+                self._wait_pidfile("slurmctld", deadline)
+                self._start_daemon("slurmd")
+                self._wait_pidfile("slurmd", deadline)
+                state = ""
+                while time.monotonic() < deadline:
+                    state = self.node_state()
+                    if state == "idle":
+                        break
+                    if state in ("down", "drained", "down*", "drain"):
+                        # ReturnToService=2 should avoid this; nudge once anyway
+                        self.run("scontrol", "update", f"NodeName={self.hostname}", "State=RESUME", check=False)
+                    time.sleep(0.25)
+                else:
+                    raise SlurmStartError(
+                        f"node not idle after {self.start_timeout:.0f}s (sinfo: {state!r})\n"
+                        f"slurmctld log:\n{_tail(self.logfile('slurmctld'))}\nslurmd log:\n{_tail(self.logfile('slurmd'))}"
+                    )
+            except BaseException:
+                self.stop()
+                raise
         self.start_seconds = time.monotonic() - t0
         return self
 
@@ -465,10 +549,11 @@ PartitionName={self.partition} Nodes={self.hostname} Default=YES MaxTime=INFINIT
                     self._kill(daemon)
                 except OSError:
                     pass
-            self._unlink_system_conf()
             self._started = False
             if self._own_root and not self.keep and self.root is not None:
                 shutil.rmtree(self.root, ignore_errors=True)
+            # last: until the daemons are gone, a reaper must see the cluster as owned
+            self._release_owner_lock()
 
     def __enter__(self) -> SlurmCluster:
         return self.start()
@@ -485,6 +570,8 @@ PartitionName={self.partition} Nodes={self.hostname} Default=YES MaxTime=INFINIT
             "cpus": self.cpus,
             "real_memory_mb": self.real_memory_mb,
             "start_seconds": self.start_seconds,
+            "lock_wait_seconds": self.lock_wait_seconds,
+            "reaped": [str(r) for r in self.reaped],
         }
 
 
@@ -499,7 +586,7 @@ def _main(argv: list[str] | None = None) -> int:
     if a.action == "start":
         cluster.start()
         print(json.dumps(cluster.describe()), file=sys.stderr)
-        print(f"export SLURM_CONF={cluster.conf}")
+        print(f"export SLURM_CONF={cluster.conf} PATH={cluster.bin_dir}:$PATH")
     elif a.action == "stop":
         cluster._started = True
         cluster.stop()

@@ -20,12 +20,6 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-CLUSTER_DIR = REPO / "tests" / "cluster"
-if str(CLUSTER_DIR) not in sys.path:
-    sys.path.insert(0, str(CLUSTER_DIR))
-
-from slurm_cluster import SlurmCluster, require_slurm_or_skip  # noqa: E402
-
 WORKFLOW_FILES = ("Snakefile", "config.yaml", "workflow")
 # Tables whose content is timing, not science: excluded from bit-identity checks.
 NONDETERMINISTIC = {"job_runtimes.csv"}
@@ -200,22 +194,8 @@ def stray_temp_files(workdir: Path, preset: str) -> list[Path]:
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture(scope="session")
-def slurm_cluster():
-    """A real one-node SLURM for the whole session (fails in CI if it cannot run)."""
-    require_slurm_or_skip()
-    # Each SLURM job spends most of its time starting two Snakemake processes (the
-    # jobstep and the job) and little on its smoke-size simulation; advertising 4 CPUs per
-    # real one lets 4x more of those overlap on a small CI machine.
-    cluster = SlurmCluster(cpu_factor=int(os.environ.get("DPRL_SLURM_CPU_FACTOR", "4")))
-    cluster.start()
-    print(f"\n[slurm] one-node cluster up in {cluster.start_seconds:.2f} s: {cluster.describe()}")
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
+# The SLURM cluster fixtures (slurm_owner, slurm_cluster) live in tests/conftest.py: one
+# owner per session for every SLURM test, in tests/cluster/ as well as here.
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,14 @@
 """The smoke preset through the SLURM profile on a real one-node SLURM gives results
-bit-identical to a local run (issue 7; ../shared/specs/cluster.md).
+bit-identical to a local run.
 
-The cluster is started by the ``slurm_cluster`` fixture (tests/cluster/slurm_cluster.py)
-from the Debian packages ``slurm-wlm`` and ``munge``. In CI (CI=true) a missing SLURM
-fails this test; on a developer machine it skips with the reason.
+The cluster comes from the session's owner in tests/conftest.py (``slurm_cluster``;
+tests/cluster/slurm_cluster.py starts it from the Debian packages ``slurm-wlm`` and
+``munge`` in a temporary directory, config included). Snakemake gets the cluster's
+environment (``SLURM_CONF``, and ``PATH`` with the srun shim for the jobs' nested srun),
+and its SLURM executor plugin passes it on to sbatch/squeue/scancel, which it runs with
+the inherited environment; the test checks that the jobs landed in *this* cluster. In CI
+(CI=true) a missing SLURM fails this test; on a developer machine it skips with the
+reason.
 
 Profiles: Snakemake gives a workflow profile precedence over ``--profile`` per key, so the
 test builds one workflow profile in the temp dir: workflow/profiles/slurm/config.yaml
@@ -18,9 +23,6 @@ import re
 
 import pytest
 import yaml
-
-
-
 from conftest import REPO, assert_identical_results, copy_workflow, smoke_table_targets, snakemake, stray_temp_files  # tests/workflow is on pythonpath (pyproject.toml)
 
 # Each SLURM job starts two Snakemake processes before its simulation (the jobstep, then
@@ -61,9 +63,15 @@ def test_smoke_on_slurm_is_bit_identical_to_local(slurm_cluster, smoke_local, tm
     jobs = list((wd / "results/smoke/jobs").rglob("*.csv"))
     assert jobs and len(submitted) < len(jobs), (len(submitted), len(jobs))
     assert re.search(r"slurm_logs/rule_simulate_\w+_b\d{3}/", run.output), run.tail()
-    accounted = slurm_cluster.run("squeue", "-h", "--states=all", "-o", "%i %T").stdout.split("\n")
-    states = dict(line.split() for line in accounted if line.strip())
-    assert all(states.get(j) == "COMPLETED" for j in submitted), {j: states.get(j) for j in submitted}
+    # Every job of this run (the plugin names them after its run id) is in this cluster's
+    # queue and completed: the plugin's sbatch reached this cluster through the
+    # SLURM_CONF it inherited, not a host-wide config.
+    run_id = re.search(r"SLURM run ID: (\S+)", run.output)
+    assert run_id, run.tail()
+    accounted = slurm_cluster.run("squeue", "-h", "--states=all", "-o", "%i %T %j").stdout.split("\n")
+    ours = {jobid: state for jobid, state, name in (line.split() for line in accounted if line.strip()) if name == run_id[1]}
+    assert sorted(ours, key=int) == sorted(submitted, key=int), (ours, submitted)
+    assert set(ours.values()) == {"COMPLETED"}, ours
 
     assert all((wd / t).exists() for t in targets)
     assert_identical_results(wd, smoke_local, "smoke")
