@@ -6,8 +6,10 @@ recover, and asserts that nothing is lost and that the final results are bit-ide
 an undisturbed run of the same config (the ``mini_reference`` fixture):
 
 - a simulation job SIGKILLed mid-run, and the whole workflow SIGKILLed (a crashed
-  machine), then ``snakemake`` run again (``--rerun-incomplete`` comes from the default
-  profile; after a crash the stale lock needs ``--unlock``);
+  machine), then ``snakemake`` run again: the same command resumes (the stale lock and
+  incomplete outputs of the dead run are cleared, dprl.runner.snakemake_state); the main
+  Snakemake process alone SIGKILLed, then the plain README command (no profile) rerun;
+  a live run still stops a second one;
 - a truncated and a corrupted job result file: aggregation fails with a message naming
   the file and moves it aside (``*.corrupt``); the next run regenerates it;
 - the whole workflow interrupted (SIGINT to its process group, as Ctrl-C does; SIGTERM to
@@ -25,6 +27,8 @@ import os
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -38,6 +42,7 @@ from conftest import (  # tests/workflow is on pythonpath (pyproject.toml)
     MINI_SMOKE_OVERRIDES,
     MINI_TARGETS,
     REPO,
+    SNAKEMAKE_TIMEOUT,
     assert_identical_results,
     copy_workflow,
     kill_group,
@@ -96,13 +101,19 @@ def incomplete_files(wd: Path) -> set[str]:
 
 
 def rerun_after_crash(wd: Path):
-    """What a user does after a crash: run again; unlock first if the lock is stale."""
-    run = snakemake(wd, *CONFIG, "--cores", "2", "--rerun-incomplete", check=False)
-    if run.returncode != 0 and "unlock" in run.output.lower():
-        snakemake(wd, *CONFIG, "--unlock")
-        run = snakemake(wd, *CONFIG, "--cores", "2", "--rerun-incomplete", check=False)
+    """What a user does after a crash: run the same command again (no --unlock)."""
+    run = snakemake(wd, *CONFIG, "--cores", "2", check=False)
     assert run.returncode == 0, f"rerun after the fault failed:\n{run.tail(80)}"
     return run
+
+
+def snakemake_locks(wd: Path) -> list[Path]:
+    return sorted((wd / ".snakemake" / "locks").glob("*.lock"))
+
+
+def incomplete_markers(wd: Path) -> list[Path]:
+    d = wd / ".snakemake" / "incomplete"
+    return [p for p in d.rglob("*") if p.is_file()] if d.is_dir() else []
 
 
 # ----------------------------------------------------------------- SIGKILL mid-run
@@ -139,6 +150,107 @@ def test_sigkill_mid_run_then_rerun(target, mini_reference, tmp_path):
     leftovers = stray_temp_files(wd, PRESET)
     # a SIGKILLed writer cannot clean its temp file; it must never be mistaken for a result
     assert all(p.name.startswith(".") and p.suffix == ".tmp" for p in leftovers)
+
+
+# the command the README documents, without the workflow profile
+PLAIN = (*MINI_TARGETS, "--config", f"preset={PRESET}", "--cores", "2")
+
+
+def test_sigkill_of_snakemake_then_same_command_resumes(mini_reference, tmp_path):
+    """SIGKILL of the main Snakemake process mid-run (an out-of-memory kill, a closed
+    terminal's kill -9) leaves Snakemake's lock and incomplete markers behind; running the
+    identical plain command again resumes, and the results are bit-identical."""
+    wd = mini_workflow(tmp_path / "wd")
+    proc = start_snakemake(wd, *PLAIN)
+    try:
+        wait_for(lambda: finished_jobs(bg_log(wd)) and running_jobs(proc), 90, "a finished and a running job")
+        os.kill(proc.pid, signal.SIGKILL)  # the main process only: its jobs run on, orphaned
+        rc = wait_exit(proc)
+    finally:
+        kill_group(proc)
+    assert rc == -signal.SIGKILL
+    # what made the rerun fail before: Snakemake's lock and incomplete markers, and ours
+    assert snakemake_locks(wd), "the killed run left no Snakemake lock: the test proves nothing"
+    assert incomplete_markers(wd), "the killed run left no incomplete marker: the test proves nothing"
+    assert (wd / "results" / PRESET / ".dprl-lock.json").exists()
+    t0 = time.monotonic()
+    run = snakemake(wd, *PLAIN, check=False)
+    assert run.returncode == 0, f"the same command did not resume:\n{run.tail(80)}"
+    print(f"\n[resume] rerun of the identical command took {time.monotonic() - t0:.1f} s")
+    assert f"pid {proc.pid} " in run.output and "removed its stale lock" in run.output, run.tail(40)
+    assert "were incomplete; their jobs are rerun" in run.output, run.tail(40)
+    assert_identical_results(wd, mini_reference, PRESET)
+    # outputs of the killed jobs were moved aside, not deleted; any that the killed job
+    # completed is the very file the rerun wrote
+    for aside in (wd / "results" / PRESET).rglob("*.incomplete"):
+        done = aside.with_name(aside.name.removesuffix(".incomplete"))
+        assert aside.read_bytes() == done.read_bytes(), aside
+    # nothing of either run is left: locks, claims, markers
+    assert not snakemake_locks(wd) and not incomplete_markers(wd)
+    assert not list((wd / ".snakemake" / "dprl-lock-owners").glob("*.json"))
+    assert not (wd / "results" / PRESET / ".dprl-lock.json").exists()
+
+
+def test_live_run_still_stops_a_second_one(mini_reference, tmp_path):
+    """The stale-lock recovery never takes a live run's lock: a second identical command
+    started while the first runs jobs is refused and changes nothing; the first finishes
+    with the reference results."""
+    wd = mini_workflow(tmp_path / "wd")
+    proc = start_snakemake(wd, *PLAIN[:-1], "1")
+    try:
+        wait_for(lambda: running_jobs(proc) and list((wd / ".snakemake" / "dprl-lock-owners").glob("*.json")),
+                 90, "a run that holds its locks and runs a job")
+        locks = {p: p.stat().st_mtime_ns for p in snakemake_locks(wd)}
+        assert locks
+        second = snakemake(wd, *PLAIN, check=False)
+        assert second.returncode != 0, "a second run started beside a live one"
+        assert ("IncompleteFilesException" in second.output or "LockException" in second.output
+                or "Directory cannot be locked" in second.output), second.tail(40)
+        assert "removed its stale lock" not in second.output and "their jobs are rerun" not in second.output
+        assert {p: p.stat().st_mtime_ns for p in snakemake_locks(wd)} == locks  # left alone
+        assert wait_exit(proc, 300) == 0, bg_log(wd)[-3000:]
+    finally:
+        kill_group(proc)
+    assert_identical_results(wd, mini_reference, PRESET)
+
+
+def test_full_disk_then_same_command_resumes(mini_reference, tmp_path):
+    """The mini workflow on a real small file system (a tmpfs) with about half the space a
+    run needs: the run fails; no empty or partial lock or result is left; once space is
+    freed the same command finishes with the reference results and no bad benchmark."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)], capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()} (tests/core/test_full_disk.py simulates ENOSPC)")
+    try:
+        wd = mini_workflow(disk / "wd")
+        st = os.statvfs(disk)
+        with open(disk / "filler", "wb") as fh:  # leave 100 KB: a mini run writes about 200 KB
+            fh.write(b"\0" * (st.f_bavail * st.f_frsize - 100 * 1024))
+        # not the snakemake() helper: it saves the output in the working directory (full)
+        cmd = [sys.executable, "-m", "snakemake", *PLAIN]
+        failed = subprocess.run(cmd, cwd=wd, capture_output=True, text=True, timeout=SNAKEMAKE_TIMEOUT)
+        assert failed.returncode != 0, "the run did not hit the full disk: the test proves nothing"
+        assert "No space left on device" in failed.stdout + failed.stderr
+        res = wd / "results" / PRESET
+        lock = res / ".dprl-lock.json"
+        assert not lock.exists() or json.loads(lock.read_text())["pid"] > 0  # never an empty lock
+        from dprl.runner.io import read_result
+
+        for f in job_files(wd).values():
+            read_result(f)  # every result on disk is complete
+        (disk / "filler").unlink()
+        run = snakemake(wd, *PLAIN, check=False)
+        assert run.returncode == 0, run.tail(80)
+        assert_identical_results(wd, mini_reference, PRESET)
+        from dprl.analysis.runtimes import read_benchmark
+
+        for b in (res / "benchmarks").rglob("*.tsv"):
+            read_benchmark(b)  # every benchmark of a finished job is whole
+        assert not lock.exists() and not stray_temp_files(wd, PRESET)
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def test_sigkill_of_a_bundle_midway_then_rerun(tmp_path):

@@ -195,23 +195,41 @@ BENCHMARK_FILES = (
 # are about to run (not for dry runs, not in cluster jobs, which run without hooks),
 # released at the end; a lock of a dead run on this host is taken over.
 from dprl.runner.lock import ResultsLocked, acquire as _acquire_lock, release as _release_lock
+from dprl.runner import snakemake_state as _sm_state
 
 LOCK_FILE = f"{RES}/.dprl-lock.json"
+SNAKEMAKE_DIR = ".snakemake"  # Snakemake's state dir: in the working directory
+
+# After Snakemake's main process was killed, the same command resumes: its stale locks
+# (claimed at onstart by a process now gone) and the incomplete outputs of its jobs are
+# cleared here, before Snakemake checks them; a live run's are left, so it still stops
+# this one (dprl.runner.snakemake_state).
+if workflow.is_main_process:
+    for _line in _sm_state.recover(SNAKEMAKE_DIR, clear_incomplete=lambda: _sm_state.runs_jobs(sys.argv)).messages():
+        print(_line, file=sys.stderr)
 
 
 onstart:
     try:
         _acquire_lock(LOCK_FILE, workflow.basedir)
+        # which of .snakemake/locks are this run's (Snakemake does not record it)
+        _sm_state.claim(
+            SNAKEMAKE_DIR, list(getattr(workflow.persistence, "_lockfile", {}).values()), " ".join(sys.argv)
+        )
     except ResultsLocked as err:
         fail(f"results directory locked:\n  {err}")
+    except OSError as err:  # a full disk or read-only file system: one line, no traceback
+        fail(f"cannot write the lock files: {err}")
 
 
 onsuccess:
     _release_lock(LOCK_FILE)
+    _sm_state.release(SNAKEMAKE_DIR)
 
 
 onerror:
     _release_lock(LOCK_FILE)
+    _sm_state.release(SNAKEMAKE_DIR)
 
 
 def total_cores(wildcards):
