@@ -150,3 +150,19 @@ def test_overall_regime_of_several_curves():
     assert overall_regime([("reached", nan), ("n/a", nan)])[0] == "reached"
     # one curve still in its burn-in: not reached, with the largest horizon any such curve needs
     assert overall_regime([("reached", nan), ("not reached", 3e5), ("not reached", 2e6)]) == ("not reached", 2e6)
+
+
+def test_paper_exponent_test_rejects_the_nearest_wrong_exponent():
+    """C3/Z3 (−1/2 against −1/4), V3 (−1 against −1/2): an exponent fitted on data whose true
+    exponent is the wrong one fails; the right one passes; a CI too wide to tell them apart
+    is inconclusive, never reproduced."""
+    from dprl.analysis.stats import t_interval, verdict_exponent
+
+    rng = np.random.default_rng(7)
+    for target, wrong in ((-0.5, -0.25), (-1.0, -0.5), (0.25, 0.0)):
+        right = t_interval(target + 0.03 * rng.standard_normal(8))
+        bad = t_interval(wrong + 0.03 * rng.standard_normal(8))
+        wide = t_interval(target + 0.5 * rng.standard_normal(3))
+        assert verdict_exponent(right, target, wrong) == "reproduced"
+        assert verdict_exponent(bad, target, wrong) == "not reproduced"
+        assert verdict_exponent(wide, target, wrong) == "inconclusive"

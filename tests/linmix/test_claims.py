@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dprl.analysis.claims import evaluate
-from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, z2, z3, z4, z5, z6
+from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, f3, z2, z3, z4, z5, z6
 from dprl.analysis.stats import sqrt_sigma_exponent
 
 CLAIM = {c.id: c for c in CLAIMS}
@@ -60,24 +60,34 @@ def test_z2_long_table_rows_are_separate_and_fitted_over_their_own_last_decade()
     assert rows[1].measured == pytest.approx(0.5, abs=0.02)
 
 
-def _cost_table(cost_of_eps, burn_in=100.0, need=1000.0):
+def _cost_table(cost_of_eps, burn_in=100.0, need=1000.0, calibration="tight"):
     curves = {("ucrl_vtr", "none", np.inf): np.sqrt}
     for eps in (10.0, 100.0, 1000.0):
-        curves[("private_linopt_vi", "tight", eps)] = lambda T, e=eps: np.sqrt(T) * (1 + cost_of_eps(e))
+        curves[("private_linopt_vi", calibration, eps)] = lambda T, e=eps: np.sqrt(T) * (1 + cost_of_eps(e))
     return _table(curves, noise=0.001, burn_in=burn_in, need=need)
 
 
-def test_z3_expected_exponent_comes_from_the_sigmas_in_use():
-    # σ ∝ ε^-0.8 in the table: the paper's derivation (cost ∝ sqrt σ) predicts -0.4, not -0.5
+def test_f3_expected_exponent_comes_from_the_sigmas_in_use():
+    """The tight calibration's exponents are this package's finding F3, judged against its
+    own σ's (σ ∝ ε^-0.8 in the table: cost ∝ sqrt σ predicts -0.4, not the paper's -0.5)."""
     sig = pd.Series([10.0 ** -0.8, 100.0 ** -0.8], index=[10.0, 100.0])
     assert sqrt_sigma_exponent(sig) == pytest.approx(-0.4)
-    good = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})
+    good = f3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})
     assert abs(good[0].measured + 0.4) < 0.05 and good[0].verdict == "reproduced" and good[0].regime == "reached"
     assert "expected -0.400" in good[0].note and "paper's route -0.5" in good[0].note
     assert good[1].verdict == "inconclusive"  # one δ only
-    bad = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0)})
+    bad = f3({"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0)})
     assert bad[0].verdict == "not reproduced"
-    outside = evaluate(CLAIM["Z3"], {"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0, burn_in=1e6, need=1e7)})[0]
+    assert z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})[0].verdict == "inconclusive"  # no paper rows
+
+
+def test_z3_judges_the_paper_calibration_against_the_papers_exponent():
+    good = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.5, calibration="paper")})
+    assert good[0].verdict == "reproduced" and "the paper's exponent -0.5" in good[0].note
+    wrong = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.25, calibration="paper")})
+    assert wrong[0].verdict == "not reproduced"  # the nearest wrong exponent is rejected
+    outside = evaluate(CLAIM["Z3"], {"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0, burn_in=1e6, need=1e7,
+                                                                  calibration="paper")})[0]
     assert outside["regime"] == "not reached" and outside["verdict"] == "inconclusive" and outside["horizon_needed"] == 1e7
 
 
@@ -140,4 +150,5 @@ def test_z6_ldp_larger_and_faster():
 
 
 def test_claim_ids():
-    assert [c.id for c in CLAIMS] == ["Z1", "Z2", "Z3", "Z4", "Z5", "Z6"]
+    assert [c.id for c in CLAIMS] == ["Z1", "Z2", "Z3", "Z4", "Z5", "Z6", "F3"]
+    assert [c.id for c in CLAIMS if c.finding] == ["F3"]

@@ -205,6 +205,25 @@ def per_seed_note(est: Estimate) -> str:
 
 
 EXPONENT_TOL = 0.1  # a fitted exponent "matches" a predicted rate when its CI comes within 0.1
+# For a paper's exponent: a power law fitted over a finite grid is off by round-off and by
+# the lower-order terms the grid still sees; 0.05 is half the smallest gap between the
+# exponents the claims separate (−1/2 against −1/4 and +1/4 against +1/2: 1/4) minus the
+# CI's own half-width budget, so a row can separate them only with a CI narrower than 0.4.
+PAPER_EXPONENT_TOL = 0.05
+
+
+def verdict_exponent(est: Estimate, target: float, wrong: float, tol: float = PAPER_EXPONENT_TOL) -> str:
+    """Two-sided test of a paper's exponent ``target`` against the nearest plausible wrong
+    one ``wrong`` (e.g. −1/4 for −1/2: the noise of a bug that scales σ with ε^(-1/2)):
+    ``reproduced`` when the CI widened by ``tol`` contains ``target`` and excludes
+    ``wrong``; ``not reproduced`` when it excludes ``target``; ``inconclusive`` when it
+    contains both (too wide to tell them apart) or is not finite."""
+    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
+        return "inconclusive"
+    low, high = est.low - tol, est.high + tol
+    if not low <= target <= high:
+        return "not reproduced"
+    return "inconclusive" if low <= wrong <= high else "reproduced"
 
 
 def verdict_near(est: Estimate, target: float, tol: float = EXPONENT_TOL, width_limit: float | None = None) -> str:

@@ -67,13 +67,13 @@ FIGURES: dict[str, Figure] = _register(
     Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime", ("V2", "V3", "F1")),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
-    Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3",)),
+    Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3", "F2")),
     Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size"),
     Figure("lq_audit", "lq", ("lq_audit",), "lq:audit", ("C1",)),
     Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", ("C2", "C3"), optional=("lq_regime", "lq_regime_long")),
     # private RL in linear mixture MDPs (2022)
     Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog", ("Z2",)),
-    Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3",)),
+    Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3", "F3")),
     Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime", ("Z2", "Z3")),
     Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig", ("Z4",)),
     Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig", ("Z5",)),
