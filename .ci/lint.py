@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The static checks of CI (issue 15); tests/workflow/test_lint.py runs the same ones.
+"""The static checks of CI; tests/workflow/test_lint.py runs the same ones.
 
 - ``ruff check``: the Python code, rules in pyproject.toml ``[tool.ruff]``;
 - ``snakefmt --check``: the Snakefile and workflow/rules/*.smk, ``[tool.snakefmt]``;

@@ -1,4 +1,4 @@
-"""Benchmarks of the backbone (issue 2). Skipped in the normal test run; run with
+"""Benchmarks of the backbone. Skipped in the normal test run; run with
 ``pytest tests/benchmarks/test_bench_core.py --benchmark-only -o addopts=""``.
 
 Targets: one tree-counter step for 10^5 counters < 2 ms; `snakemake -n` on the default

@@ -1,10 +1,10 @@
-"""Speed of the Zhou (2022) agents (issue 12): the compiled loop and the NumPy reference loop
+"""Speed of the Zhou (2022) agents: the compiled loop and the NumPy reference loop
 (``tests/linmix/linmix_reference.py``) measured in the same run, the ratio reported.
 
 Targets: Private-LinOpt-VI/PO >= 2,000 episodes/s on mixture S=100, A=5, d1=d2=5, H=10,
 and >= 20,000 episodes/s on the default instance (S=10, A=3, d1=d2=2, H=2).
 
-Rates are CPU time of this process (``time.process_time``, as issue 12 measured them: the
+Rates are CPU time of this process (``time.process_time``, as the bench measures them: the
 machine's two cores are shared, and wall-clock rates under load say more about the
 neighbours than about the loop); the wall rate is in ``extra_info`` too.
 

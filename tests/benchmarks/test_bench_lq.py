@@ -1,9 +1,9 @@
-"""Benchmarks of the LQ agents (issues 4 and 12): the compiled episode loop and the NumPy
+"""Benchmarks of the LQ agents: the compiled episode loop and the NumPy
 reference loop (``tests/lq/lq_reference_loop.py``, the pre-issue-12 code path) measured in
 the same run, the ratio reported. Skipped in the normal test run; run with
 ``pytest tests/benchmarks/test_bench_lq.py --benchmark-only -o addopts=""``.
 
-Target (issue 12): Private-OFU-RL on n=2, d=1, H=10 with N=256 oracle candidates at
+Target: Private-OFU-RL on n=2, d=1, H=10 with N=256 oracle candidates at
 >= 10,000 episodes/s. Rates are CPU time of this process (``time.process_time``, as the
 issue measured them): the machine's two cores are shared, and wall-clock rates under load
 say more about the neighbours than about the loop (``extra_info`` has the wall rate too). Episodes/s, the reference's episodes/s and the ratio are in each

@@ -1,5 +1,5 @@
-"""Process start-up of one private job per paper (issue 12: "a job's process start-up stays
-under 2 s"): the whole ``dprl run-job --spec`` process, as the Snakemake rule starts it, for
+"""Process start-up of one private job per paper (the target: a job's process start-up stays
+under 2 s): the whole ``dprl run-job --spec`` process, as the Snakemake rule starts it, for
 a smoke-preset job cut to a tiny size (10 episodes, or a single batch size), so that what
 is measured is the start-up: interpreter, imports (NumPy, pandas, Numba, the SciPy
 submodules the calibration needs), the calibration and accounting, the Numba cache load

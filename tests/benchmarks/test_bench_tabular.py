@@ -1,13 +1,13 @@
-"""Speed and memory of UBEV/PUCB (issue 12): the compiled loop and the NumPy reference loop
+"""Speed and memory of UBEV/PUCB: the compiled loop and the NumPy reference loop
 (``tests/tabular/tabular_reference.py``) measured in the same run, the ratio reported.
 
 Targets on garnet S=3 A=2 H=2: PUCB >= 500,000 episodes/s and >= 20x the reference, UBEV
->= 1,000,000 episodes/s. Also the 23-state 4-action H=10 MDP of issue 3 (UBEV >= 5,000,
+>= 1,000,000 episodes/s. Also the 23-state 4-action H=10 MDP of the speed targets (UBEV >= 5,000,
 PUCB >= 2,000 episodes/s; there 46,000 Laplace draws per PUCB episode dominate) and the
 100-state 4-action H=20 PUCB counter memory < 1 GiB.
 
 Run: ``pytest tests/benchmarks/test_bench_tabular.py --benchmark-only -o addopts=""``.
-Rates and start-up are CPU time (``time.process_time``, as issue 12 measured them: the
+Rates and start-up are CPU time (``time.process_time``, as the bench measures them: the
 machine's two cores are shared, and wall-clock rates under load say more about the
 neighbours than about the loop); wall times are in ``extra_info``. Episodes/s, the reference's episodes/s and the ratio are in each benchmark's
 ``extra_info``; compile time is excluded (one warm-up round; with ``cache=True`` it is

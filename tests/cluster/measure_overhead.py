@@ -1,4 +1,4 @@
-"""Measure Snakemake's scheduling overhead on the one-node SLURM (issue 7, "Scale").
+"""Measure Snakemake's scheduling overhead on the one-node SLURM.
 
 Runs a seeded random sample of the jobs of a preset (default: ``default``) through the
 SLURM profile on a real one-node cluster (tests/cluster/slurm_cluster.py, honest CPU
@@ -17,7 +17,7 @@ job is a bundle and its benchmark file covers the whole bundle.
     python tests/cluster/measure_overhead.py --jobs 0 [--preset default] [--local] [--out f.json]
         [--set group-components='{"sims": 20}']
 
-``--jobs 0`` runs every job of the preset (the honest measurement of issue 7); a
+``--jobs 0`` runs every job of the preset (the honest measurement); a
 positive number runs a seeded random sample. ``--set KEY=YAML`` overrides one key of the
 merged SLURM profile (to compare bundle sizes).
 

@@ -1,5 +1,5 @@
 """Cross-check of the core calibration (``dprl.privacy.calibration``) against an independent
-library, Google's ``dp-accounting`` (``mechanisms.md``: "every calibration is also checked
+library, Google's ``dp-accounting`` (``src/dprl/README.md``: "every calibration is also checked
 against exact accounting, including an independent library").
 
 - analytic Gaussian σ (``gaussian_sigma_tight``/``gaussian_mu``) against the library's

@@ -20,7 +20,7 @@ from dprl.privacy.setting import PrivacySetting
 
 
 def test_gaussian_audits_at_2e5_runs_detect_about_1_6x():
-    """mechanisms.md: "with 2·10⁵ runs about 1.6×"; more runs detect less inflation."""
+    """src/dprl/README.md, "Privacy audits": "with 2·10⁵ runs about 1.6×"; more runs detect less inflation."""
     f = [gaussian_inflation(1.0, 1e-5, n) for n in (60_000, 200_000, 1_000_000)]
     assert 1.55 < f[1] < 1.75
     assert f[0] > f[1] > f[2] > 1.0

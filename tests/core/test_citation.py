@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ROOT_REQUIRED = ("cff-version", "message", "title", "authors")
 REFERENCE_REQUIRED = ("type", "title", "authors")
 REFERENCE_TYPES = {"article", "conference-paper", "proceedings", "report", "software", "book", "thesis", "unpublished"}
-# The four papers whose claims the package tests (contract: /work/shared/specs/00-contract.md).
+# The four papers whose claims the package tests.
 PAPERS = {
     ("Balle", 2016): "Differentially Private Policy Evaluation",
     ("Vietri", 2020): "Private Reinforcement Learning with PAC and Regret Guarantees",

@@ -1,4 +1,4 @@
-"""claims.md: totals first, one summary row per claim, then the rows (issue 15)."""
+"""claims.md: totals first, one summary row per claim, then the rows."""
 
 import numpy as np
 import pandas as pd

@@ -124,7 +124,7 @@ def test_repository_config_is_valid_in_every_preset():
         assert cfg.jobs, preset
 
 
-# --------------------------------------------------------------- the battery (issue 16)
+# --------------------------------------------------------------- the battery
 # A config with one experiment of each family whose constraints are checked, and overrides
 # in presets.smoke / presets.full: every case below breaks one thing and must be refused
 # with its key path (inside presets.<preset> when the value comes from there), whichever

@@ -1,5 +1,5 @@
 """A job's numbers depend only on its spec: reruns are bit-identical, independent of
-which other jobs ran before and in what order; streams are keyed as the contract says."""
+which other jobs ran before and in what order; streams are keyed as src/dprl/README.md, "Determinism" says."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Every result checked against its job, every table against its inputs (issue 16):
+"""Every result checked against its job, every table against its inputs:
 a result copied over another job's, a byte flipped with the mtime kept, an edited table,
 a result of another config are each caught, and one run names every bad file."""
 

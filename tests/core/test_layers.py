@@ -1,4 +1,4 @@
-"""Layers that point one way (issue 14): no import cycle between ``dprl`` subpackages,
+"""Layers that point one way: no import cycle between ``dprl`` subpackages,
 and every import goes down the declared layer order. Imports are read from the sources
 (``ast``), including those inside functions, so a lazy import cannot hide a back-edge."""
 

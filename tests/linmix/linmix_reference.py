@@ -1,5 +1,5 @@
 """Reference oracle for the compiled LinOpt loop: the plain NumPy planner and episode loop
-the package ran before issue 12, kept in the tests only (``test_compiled_loop.py`` checks
+the package ran before its loops were compiled, kept in the tests only (``test_compiled_loop.py`` checks
 the compiled loop equals it to round-off; the benchmarks time both). It drives the
 package's :class:`LinOptAgent` through its Regularizer interface, with the planner
 replaced by the NumPy one below."""

@@ -61,7 +61,7 @@ def test_radii_are_the_agents_confidence_radii():
 
 
 def test_burn_in_grows_as_epsilon_shrinks_like_the_issue_measured():
-    """Issue 13 measured T* ≈ 2e4 (ε=1000), 7e4 (100), 3-4e5 (10), 2e6 (1) on the default
+    """Measured T* ≈ 2e4 (ε=1000), 7e4 (100), 3-4e5 (10), 2e6 (1) on the default
     instance; the ratios between ε follow β², which is what the formula carries."""
     env = _default(0)
     t = {e: linopt_burn_in(env, int(k), 0.05, "central", _tight(e)) for e, k in ((1000, 2e4), (100, 7e4), (10, 3.5e5), (1, 2e6))}

@@ -1,4 +1,4 @@
-"""B1 audits of DP-LSW and DP-LSL on replacement pairs (issue 11): the correct mechanisms
+"""B1 audits of DP-LSW and DP-LSL on replacement pairs: the correct mechanisms
 satisfy NRS07's conditions and pass; local-sensitivity noise, an inverted β and the old cap
 k < m violate them and fail the audit; the exact ε of a pair of Gaussians is right."""
 

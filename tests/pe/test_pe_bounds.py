@@ -112,7 +112,7 @@ def _worst_smoothness(psi: np.ndarray, psi_nb: np.ndarray, b: float) -> float:
 
 
 def test_lsl_regression_counterexample_of_the_old_k_cap():
-    """Issue 11: ρ = (.5, .5), m = 2, c_λ = 1, b = 1e-3, counts (1, 2) vs (0, 2) gave
+    """ρ = (.5, .5), m = 2, c_λ = 1, b = 1e-3, counts (1, 2) vs (0, 2) gave
     |ln Ψ - ln Ψ'| = 187·b with k < m; k <= m gives exactly b."""
     rho, b, m, c_lam = np.array([0.5, 0.5]), 1e-3, np.array([2.0, 2.0]), np.array([1.0, 1.0])
     counts = np.array([[1.0, 2.0], [0.0, 2.0]])

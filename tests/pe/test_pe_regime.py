@@ -78,7 +78,7 @@ def test_lsw_regime_boundaries_hold_for_the_expected_noise(feat):
 
 
 def test_m_star_is_set_by_eps_times_m():
-    """m* falls about like 1/ε (ε·m* within a decade from ε = 0.1 to 100, matching issue 13's
+    """m* falls about like 1/ε (ε·m* within a decade from ε = 0.1 to 100, matching the
     10⁵–1.5·10⁶ at ε ∈ {0.1, 1})."""
     phi = feature_matrix("identity", 40)
     q = visit_probabilities(MRP)

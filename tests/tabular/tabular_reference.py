@@ -1,5 +1,5 @@
 """Reference oracle for the compiled UBEV/PUCB loop: the plain NumPy implementation the
-package ran before issue 12 (one episode at a time, per-episode arrays of length ``T``),
+package ran before its loops were compiled (one episode at a time, per-episode arrays of length ``T``),
 kept verbatim in the tests only. ``tests/tabular/test_compiled_loop.py`` checks that the
 compiled loop reproduces its per-episode regret exactly; the benchmarks time both.
 

@@ -37,7 +37,7 @@ def test_burn_in_matches_the_issue_and_scales_like_one_over_eps():
     T = 30_000_000
     t10 = job_burn_in(_garnet(0), PrivacySetting(epsilon=10, **TIGHT), T, 0.05)
     t1 = job_burn_in(_garnet(0), PrivacySetting(epsilon=1, **TIGHT), T, 0.05)
-    # issue 13: garnet S3 H2 unclamps near 3.7e5 (ε=10) and 4.4e6 (ε=1) episodes
+    # measured: garnet S3 H2 unclamps near 3.7e5 (ε=10) and 4.4e6 (ε=1) episodes
     assert 2e5 < t10[1] < 8e5 and 2.5e6 < t1[1] < 8e6
     assert 8 < t1[1] / t10[1] < 12 and 8 < t1[0] / t10[0] < 12
     assert t10[0] < t10[1]  # the first untie precedes the full unclamp
@@ -145,7 +145,7 @@ def test_v2_inside_the_regime_can_fail():
 def test_v3_expected_exponent_from_the_burn_in():
     res = tc.v3({"tabular_regret": _regret_table(0.0, 3e7, 1e6, 2e5)})  # cost = burn-in regret ∝ 1/ε
     exp = [r for r in res if "exponent" in r.note][0]
-    assert "expected -1.000" in exp.note and exp.regime == "reached"
+    assert "predicts -1.000" in exp.note and exp.regime == "reached"
     assert exp.measured == pytest.approx(-1.0, abs=0.05) and exp.verdict == "reproduced"
     # a cost still growing like T^0.5 past T* scales like ε^-0.5: refuted inside the regime
     bad = [r for r in tc.v3({"tabular_regret": _regret_table(0.5, 3e7, 1e6, 2e5)}) if "exponent" in r.note][0]
@@ -197,7 +197,7 @@ def test_regime_horizon_is_the_fixed_point_and_v7_needs_1e8():
     k = burn_in_episodes(lambda t: job_burn_in(env, priv, t, 0.05)[1], RATE_FACTOR)
     assert k >= RATE_FACTOR * job_burn_in(env, priv, int(k), 0.05)[1]
     assert 0.99 * k < RATE_FACTOR * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
-    assert 5e7 < k < 2e8  # issue 13: V7's regime needs T >= 1e8 at S = 12
+    assert 5e7 < k < 2e8  # measured: V7's regime needs T >= 1e8 at S = 12
 
 
 def test_burn_in_ignores_pairs_already_at_h():

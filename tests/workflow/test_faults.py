@@ -1,4 +1,4 @@
-"""No fault loses or corrupts work (issue 7).
+"""No fault loses or corrupts work.
 
 Each test runs a small workflow (the fast ``counter_error`` and ``audit`` experiments at
 smoke size, see ``mini_workflow``) in its own temp dir, disturbs it, lets Snakemake

@@ -1,4 +1,4 @@
-"""Issue 16 end to end, on tiny smoke-preset workflows: editing code reruns exactly the
+"""Result integrity end to end, on tiny smoke-preset workflows: editing code reruns exactly the
 experiments that run it (in a virtual environment that is not activated: no `dprl` on
 PATH); a second workflow on the same results directory is refused, naming the first; a
 result copied over another job's and a byte flipped with the mtime kept are named in one

@@ -6,11 +6,12 @@ import json
 import re
 import zipfile
 
-import pandas as pd
 import pytest
 from conftest import snakemake
 
 from dprl.analysis.figures import all_figures
+from dprl.analysis.base import paper_claims
+from dprl.analysis.readme_table import read_claims
 from dprl.analysis.report_table import VERDICT_COLOURS
 from dprl.config.load import load_config_file
 
@@ -20,7 +21,7 @@ def test_report_has_landing_page_claims_table_and_captions(smoke_run):
     wd = smoke_run
     snakemake(wd, "--config", "preset=smoke", "--report", "report.zip")
     figs = wd / "results" / "smoke" / "figures"
-    claims = pd.read_csv(figs / "claims.csv")
+    claims = read_claims(figs / "claims.csv")
     manifest = json.loads((figs / "manifest.json").read_text())
     with zipfile.ZipFile(wd / "report.zip") as z:
         names = z.namelist()
@@ -33,10 +34,11 @@ def test_report_has_landing_page_claims_table_and_captions(smoke_run):
     desc = json.loads(desc.group(1))
     assert "preset: <strong>smoke</strong>" in desc
     assert manifest["git_commit"] in desc
-    counts = claims["verdict"].value_counts()
+    papers = paper_claims(claims)  # the landing page counts the papers' claims, not the package's findings
+    counts = papers["verdict"].value_counts()
     for verdict in ("reproduced", "inconclusive", "not reproduced"):
         assert f"<strong>{verdict}</strong>: {counts.get(verdict, 0)}</li>" in desc
-    assert f"{claims['claim'].nunique()} claims, {len(claims)} rows" in desc
+    assert f"{papers['claim'].nunique()} claims, {len(papers)} rows" in desc
     # cores: those used (at most the CPUs there are) and those requested (conftest: --cores 2)
     assert manifest["cores_requested"] == 2 and manifest["cores"] == min(2, manifest["cpus_available"])
     assert f"on {manifest['cores']} cores" in desc and "2 requested with" in desc

@@ -1,4 +1,4 @@
-"""Regime helpers shared by the papers' agents and job functions (contract, "Regimes"):
+"""Regime helpers shared by the papers' agents and job functions (src/dprl/README.md, "Regimes"):
 the measured onset of a run from its checkpointed cumulative regret, and the fixed point
 ``K >= factor · T*(K)`` of a burn-in that itself grows (logarithmically) with the horizon
 it is computed for. Below the job functions (which record both) and the claims (which

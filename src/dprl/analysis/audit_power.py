@@ -1,5 +1,5 @@
 """The smallest ε inflation each privacy audit detects at its run count, stated next to the
-audit claims (M1, V1, C1, Z1, B1) in the claims table (``mechanisms.md``, "Privacy
+audit claims (M1, V1, C1, Z1, B1) in the claims table (``src/dprl/README.md``, "Privacy
 audits", item 6; :mod:`dprl.privacy.audit_power` computes it)."""
 
 from __future__ import annotations

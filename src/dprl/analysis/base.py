@@ -74,7 +74,7 @@ def claim_verdicts(claims: pd.DataFrame) -> dict[str, int]:
 
 
 def outside_regime(claims: pd.DataFrame) -> int:
-    """Inconclusive rows measured outside their regime (contract, "Regimes")."""
+    """Inconclusive rows measured outside their regime (src/dprl/README.md, "Regimes")."""
     if "regime" not in claims:
         return 0
     return int(((claims["verdict"] == "inconclusive") & (claims["regime"] == "not reached")).sum())
@@ -103,7 +103,7 @@ class ClaimResult:
     verdict: Verdict
     calibration: str = "n/a"  # "paper", "tight", "both", "n/a"
     note: str = ""  # what was measured, in words (units, grid, fit)
-    # contract, "Regimes": whether the measurement lies where the theory applies
+    # src/dprl/README.md, "Regimes": whether the measurement lies where the theory applies
     regime: Regime = "n/a"
     horizon_needed: float = float("nan")  # episodes (or ε·m) the regime needs, if not reached
     # the privacy level the row is about: its ε, or the smallest ε of a fit over several

@@ -1,4 +1,4 @@
-"""One plotting vocabulary for every figure (issue 15), after rlberry's single plotting
+"""One plotting vocabulary for every figure, after rlberry's single plotting
 entry point: every figure goes through :func:`render` (claims in the title, one layout, one
 deterministic save), and every figure module draws with the same few functions:
 
@@ -539,7 +539,7 @@ def claims_summary(claim_ids: Sequence[str], claims: pd.DataFrame | None) -> str
         else:
             text = f"{cid}: " + ", ".join(f"{n} {v}" for v, n in counts.items())
         outside = outside_regime(rows)
-        if outside:  # rates measured before the burn-in (contract, "Regimes")
+        if outside:  # rates measured before the burn-in (src/dprl/README.md, "Regimes")
             text += f" [{outside} outside the regime]"
         parts.append(text)
     return "Claims " + " · ".join(parts)

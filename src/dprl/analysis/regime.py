@@ -1,4 +1,4 @@
-"""Regime of a results table (contract, "Regimes"): the median over seeds of the onset
+"""Regime of a results table (src/dprl/README.md, "Regimes"): the median over seeds of the onset
 each job recorded (:func:`dprl.agents.regime.onset_episode`)."""
 
 from __future__ import annotations

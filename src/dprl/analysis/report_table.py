@@ -4,7 +4,7 @@ Snakemake's report viewer shows images, HTML and PDF inline and every other file
 download link, so the claims table (``claims.csv``) is rendered here as a self-contained
 HTML page: one summary row per claim (its verdicts counted and coloured) above its detail
 rows (one per calibration or setting, as in ``claims.csv``), with the ``regime`` and
-``horizon_needed`` columns of the contract's "Regimes" section.
+``horizon_needed`` columns of "Regimes" in src/dprl/README.md.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ def write_runtime_outputs(df: pd.DataFrame, out_csv: str, fig_stem: str) -> None
     fig.tight_layout()
     from dprl.analysis.plotting import save
 
-    save(fig, stem)  # no timestamps in the files (issue 15)
+    save(fig, stem)  # no timestamps in the files
 
 
 def measured_resources(df: pd.DataFrame, mem_margin: float = 1.5, time_margin: float = 3.0) -> dict:

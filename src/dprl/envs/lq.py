@@ -213,7 +213,7 @@ def double_integrator(
 #
 # Compiled (Numba) kernels, batch-last: the optimistic oracle runs the recursion for
 # hundreds of candidate systems of 2x2-sized matrices per episode, where NumPy's per-call
-# overhead dominated (issue 12: 296 µs per oracle Riccati in NumPy, ~14 µs compiled). The
+# overhead dominated (measured: 296 µs per oracle Riccati in NumPy, ~14 µs compiled). The
 # summation order of every product is that of the previous NumPy version (``Σ_j`` in
 # increasing ``j``), so results agree with it to round-off.
 

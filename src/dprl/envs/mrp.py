@@ -232,7 +232,7 @@ class BatchStats:
 
 
 def chain_mrp(n_states: int = 40, p_right: float = 0.5, gamma: float = 0.99, max_len: int = 200, r_max: float = 1.0) -> FiniteMRP:
-    """The chain of the paper's experiments (spec, "Environment").
+    """The chain of the paper's experiments (Balle et al. 2016, "Environment").
 
     States ``0..N-1``; ``N-1`` absorbing, ``N-2`` the goal. The evaluated policy moves right
     with probability ``p_right`` and stays otherwise; reward ``r_max`` on every transition

@@ -6,7 +6,7 @@ given, in which case the reward of a transition is ``next_reward[s']`` (the lowe
 class of Figure 1: reward 1 for every transition into ``+``); then ``R`` is its
 expectation ``Σ_s' P next_reward``.
 
-Exact quantities (spec, "Setting"): ``ρ^π = p0ᵀ V_1^π`` by backward induction, regret
+Exact quantities (Vietri et al. 2020, Section 2, "Setting"): ``ρ^π = p0ᵀ V_1^π`` by backward induction, regret
 ``ρ* − ρ^{π_t}``.
 """
 

@@ -1,5 +1,5 @@
 """Accounted ε of a private simulation job under its paper's neighbouring relation
-(replacement of one user by another; ``mechanisms.md``, "Neighbouring relation").
+(replacement of one user by another; ``src/dprl/README.md``, "Neighbouring relations: replacement").
 
 Each function rebuilds the job's calibration from its spec exactly as the job does and
 returns the ε that the noise actually added gives under replacement: the ℓ1 sum for
@@ -68,7 +68,7 @@ def _linopt(spec: JobSpec) -> float:
 
 def _pe(spec: JobSpec) -> float | None:
     """DP-LSW/DP-LSL: the nominal ε by the smooth-sensitivity theorem (NRS07) for the
-    (a, b) of ``mechanisms.md``; GS-DP-LSL: the analytic Gaussian ε of its σ
+    (a, b) of ``src/dprl/README.md``; GS-DP-LSL: the analytic Gaussian ε of its σ
     (:func:`dprl.experiments.pe.jobs.job_accounted_epsilon`)."""
     from dprl.experiments.pe.jobs import job_accounted_epsilon
 

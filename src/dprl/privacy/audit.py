@@ -1,4 +1,4 @@
-"""Statistical privacy audits (``mechanisms.md``, "Privacy audits").
+"""Statistical privacy audits (``src/dprl/README.md``, "Privacy audits").
 
 An audit lower-bounds a mechanism's ε from samples: run it ``n`` times on neighbouring
 inputs ``D, D'``, pick a rejection region ``E`` on a *separate* calibration set of runs,
@@ -92,7 +92,7 @@ def max_eps_lb(n: int, delta: float, alpha: float) -> float:
 def nodes_from_releases(rel: np.ndarray) -> np.ndarray:
     """Tree-counter releases ``rel[:, t-1, ...]`` (after ``t`` elements) -> node values.
 
-    The node closed at ``t`` is ``release(t) − release(t − 2^{ctz t})`` (``mechanisms.md``):
+    The node closed at ``t`` is ``release(t) − release(t − 2^{ctz t})`` (``src/dprl/README.md``):
     the releases are an invertible linear function of the noisy nodes, so auditing the
     node values (whose noises are independent) sees exactly what the releases show."""
     T = rel.shape[1]

@@ -1,5 +1,5 @@
 """Power of the privacy audits: the smallest ε inflation an audit detects at its run count
-(``mechanisms.md``, "Privacy audits", item 6).
+(``src/dprl/README.md``, "Privacy audits", item 6).
 
 An audit (:mod:`dprl.privacy.audit`) reports ``ε_lb = ln((p_low − δ)/q_high)`` with
 Clopper–Pearson bounds from ``n`` runs per input, so even a perfectly chosen rejection

@@ -1,5 +1,5 @@
 """Deliberately broken noise sources, used only to show that the privacy audits have power
-(``mechanisms.md``: an audit must fail on a broken mechanism). Never used by an agent.
+(``src/dprl/README.md``: an audit must fail on a broken mechanism). Never used by an agent.
 
 - ``halved``: the noise scale divided by two (a calibration bug).
 - ``reused``: one draw reused for every node (a stateful-RNG bug); differences of

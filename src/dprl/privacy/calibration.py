@@ -1,4 +1,4 @@
-"""Noise calibration and high-probability noise bounds (``mechanisms.md``, "Calibration:
+"""Noise calibration and high-probability noise bounds (``src/dprl/README.md``, "Calibration:
 ``paper`` and ``tight``").
 
 ``paper`` routes (as printed by the papers) and ``tight`` routes (same guarantee, less
@@ -6,7 +6,7 @@ noise or a narrower width) live side by side so that every agent can pick per jo
 so that experiments can show how much the ``tight`` route saves.
 
 One meaning of the two names (:data:`dprl.privacy.setting.CALIBRATIONS`) in every paper, always under the paper's own neighbouring
-relation, :data:`NEIGHBOURING_RELATION` (one user *replaced* by another; ``mechanisms.md``,
+relation, :data:`NEIGHBOURING_RELATION` (one user *replaced* by another; ``src/dprl/README.md``,
 "Neighbouring relation"):
 
 - ``paper``: the paper's printed route (zCDP, or basic composition), with its printed
@@ -230,7 +230,7 @@ def chi2_norm_bound(sigma: float, dim: int, beta: float) -> float:
 def _chi2_isf(beta: float, dof: int) -> float:
     """``scipy.stats.chi2.isf(β, dof)``, which is ``scipy.special.chdtri(dof, β)`` (the same
     number: ``chi2._isf`` calls it), without importing ``scipy.stats`` (~0.3 s CPU of a
-    job's start-up, issue 12)."""
+    job's start-up)."""
     from scipy import special
 
     return float(special.chdtri(dof, beta))

@@ -1,4 +1,4 @@
-"""Noise distributions shared by every mechanism (``mechanisms.md``).
+"""Noise distributions shared by every mechanism (``src/dprl/README.md``).
 
 A noise object draws i.i.d. samples of a given shape from a ``numpy.random.Generator``.
 ``symmetric=True`` (matrices) draws the entries ``p <= q`` i.i.d. and mirrors them so the

@@ -1,5 +1,5 @@
 """Sensitivity under the papers' neighbouring relation: *replacement* of one user by another
-(``mechanisms.md``, "Neighbouring relation"), for streams that several counters share.
+(``src/dprl/README.md``, "Neighbouring relations: replacement"), for streams that several counters share.
 
 When two Gaussian counters are fed by the same user vector ``z`` (the LQ paper's
 ``Σ_h z zᵀ`` and ``Σ_h z x_{h+1}ᵀ``), the privacy loss of the pair is a Gaussian mechanism

@@ -1,6 +1,6 @@
 """The privacy level a private job runs at: one typed, validated value.
 
-A job's ``privacy`` block (``config.yaml``, contract "Privacy parameters") expands into
+A job's ``privacy`` block (``config.yaml``, the README's "Adding a sweep") expands into
 one :class:`PrivacySetting` per (ε, δ, calibration); job specifications, agent factories,
 job functions, the papers' calibration builders (``private_ofu_calibration``,
 ``linopt_calibration``, PUCB's ``PrivateStats`` and ``count_error_bounds``) and regime
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
-CALIBRATIONS = ("paper", "tight")  # mechanisms.md: the paper's constants, or the tight analysis
+CALIBRATIONS = ("paper", "tight")  # src/dprl/README.md, "Two calibrations": the paper's constants, or the tight analysis
 
 
 @dataclass(frozen=True, kw_only=True)

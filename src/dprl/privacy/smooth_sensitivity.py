@@ -1,4 +1,4 @@
-"""Smooth-sensitivity Gaussian output perturbation (``mechanisms.md``; Nissim, Raskhodnikova,
+"""Smooth-sensitivity Gaussian output perturbation (``src/dprl/README.md``; Nissim, Raskhodnikova,
 Smith 2007, "Smooth sensitivity and sampling in private data analysis").
 
 Releasing ``μ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP if for all neighbouring datasets ``X, X'``

@@ -1,6 +1,6 @@
 """Tree-based (binary) continual counting mechanism, many counters at once.
 
-References: Chan, Shi, Song (2011), Dwork, Naor, Pitassi, Rothblum (2010); ``mechanisms.md``.
+References: Chan, Shi, Song (2011), Dwork, Naor, Pitassi, Rothblum (2010); ``src/dprl/README.md``.
 
 A node ("p-sum") at level ``i`` covers the dyadic block ``(t - 2^i, t]``. When element ``t``
 arrives, ``i = ctz(t)`` (trailing zero bits): the new level-``i`` node's exact sum is ``σ_t``

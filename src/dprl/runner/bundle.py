@@ -4,7 +4,7 @@ Every simulation keeps its own result file (written atomically, as alone), so ta
 determinism and fault handling do not change; only the number of Snakemake jobs does.
 On a cluster each Snakemake job costs a scheduler round-trip and two Snakemake start-ups
 (the submitting instance's job script and the job-step inside the allocation), several
-seconds against simulations of a few seconds; bundling amortises that (issue 7, "Scale").
+seconds against simulations of a few seconds; bundling amortises that.
 
 Packing (``make_bundles``): within each experiment, jobs in path order are cut greedily
 into consecutive runs whose estimated compute (measured mean seconds per simulation of

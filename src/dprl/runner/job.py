@@ -1,6 +1,6 @@
 """A job's specification and the context a job function runs in.
 
-Random streams (contract, "Shape of the DAG"): every stream is a ``SeedSequence`` whose
+Random streams (src/dprl/README.md, "Determinism"): every stream is a ``SeedSequence`` whose
 entropy is a hash of the parameters that *should* determine it, and whose spawn key is
 the seed. Nothing depends on execution order, core count or executor.
 

@@ -1,5 +1,5 @@
 """Online summaries of per-episode statistics, so jobs of 10⁷–10⁸ episodes run in bounded
-memory (issue 12): the per-episode values arrive in consecutive chunks and only the
+memory: the per-episode values arrive in consecutive chunks and only the
 numbers reported at the checkpoints are kept.
 
 Every summary is bit-identical to the NumPy expression it replaces on the full array

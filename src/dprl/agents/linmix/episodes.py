@@ -1,5 +1,5 @@
 """Running LinOpt episodes with exact regret (the runner of :mod:`dprl.agents.protocol`;
-contract: regret from the exact value of the committed policy). The agents are built by
+src/dprl/README.md, "Regret is exact": regret from the exact value of the committed policy). The agents are built by
 :mod:`dprl.agents.linmix.build`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where LinOpt's regret rate applies (contract, "Regimes"): the burn-in horizon ``T*``
+"""Where LinOpt's regret rate applies (src/dprl/README.md, "Regimes"): the burn-in horizon ``T*``
 of a job, predicted from its own confidence radii and its instance's value gaps.
 
 Derivation. LinOpt's optimistic value is ``Q_h = clip(Q̂_h + Γ_p + Γ_r, 0, c_h)`` with the
@@ -36,7 +36,7 @@ the measured onset before ``K/10``.
 Privacy enters through ``β``: ``sqrt(d1 λ_max)`` with ``λ_max ∝ σ ∝ 1/μ(ε, δ)``, so ``T*``
 grows like ``1/μ(ε, δ)`` (like ``1/ε`` for small ε, ``1/sqrt(ε)`` for large ε). On the
 default instance (seed medians at K = 6e5, ``tight``, δ = 1e-5): ``T*`` = 4.3e3 (ε = 1000),
-1.4e4 (100), 6.7e4 (10), 4.8e5 (1); issue 13 measured the seed-mean curves reaching their
+1.4e4 (100), 6.7e4 (10), 4.8e5 (1); measured the seed-mean curves reaching their
 rate near 2e4, 7e4, 3–4e5 and 2e6, about 4.5 times these onsets at every ε.
 
 A decade-long slope window needs the onset before ``K/10``: a Z2/Z3 setting is in its

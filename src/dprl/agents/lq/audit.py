@@ -1,4 +1,4 @@
-"""Privacy audit of Private-OFU-RL's counters (Theorem 2's proof; ``mechanisms.md``, audits).
+"""Privacy audit of Private-OFU-RL's counters (Theorem 2's proof; ``src/dprl/README.md``, audits).
 
 The audit drives the agent's own noise path: the :class:`CentralRegularizer` built with
 the job's :class:`PrivateOFUCalibration`, whose ``release`` gives ``(V_k, U_k)`` (B1's

@@ -1,9 +1,9 @@
-"""Where Private-OFU-RL's regret rate applies (contract, "Regimes").
+"""Where Private-OFU-RL's regret rate applies (src/dprl/README.md, "Regimes").
 
 The Regularizer's shift ``η = 2Λ`` dominates the Gram matrix until the data outweigh it: one
 episode adds Gram eigenvalues of order ``[5e-5, 0.2, 1]`` on the random system, so for
 ``k ≲ 50Λ`` the confidence set still covers the whole parameter ball, the optimistic policy
-is ``u ≡ 0`` whatever ε, and regret is linear. Measured (issue 13: ε = 10 to K = 2.6e5, and
+is ``u ≡ 0`` whatever ε, and regret is linear. Measured (ε = 10 to K = 2.6e5, and
 ε = 1000 at equal ``k/Λ``), regret is about a function of ``k/Λ`` alone: the onset is near
 ``k ≈ 50Λ`` and the local log-log slope falls to ≤ 0.6 near ``k ≈ 170Λ``. These two
 factors are empirical constants of this package's instances, stated as such.

@@ -12,7 +12,7 @@ computed exactly without scanning ``k = 0..m``:
   concave and non-decreasing, so ``sqrt``, the affine map and ``ln`` keep
   ``-kb + ln U_k`` concave in ``k``: its maximiser over ``0 <= k <= m`` is found by a
   vectorised bisection on the sign of the forward difference (``⌈log2 m⌉`` steps).
-  ``k`` must reach ``m`` (spec, "DP-LSL"): a neighbour ``X'`` has ``U_k(X') <= U_{k+1}(X)``, so
+  ``k`` must reach ``m`` (Balle et al. 2016, "DP-LSL"): a neighbour ``X'`` has ``U_k(X') <= U_{k+1}(X)``, so
   ``Ψ_X' <= e^b Ψ_X`` needs the term ``k + 1 = m`` in ``Ψ_X`` whenever ``k = m - 1`` is in
   ``Ψ_X'``. Stopping at ``m - 1`` (the code before this fix) gave ``|ln Ψ_X - ln Ψ_X'| = 187·b``
   on ``ρ = (.5, .5)``, ``m = 2``, ``c_λ = 1``, ``b = 1e-3``, counts ``(1, 2)`` vs ``(0, 2)``

@@ -1,5 +1,5 @@
 """Deliberately broken noise scales of DP-LSW and DP-LSL, used only as negative controls of
-the B1 audit (issue 11; ``mechanisms.md``, "Privacy audits": a broken mechanism must fail
+the B1 audit (``src/dprl/README.md``, "Privacy audits": a broken mechanism must fail
 the audit). Never used by an experiment's estimates.
 
 Each variant keeps the estimator's own fit, σ scaling and release path and overrides only
@@ -10,7 +10,7 @@ Each variant keeps the estimator's own fit, σ scaling and release path and over
 - ``inverted_beta``: the smoothing parameter inverted, ``b -> 1/b``; with ``b < 1`` the factor
   ``e^{-k/b}`` kills every ``k > 0`` and ``Ψ_X`` collapses to nearly ``U_0(X)``.
 - ``old_k_cap`` (DP-LSL only): the maximum over ``0 <= k < m`` (the code before the fix of
-  issue 11); at ``m = 1`` it is the local sensitivity.
+  at ``m = 1`` it is the local sensitivity.
 """
 
 from __future__ import annotations

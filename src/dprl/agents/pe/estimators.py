@@ -11,8 +11,8 @@ downstream (values, errors) is computed from a ``Release``. The data-dependent `
 ``Ψ_X`` are returned separately in a :class:`NoiseReport` for the experimenter's analysis
 (figures of the noise scale); they are not part of the published output.
 
-Neighbouring relation: the paper's, one trajectory *replaced* by another (spec, "Setting";
-``mechanisms.md``). Every first-visit count ``m_s`` then moves by at most one in either
+Neighbouring relation: the paper's, one trajectory *replaced* by another (Balle et al. 2016, "Setting";
+``src/dprl/README.md``). Every first-visit count ``m_s`` then moves by at most one in either
 direction, which is what the ``U_k`` of both bounds cover. Each DP estimator reports its
 accounted ε (:meth:`DPLSW.accounted_epsilon`): the nominal ε for the smooth-sensitivity
 mechanisms (NRS07), the exact Gaussian ε at the global sensitivity for GS-DP-LSL.
@@ -66,7 +66,7 @@ def _check_f_max(f_max: float) -> float:
 
 
 class LSW:
-    """First-visit MC + least squares with fixed weights (spec, "LSW"):
+    """First-visit MC + least squares with fixed weights (Balle et al. 2016, "LSW"):
     ``θ_X = (Γ^{1/2}Φ)^+ Γ^{1/2} F_X``, ``Γ = diag(ρ)``."""
 
     def __init__(self, phi: np.ndarray, rho: np.ndarray) -> None:
@@ -87,7 +87,7 @@ class LSW:
 class DPLSW(LSW):
     """DP-LSW: ``θ_X + N(0, σ_X² I_d)`` with
     ``σ_X = (F_max / a) ||(Γ^{1/2}Φ)^+||_F sqrt(Ψ_X)`` and
-    ``Ψ_X = max_k e^{-kb} Σ_s ρ(s)/max(m_s - k, 1)²`` (spec, "DP-LSW").
+    ``Ψ_X = max_k e^{-kb} Σ_s ρ(s)/max(m_s - k, 1)²`` (Balle et al. 2016, "DP-LSW").
 
     Requires first-visit returns in ``[0, F_max]`` (:class:`~dprl.envs.mrp.FiniteMRP` checks
     rewards in ``[0, r_max]``): then one changed trajectory moves ``F_X(s)`` by at most
@@ -113,7 +113,7 @@ class DPLSW(LSW):
         """Accounted ε per batch ``(B,)``: the nominal ε. By NRS07 (Nissim, Raskhodnikova, Smith
         2007, smooth sensitivity with Gaussian noise) ``θ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP
         under the replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and ``|ln σ_X²/σ_X'²| <= b`` with
-        the ``(a, b)`` of ``mechanisms.md``; ``Ψ_X`` is b-smooth and bounds the squared local
+        the ``(a, b)`` of ``src/dprl/README.md``; ``Ψ_X`` is b-smooth and bounds the squared local
         sensitivity (tests), so the theorem's ε is the accounted one."""
         return np.full(len(stats), self.const.epsilon)
 
@@ -125,7 +125,7 @@ class DPLSW(LSW):
 
 
 class LSL:
-    """First-visit MC + ridge regression with data-dependent weights (spec, "LSL"):
+    """First-visit MC + ridge regression with data-dependent weights (Balle et al. 2016, "LSL"):
     ``θ_X = (ΦᵀΓ_XΦ + (λ/(2m)) I)^{-1} ΦᵀΓ_X F_X``, ``Γ_X = diag(ρ(s) m_s / m)``,
     ``λ = ||ρ||_∞ ||Φ||_F² + c m^p`` (``c > 0`` so that ``λ > ||ρ||_∞||Φ||_F²``)."""
 
@@ -159,7 +159,7 @@ class DPLSL(LSL):
     """DP-LSL: ``θ_X + N(0, σ_X² I_d)`` with
     ``σ_X = 2 F_max ||Φ||_F sqrt(Ψ_X) / (a (λ - ||ρ||_∞||Φ||_F²))``,
     ``Ψ_X = max_{0<=k<=m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²``,
-    ``c_λ = ||Φ||_F ||ρ||_∞ / sqrt(2λ)`` (spec, "DP-LSL"). With ``smooth=False`` it is the
+    ``c_λ = ||Φ||_F ||ρ||_∞ / sqrt(2λ)`` (Balle et al. 2016, "DP-LSL"). With ``smooth=False`` it is the
     global-sensitivity baseline GS-DP-LSL: ``sqrt(Ψ_X)`` replaced by ``c_λ sqrt(m) + ||ρ||_2``
     (``U_k`` with every ``m_s`` replaced by ``m``, an upper bound for every dataset when
     ``Σ_s ρ(s) <= 1``; data-independent, so the smoothness condition holds trivially)."""
@@ -187,7 +187,7 @@ class DPLSL(LSL):
 
     def sensitivity_scale(self, m: np.ndarray) -> np.ndarray:
         """``2 F_max ||Φ||_F / (λ - ||ρ||_∞||Φ||_F²)``: the ℓ2 sensitivity of ``θ_X`` is at most
-        this times ``sqrt(U_0(X))`` (spec, "DP-LSL")."""
+        this times ``sqrt(U_0(X))`` (Balle et al. 2016, "DP-LSL")."""
         return 2.0 * self.f_max * self.phi_frob / (self.lam(m) - self.lam0)
 
     def noise(self, stats: BatchStats) -> NoiseReport:

@@ -1,4 +1,4 @@
-"""Features and state weights of the policy-evaluation experiments (spec, "Setting" and
+"""Features and state weights of the policy-evaluation experiments (Balle et al. 2016, "Setting" and
 "Environment"): identity features (``d = N``), aggregation of adjacent pairs of states
 (``d = ceil(N/2)``), and weights ``ρ`` uniform over non-absorbing states, fixed before any
 data is seen (so they carry no privacy cost)."""

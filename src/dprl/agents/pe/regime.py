@@ -1,4 +1,4 @@
-"""Where the rates of Balle, Gomrokchi, Precup (2016) apply (contract, "Regimes"; spec
+"""Where the rates of Balle, Gomrokchi, Precup (2016) apply (src/dprl/README.md, "Regimes"; spec
 ``balle2016-policy-evaluation.md``, "Regimes (measured)").
 
 DP-LSW's noise is ``σ_X = (F_max/a)||(Γ^{1/2}Φ)^+||_F sqrt(Ψ_X)`` with
@@ -25,7 +25,7 @@ so their signal-to-noise ratio does not depend on ``λ`` and grows like ``a·m �
 :func:`lsl_noise_floor` is the ``ε·m`` at which it reaches 1; below it every private
 estimate is about as good as ``θ = 0`` and the choice of ``p`` cannot matter. The factor
 :data:`B5_FLOOR_FACTOR` above the floor from which an interior ``p`` was measured to win is
-an empirical constant of this package's chain (issue 13: ``ε·m ≳ 10⁵``), stated as such.
+an empirical constant of this package's chain (measured: ``ε·m ≳ 10⁵``), stated as such.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class LSWRegime:
 def lsw_regime(epsilon: float, delta: float, phi: np.ndarray, rho: np.ndarray, q: np.ndarray) -> LSWRegime:
     """Boundaries of DP-LSW's regimes for one job's constants (see the module docstring).
 
-    ``b`` is the smooth bound's (``mechanisms.md``: ``b = ε / (4(d + ln(2/δ)))``); ``m*`` is the
+    ``b`` is the smooth bound's (``src/dprl/README.md``: ``b = ε / (4(d + ln(2/δ)))``); ``m*`` is the
     smallest grid ``m`` after which :func:`~dprl.agents.pe.bounds.lsw_argmax_k` of the expected
     counts ``q_s m`` is 0 at every larger grid ``m`` (``inf`` if not below ``10^10``)."""
     rho, q = np.asarray(rho, dtype=float), np.asarray(q, dtype=float)

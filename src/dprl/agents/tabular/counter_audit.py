@@ -1,4 +1,4 @@
-"""Audits of PUCB's private counters (``mechanisms.md``, "Privacy audits"; claim V1).
+"""Audits of PUCB's private counters (``src/dprl/README.md``, "Privacy audits"; claim V1).
 
 The released view of the counters over ``T`` episodes is the sequence of prefix sums;
 it is an invertible linear function of the noisy tree nodes (node of episode ``t`` =

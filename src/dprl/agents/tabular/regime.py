@@ -1,4 +1,4 @@
-"""Where PUCB's regret rate applies (contract, "Regimes"; spec, "Pitfall to expect").
+"""Where PUCB's regret rate applies (src/dprl/README.md, "Regimes").
 
 PrivQ (``planner.priv_q_into``) clamps ``Q̃⁺ = min(H, Q̃ + conf)``. While every ``Q̃⁺`` is
 ``H`` all actions tie and the random tie-break plays uniformly, so regret is linear for every

@@ -108,7 +108,7 @@ def _ctz(t: int) -> int:
 def feed_tree(exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray, noise: np.ndarray, noisy: bool) -> None:
     """PUCB's "Feed" lines: element ``t`` (1-based) ``x`` into all tree counters at once.
 
-    The binary mechanism of :class:`dprl.privacy.tree_counter.TreeCounter` (``mechanisms.md``),
+    The binary mechanism of :class:`dprl.privacy.tree_counter.TreeCounter` (``src/dprl/README.md``),
     compiled, with the same arrays and the same floating-point operations (the oracle test
     compares the two): the new level-``i = ctz(t)`` node's exact sum is ``x`` plus the
     open lower levels, it gets the node noise ``noise`` (if ``noisy``; PUCB:
@@ -156,7 +156,7 @@ class ExactStats:
 
 
 class PrivateStats:
-    """PUCB's statistics: one tree counter (Laplace, ``mechanisms.md``) per r̃, ñ, m̃ entry;
+    """PUCB's statistics: one tree counter (Laplace, ``src/dprl/README.md``) per r̃, ñ, m̃ entry;
     all ``2SAH + S²AH`` counters advance together and share the same ε' and scale
     (Algorithm 2 lines 1-4), so they are held as two ``(L, N)`` arrays (:func:`feed_tree`).
 

@@ -1,4 +1,4 @@
-"""Claims M1-M3 of the shared privacy mechanisms (``mechanisms.md``)."""
+"""Claims M1-M3 of the shared privacy mechanisms (``src/dprl/README.md``)."""
 
 from __future__ import annotations
 

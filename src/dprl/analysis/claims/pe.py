@@ -5,7 +5,7 @@ The 2016 paper has a single calibration, so every result is reported with calibr
 (common random numbers), so comparisons are paired by seed, and confidence intervals
 resample whole seeds (each seed carries all its (ε, feature map, m) cells).
 
-Regimes (contract, "Regimes"; ``agents/pe/regime.py``): B2's 1/m rate of σ_X is fitted
+Regimes (src/dprl/README.md, "Regimes"; ``agents/pe/regime.py``): B2's 1/m rate of σ_X is fitted
 where the smooth bound's maximiser is ``k = 0`` (beyond ``m*``; horizon in batch size ``m``),
 B5 where ``ε·m`` is past the noise floor of DP-LSL (horizon in ``ε·m``). Outside, the rows
 say ``not reached`` and a ``not reproduced`` becomes ``inconclusive``.

@@ -206,7 +206,9 @@ def v5(tables: Tables) -> list[ClaimResult]:
     pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")]
     keys = sorted({(a, e) for a, e in zip(pu["alpha"], pu["epsilon"])})
     if len(keys) < 2:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "fewer than two (α, ε) grid points")]
+        eps = min((e for _, e in keys), default=np.nan)  # the one grid point there is still names its ε
+        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "fewer than two (α, ε) grid points",
+                            epsilon=eps)]
     censored = censored_points(tables["tabular_pac"])
     # a censored count measures T, not the sample complexity: fit the uncensored points
     # when at least two remain (regime reached), else all of them (not reached)

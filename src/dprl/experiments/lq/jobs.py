@@ -36,7 +36,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     built = build_agent(alg["name"], alg, spec.privacy, system, episodes, ctx.agent_rng, ctx.noise_rng)
     df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
-    # contract, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
+    # src/dprl/README.md, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     # OFU-RL: H_k = λI, so λ_min is its regularizer's ridge λ
     for col, v in (built.calibration.result_columns() if built.calibration

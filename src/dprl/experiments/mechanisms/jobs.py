@@ -25,7 +25,7 @@ def counter_noise(algorithm: str, privacy: PrivacySetting, levels: int) -> Noise
     mechanisms is exact for pure DP, so there is nothing to tighten; only the error bound
     differs). Gaussian counters: ``paper`` = zCDP route (``L`` compositions of
     ``Δ²/(2σ²)``-zCDP, ``ε = ρ + 2 sqrt(ρ ln 1/δ)``); ``tight`` = exact analytic Gaussian
-    calibration of the composed ``sqrt(L)``-sensitivity mechanism (``mechanisms.md``).
+    calibration of the composed ``sqrt(L)``-sensitivity mechanism (``src/dprl/README.md``).
     """
     eps = privacy.epsilon
     if algorithm == "laplace_tree":

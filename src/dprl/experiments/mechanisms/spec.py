@@ -1,4 +1,4 @@
-"""Experiments of the shared privacy mechanisms (``mechanisms.md``): ``counter_error``, ``audit``."""
+"""Experiments of the shared privacy mechanisms (``src/dprl/README.md``): ``counter_error``, ``audit``."""
 
 from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param, algorithms, environments
 

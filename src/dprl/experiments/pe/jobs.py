@@ -109,7 +109,7 @@ def regime_columns(spec: JobSpec, mrp: FiniteMRP, phi: np.ndarray, rho: np.ndarr
 
 
 def run_batch(ctx: JobContext) -> pd.DataFrame:
-    """``pe_batch``: RMSE ``||V - Φθ̃||_ρ`` and ``σ_X`` vs ``m`` (spec, "Experiments")."""
+    """``pe_batch``: RMSE ``||V - Φθ̃||_ρ`` and ``σ_X`` vs ``m`` (Balle et al. 2016, "Experiments")."""
     spec, st = ctx.spec, ctx.settings
     mrp = make_env(spec.environment)
     sizes = batch_sizes(st["m_min"], st["m_max"], st["points_per_decade"])
@@ -128,7 +128,7 @@ def run_batch(ctx: JobContext) -> pd.DataFrame:
 
 
 def run_lambda(ctx: JobContext) -> pd.DataFrame:
-    """``pe_lambda``: DP-LSL RMSE over ``λ = ||ρ||_∞||Φ||_F² + c·m^p`` (spec, "Experiments")."""
+    """``pe_lambda``: DP-LSL RMSE over ``λ = ||ρ||_∞||Φ||_F² + c·m^p`` (Balle et al. 2016, "Experiments")."""
     spec, st = ctx.spec, ctx.settings
     eps, delta = _privacy(spec)
     if st["log10_c_max"] < st["log10_c_min"] or st["p_max"] < st["p_min"]:
@@ -173,7 +173,7 @@ def adversarial_batches(pair: str, d: int, f_max: float) -> tuple[BatchStats, Ba
       ``θ`` relative to the noise (the sensitivity bound is attained for DP-LSW with ``d = 1``).
     - ``count_2_to_1`` (``m = 2``): full trajectories with returns 0 and ``F_max``; the second is
       replaced by one that visits only the absorbing state. Every count drops from 2 to 1
-      (issue 11: local-sensitivity noise doubles DP-LSW's σ here, exact ε 2.54 at δ = 0.1, d = 1).
+      (measured: local-sensitivity noise doubles DP-LSW's σ here, exact ε 2.54 at δ = 0.1, d = 1).
     - ``count_1_to_0`` (``m = 1``): a full trajectory with returns ``F_max`` replaced by an
       absorbing-only one; every count drops from 1 to 0 (the largest relative change of
       DP-LSL's local sensitivity, where the old cap ``k < m`` is the local sensitivity).

@@ -39,7 +39,7 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
                                                                alg.get("l1_per_step", 2))
     else:
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
-    # regime (contract, "Regimes"): predicted burn-in T* and the measured onset, the first
+    # regime (src/dprl/README.md, "Regimes"): predicted burn-in T* and the measured onset, the first
     # episode after the last all-tied one (NaN: still all-tied at the end of the run)
     consts = (alg["beta"], alg["bonus_scale"], alg.get("l1_per_step", 2))
     info["first_untie_predicted"], info["burn_in_episodes"] = job_burn_in(env, spec.privacy, T, *consts)
