@@ -9,7 +9,7 @@ from dprl.agents.tabular.counter_audit import audited_pair
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.stats import PAPER_EXPONENT_TOL, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_upper
+from dprl.analysis.stats import PAPER_EXPONENT_TOL, Estimate, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_upper
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
 
@@ -260,22 +260,55 @@ def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
 # ------------------------------------------------------------------------------ V6
 
 
+# V6: Lemma 8 is a lower bound E[n_a] > ln(1/(4β))/(24εα) for every ε-DP algorithm, tight
+# for DP successive elimination, whose Laplace radius ln(2kj²/β)/(εn) makes an α-suboptimal
+# arm's pulls grow like 1/(εα) once that term dominates its Hoeffding term. At elimination
+# (radius ≈ α/4) the Hoeffding term is about √(2ε/α) times the Laplace one, at most 0.22 for
+# ε <= α/40: that is the private regime where the ε-exponent is judged, over a grid that spans
+# at least a decade of ε (measured local exponents there: −0.77 to −1.00, fits −0.92).
+V6_EPS = -1.0
+V6_WRONG = 0.0  # a non-private (or noise-free) algorithm: pulls do not depend on ε
+V6_REGIME = 40.0  # ε <= α / V6_REGIME
+V6_MIN_SPAN = 10.0  # max ε / min ε of the private-regime grid
+
+
+def v6_tolerance(span: float) -> float:
+    """Doubling epochs put a run's pulls on ``2^(j+1) − 2``: a 1/ε law read through that
+    staircase over a grid spanning ``span`` in ε is off by up to ``ln 2 / ln span`` in a
+    fitted exponent (0.30 over one decade)."""
+    return float(np.log(2.0) / np.log(span))
+
+
 def v6(tables: Tables) -> list[ClaimResult]:
+    """Per α: the ε-exponent of the (trimmed) mean pulls of an α-suboptimal arm over the
+    ε in the private regime, fitted per seed (Student-t over seeds); −1 expected, 0 for an
+    algorithm that adds no noise. The Lemma 8 ratio (plain mean / bound) is in the note."""
     df = tables["private_mab"].copy()
     df["ratio"] = df["mean_pulls_subopt"] / df["lemma8_bound"]
-    groups = [g["ratio"].to_numpy() for _, g in df.groupby(["alpha", "epsilon"])]
-    est = bootstrap_units(groups, lambda gs: float(min(g.mean() for g in gs)))
-    if est.n < 2:
-        verdict = "inconclusive"
-    elif est.low > 1:
-        verdict = "reproduced"
-    elif est.high < 1:
-        verdict = "not reproduced"
-    else:
-        verdict = "inconclusive"
-    return [_res(est, verdict, "n/a",
-                 f"min over {len(groups)} (α, ε) points of mean pulls of an α-suboptimal arm / (ln(1/(4β))/(24εα)); >= 1 expected",
-                 epsilon=float(df["epsilon"].min()))]
+    lemma8 = (f"Lemma 8: min over {df.groupby(['alpha', 'epsilon']).ngroups} (α, ε) points of seed-mean pulls / "
+              f"(ln(1/(4β))/(24εα)) = {df.groupby(['alpha', 'epsilon'])['ratio'].mean().min():.3g} (>= 1 expected)")
+    if "trimmed_mean_pulls_subopt" not in df:
+        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", f"no trimmed pulls in the table; {lemma8}",
+                            epsilon=float(df["epsilon"].min()))]
+    res = []
+    for alpha, g in df.groupby("alpha", sort=True):
+        private = g[g["epsilon"] <= alpha / V6_REGIME]
+        epss = sorted(private["epsilon"].unique())
+        span = epss[-1] / epss[0] if len(epss) >= 2 else 1.0
+        reached = span >= V6_MIN_SPAN * (1 - 1e-9)
+        tol = v6_tolerance(max(span, V6_MIN_SPAN))
+        est = paired_slope_by_seed(private, "epsilon", "trimmed_mean_pulls_subopt") if len(epss) >= 2 else \
+            Estimate(np.nan, np.nan, np.nan, 0)
+        verdict = verdict_exponent(est, V6_EPS, V6_WRONG, tol) if reached else "inconclusive"
+        grid = ", ".join(f"{e:g}" for e in epss) or "none"
+        res.append(_res(est, verdict, "n/a",
+                        f"α={alpha:g}: ε-exponent of an α-suboptimal arm's pulls (trimmed mean over runs) over "
+                        f"ε ∈ {{{grid}}} (ε <= α/{V6_REGIME:g}, where the Laplace radius dominates; a span of "
+                        f"{V6_MIN_SPAN:g}× needed, {span:.3g}× run); {V6_EPS:+g} expected, excluding {V6_WRONG:g} "
+                        f"(no noise), ± {tol:.2f} (doubling epochs over this span); {per_seed_note(est)}; {lemma8}",
+                        "reached" if reached else "not reached", np.nan,
+                        float(min(epss)) if epss else float(g["epsilon"].min())))
+    return res
 
 
 # ------------------------------------------------------------------------------ V7
@@ -316,8 +349,9 @@ CLAIMS: list[Claim] = [
           "tabular_privacy_cost_eps"),
     Claim("V5", PAPER, "α-suboptimal episodes on the hard instances grow like 1/(αε) in the private regime",
           ("tabular_pac",), "exponent of n_subopt vs 1/(αε)", "1", v5, "tabular_pac_counts"),
-    Claim("V6", PAPER, "the DP BAI algorithm pulls an α-suboptimal arm at least ln(1/(4β))/(24εα) times (Lemma 8)",
-          ("private_mab",), "min pulls / Lemma 8 bound", ">= 1", v6, "tabular_mab_pulls"),
+    Claim("V6", PAPER, "an ε-DP best-arm identifier pulls an α-suboptimal arm Ω(ln(1/β)/(εα)) times (Lemma 8): "
+          "the pulls grow like 1/ε", ("private_mab",), f"ε-exponent of the pulls (ε <= α/{V6_REGIME:g})",
+          f"{V6_EPS:+g} ± ln 2/ln(grid span) <= 0.3, excluding {V6_WRONG:g}", v6, "tabular_mab_pulls"),
     Claim("V7", PAPER, "the privacy cost grows with S between linearly and quadratically", ("tabular_scaling",),
           "exponent of privacy cost vs S", "in [1, 2]", v7, "tabular_scaling_S"),
     # Found by this package, not claimed by the paper (reported apart, never counted

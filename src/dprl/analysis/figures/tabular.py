@@ -10,7 +10,7 @@ import pandas as pd
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.claims.tabular import privacy_cost
+from dprl.analysis.claims.tabular import V6_EPS, V6_REGIME, privacy_cost
 from dprl.analysis.selection import final_rows
 
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
@@ -122,17 +122,30 @@ def scaling_S(tables: Tables):
 
 
 def mab_pulls(tables: Tables):
+    """V6: pulls of an α-suboptimal arm (trimmed mean over runs, what V6 fits) against ε,
+    per α, with Lemma 8's bound dashed and, dotted, ``ε = α/40``: left of it the Laplace
+    radius dominates and the pulls follow the 1/ε reference."""
     df = tables["private_mab"]
+    y = "trimmed_mean_pulls_subopt" if "trimmed_mean_pulls_subopt" in df else "mean_pulls_subopt"
     fig, axes = P.subplots(1, 1, panel=(5.6, 4.3))
     ax = axes[0, 0]
     colors = P.categorical_colors(df["alpha"].unique())
     for alpha, g in df.groupby("alpha", sort=True):
-        P.mean_band(ax, g, "epsilon", "mean_pulls_subopt", label=f"α={alpha:g}: measured", color=colors[alpha],
+        P.mean_band(ax, g, "epsilon", y, label=f"α={alpha:g}: measured", color=colors[alpha],
                     marker="o", positive=True)
         b = g.groupby("epsilon")["lemma8_bound"].mean()
         ax.plot(b.index, b.to_numpy(), color=colors[alpha], ls="--", label=f"α={alpha:g}: Lemma 8 bound")
-    P.finish_axes(ax, xlabel="ε", ylabel="pulls of an α-suboptimal arm")
-    fig.suptitle(f"{P.algorithm_name('dp_se')} (seed mean, 95% bootstrap band)")
+    for alpha in sorted(df["alpha"].unique()):
+        P.mark_burn_in(ax, alpha / V6_REGIME, color=colors[alpha], beyond=f"ε = α/{V6_REGIME:g} (α={alpha:g})")
+    # the reference anchored on the largest α's private-regime points (the longest 1/ε stretch)
+    private = df[(df["epsilon"] <= df["alpha"] / V6_REGIME) & (df["alpha"] == df["alpha"].max())]
+    if private["epsilon"].nunique() >= 2:
+        means = P.seed_means(private, "epsilon", y)
+        P.reference_rate(ax, V6_EPS, "ε", means.index.to_numpy(float), means["mean"].to_numpy(float))
+    extra = [P.line_handle(f"ε = α/{V6_REGIME:g} (α's colour): private regime to its left", match={"gid": "burn-in"},
+                           color="0.2", **P.BURN_IN_STYLE)] if any(line.get_gid() == "burn-in" for line in ax.get_lines()) else []
+    P.finish_axes(ax, xlabel="ε", ylabel="pulls of an α-suboptimal arm", extra=extra)
+    fig.suptitle(f"{P.algorithm_name('dp_se')}: pulls of an α-suboptimal arm vs ε (seed mean, 95% band)")
     return fig
 
 
