@@ -83,6 +83,7 @@ ENVIRONMENT_NAMES: dict[str, str] = {
     "garnet": "Garnet",
     "riverswim": "RiverSwim",
     "lowerbound": "lower-bound MDP",
+    "lowerbound_horizon": "lower-bound MDP tuned to T",
     "mab": "bandit",
     "pucb_counters": "PUCB counters",
     "random_lq": "random LQ",

@@ -236,3 +236,25 @@ def verdict_near(est: Estimate, target: float, tol: float = EXPONENT_TOL, width_
     if width_limit is not None and est.high - est.low > width_limit:
         return "inconclusive"
     return "reproduced" if est.low - tol <= target <= est.high + tol else "not reproduced"
+
+
+def verdict_inside(est: Estimate, low: float, high: float) -> str:
+    """Two-sided test of a rate: ``reproduced`` when the whole CI lies inside ``[low,
+    high]``, ``not reproduced`` when it misses the interval entirely, ``inconclusive`` when
+    it straddles an end (too wide to tell) or is not finite over >= 2 seeds."""
+    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
+        return "inconclusive"
+    if low <= est.low and est.high <= high:
+        return "reproduced"
+    return "not reproduced" if est.high < low or est.low > high else "inconclusive"
+
+
+def verdict_positive(est: Estimate) -> str:
+    """A fitted constant of a lower bound: ``reproduced`` when its CI lies above 0,
+    ``not reproduced`` when it lies at or below 0 (the bound fails with every positive
+    constant), ``inconclusive`` otherwise or without a finite CI over >= 2 seeds."""
+    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
+        return "inconclusive"
+    if est.low > 0:
+        return "reproduced"
+    return "not reproduced" if est.high <= 0 else "inconclusive"

@@ -53,6 +53,15 @@ def _hard_linear(p: dict[str, Any]) -> list[Problem]:
     return []
 
 
+def _lowerbound_horizon(p: dict[str, Any]) -> list[Problem]:
+    # envs/tabular.py hard_gap(): α' = gap_scale·sqrt(n·m/T) <= 1/2 keeps 1/2 + α' a probability
+    gap = p["gap_scale"] * math.sqrt(p["n"] * p["m"] / p["T"])
+    if gap > 0.5:
+        return [("T", f"the gap α' = gap_scale·sqrt(n·m/T) = {gap:.4g} exceeds 1/2 (P[+|s, I_s] = 1/2 + α' > 1); "
+                      f"needs T >= 4·gap_scale²·n·m = {math.ceil(4 * p['gap_scale'] ** 2 * p['n'] * p['m'])}, got T = {p['T']}")]
+    return []
+
+
 def _garnet(p: dict[str, Any]) -> list[Problem]:
     # envs/tabular.py garnet(): each (h, s, a) has `branching` distinct successors
     return [("branching", f"must be <= S ({p['S']}), got {p['branching']}")] if p["branching"] > p["S"] else []
@@ -70,6 +79,7 @@ ENVIRONMENT_RULES: dict[str, Rule] = {
     "tabular_as_linear": _tabular_as_linear,
     "hard_linear": _hard_linear,
     "garnet": _garnet,
+    "lowerbound_horizon": _lowerbound_horizon,
 }
 
 # experiment kind -> rule on its settings

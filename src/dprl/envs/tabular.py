@@ -12,6 +12,8 @@ Exact quantities (Vietri et al. 2020, Section 2, "Setting"): ``ρ^π = p0ᵀ V_1
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,7 +221,8 @@ def lowerbound(rng: np.random.Generator, n: int = 2, m: int = 1, gap: float = 0.
     uniformly in ``{0..m}^n``. Returns the MDP and ``I``."""
     for what, v in (("n", n), ("m", m), ("H", H)):
         check_number(f"lowerbound {what}", v, minimum=1, integer=True)
-    check_number("lowerbound gap α'", gap, exclusive_minimum=0.0, maximum=1.0)
+    # P[+|s, I_s] = 1/2 + α' must be a probability: α' <= 1/2
+    check_number("lowerbound gap α'", gap, exclusive_minimum=0.0, maximum=0.5)
     I = rng.integers(0, m + 1, size=n)
     S, A = n + 2, m + 1
     plus, minus = n, n + 1
@@ -251,13 +254,74 @@ def lowerbound_optimal_value(I: np.ndarray, gap: float, H: int) -> float:
     return float(H * best.mean())
 
 
+def hard_gap(n: int, m: int, T: int, gap_scale: float = 1.0) -> float:
+    """The gap ``α'(T) = gap_scale·sqrt(n·m/T)`` that makes a Figure 1 instance hard at
+    horizon ``T`` (derivation: :func:`lowerbound_horizon`). Raises ``ValueError`` when it
+    leaves ``(0, 1/2]``, where ``1/2 + α'`` is no longer a probability (``T < 4·gap_scale²·n·m``)."""
+    for what, v in (("n", n), ("m", m), ("T", T)):
+        check_number(f"lowerbound_horizon {what}", v, minimum=1, integer=True)
+    check_number("lowerbound_horizon gap_scale", gap_scale, exclusive_minimum=0.0)
+    gap = gap_scale * math.sqrt(n * m / T)
+    if gap > 0.5:
+        raise ValueError(f"lowerbound_horizon: gap α' = gap_scale·sqrt(n·m/T) = {gap:.4g} > 1/2 (P[+|s, I_s] = 1/2 + α' "
+                         f"would exceed 1); needs T >= 4·gap_scale²·n·m = {math.ceil(4 * gap_scale ** 2 * n * m)}, got T = {T}")
+    return gap
+
+
+def lowerbound_horizon(rng: np.random.Generator, n: int = 2, m: int = 1, H: int = 2, T: int = 10000,
+                       gap_scale: float = 1.0) -> tuple[TabularMDP, np.ndarray]:
+    """The Figure 1 instance that is hard at horizon ``T``: :func:`lowerbound` with gap
+    ``α'(T) = gap_scale·sqrt(n·m/T)`` (:func:`hard_gap`). Run for exactly ``T`` episodes,
+    one instance per ``T``, these form a family indexed by the horizon, on which regret
+    grows like √T for every algorithm that learns at all.
+
+    Derivation (the bandit reduction of Dann & Brunskill 2015 and of the paper's Section
+    6.2). The instance is ``n`` parallel bandits: from initial state ``s`` the first action
+    decides ``+`` (return ``H``) or ``−`` (return 0), so state ``s`` is an ``(m+1)``-armed
+    Bernoulli bandit with rewards scaled by ``H``, played ``N = T/n`` times in expectation.
+    Instance ``I_s = j ≠ 0`` differs from ``I_s = 0`` in arm ``j`` only, by ``x = α'/2``
+    (``1/2 + α'`` against the base arm 0's ``1/2 + α'/2``). With ``KL(Ber(1/2+x) ‖
+    Ber(1/2)) <= 8x²`` for ``x <= 1/4``, an algorithm that pulls arm ``j`` ``N_j`` times
+    tells the two instances apart only if ``N_j·8x² = 2N_j α'²`` is of order 1 (Bretagnolle–
+    Huber); some arm gets at most ``N/m`` pulls, so at ``α' <= c·sqrt(m/N) = c·sqrt(n·m/T)``
+    every algorithm confuses some instance with constant probability, and each such episode
+    loses ``H·α'/2`` (``H`` times the arm gap). Summed over ``n`` states and ``T/n`` episodes
+    each, ``E[Regret(T)] >= c'·T·H·α'(T) = c'·H·gap_scale·sqrt(n·m·T)``, i.e.
+    ``Ω(H·sqrt(SAT))`` with ``S = n + 2``, ``A = m + 1`` (Theorem 6's ``sqrt(HSAT)`` up to
+    a factor ``sqrt(H)``: here the whole return rides on the first step). The privacy term
+    ``SAH ln(T)/ε`` comes from Lemma 8 on the same bandits: every ε-DP learner pulls each
+    ``α'``-suboptimal arm ``>= ln(1/(4β))/(24εα')`` times, ``H·ln(1/(4β))/(24ε)`` regret per
+    (state, arm), whatever ``α'``, as long as ``T/n`` pulls allow it.
+
+    Conversely no policy loses more than ``H·α'`` per episode, so every algorithm's regret
+    on the family is at most ``H·gap_scale·sqrt(n·m·T)``: the regret-vs-T exponent on the
+    family is ``<= 1/2`` for every algorithm, learner or not. The family pins the rate from
+    below (an algorithm, or a regret computation, that grows slower than √T here is wrong);
+    a learner without exploration shows in the constant, not in the exponent (it locks on a
+    wrong arm on some seeds and is perfect on others; measured in ``tests/tabular``).
+
+    ``rng`` draws ``I`` only; the job keys it by the family's parameters without ``T``, so a
+    seed has the same ``I`` at every ``T`` of the family (the curves are paired by seed)."""
+    check_number("lowerbound_horizon H", H, minimum=1, integer=True)
+    mdp, I = lowerbound(rng, n=n, m=m, gap=hard_gap(n, m, T, gap_scale), H=H)
+    mdp.name = "lowerbound_horizon"
+    return mdp, I
+
+
+# environment name -> builder(params, rng), the parameters declared in experiments/tabular/spec.py
+_BUILDERS: dict[str, Callable[[dict, np.random.Generator], TabularMDP]] = {
+    "riverswim": lambda p, rng: riverswim(S=p["S"], H=p["H"]),
+    "garnet": lambda p, rng: garnet(rng, S=p["S"], A=p["A"], H=p["H"], branching=p["branching"]),
+    "lowerbound": lambda p, rng: lowerbound(rng, n=p["n"], m=p["m"], gap=p["gap"], H=p["H"])[0],
+    "lowerbound_horizon": lambda p, rng: lowerbound_horizon(rng, n=p["n"], m=p["m"], H=p["H"], T=p["T"],
+                                                            gap_scale=p["gap_scale"])[0],
+}
+
+
 def make_tabular_env(name: str, params: dict, rng: np.random.Generator) -> TabularMDP:
     """Build a declared environment from its config parameters (``rng``: the job's
     environment stream, so the instance depends only on environment and seed)."""
-    if name == "riverswim":
-        return riverswim(S=params["S"], H=params["H"])
-    if name == "garnet":
-        return garnet(rng, S=params["S"], A=params["A"], H=params["H"], branching=params["branching"])
-    if name == "lowerbound":
-        return lowerbound(rng, n=params["n"], m=params["m"], gap=params["gap"], H=params["H"])[0]
-    raise ValueError(f"unknown tabular environment {name!r}")
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        raise ValueError(f"unknown tabular environment {name!r} (known: {', '.join(_BUILDERS)})")
+    return builder(params, rng)

@@ -30,7 +30,8 @@ def _pucb(spec: JobSpec) -> float:
     from dprl.privacy.tree_counter import tree_levels
 
     H = int(spec.environment["H"])
-    T = int(spec.settings["episodes"])
+    # the episodes setting, or the horizon of a family tuned to T (tabular_hard: one job per T)
+    T = int(spec.settings["episodes"]) if "episodes" in spec.settings else int(spec.environment["T"])
     b = counter_scale(spec.epsilon, H, T, int(spec.algorithm.get("l1_per_step", 2)))
     return 3.0 * tree_levels(T) * 2.0 * H / b
 

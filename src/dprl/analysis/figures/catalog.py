@@ -65,6 +65,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("tabular_scaling_S", "tabular", ("tabular_scaling",), "tabular:scaling_S", ("V7",)),
     Figure("tabular_mab_pulls", "tabular", ("private_mab",), "tabular:mab_pulls", ("V6",)),
     Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime", ("V2", "V3", "F1")),
+    Figure("tabular_hard_regret", "tabular", ("tabular_hard",), "tabular:hard_regret", ("V8", "V9")),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3", "F2")),

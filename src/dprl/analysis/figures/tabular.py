@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import NullFormatter
 
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.claims.tabular import V6_EPS, V6_REGIME, privacy_cost
+from dprl.analysis.claims.tabular import HARD_FAMILY, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret
 from dprl.analysis.selection import final_rows
 
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
@@ -181,4 +182,62 @@ def regime(tables: Tables):
         P.finish_axes(ax, xlabel="T / T*", ylabel="regret per episode R(T)/T", title=P.environment_name(env))
     fig.suptitle("PUCB's burn-in: per-episode regret against T/T* (seed mean, 95% bootstrap band; "
                  "circles: measured onsets)")
+    return fig
+
+
+def hard_regret(tables: Tables):
+    """Regret at T on the Figure 1 instance tuned to T (``tabular_hard``: one run per T, the
+    same ``I`` per seed at every T), one panel per family (n, m, H, gap scale): UBEV and
+    PUCB per ε (seed mean, 95% bootstrap error bars), Theorem 6's shape
+    ``c·(sqrt(HSAT) + SAH ln(T)/ε)`` per ε with V8's fitted ``c`` (min over all points of
+    PUCB's regret / bound), uniform play's regret (the no-information reference, which is
+    ``∝ √T`` by construction), the √T reference, and PUCB's predicted burn-in T*."""
+    df = final_rows(tables["tabular_hard"]).copy()
+    df["uniform"] = uniform_regret(df)
+    pu = df[df["algorithm"] == "pucb"]
+    c = float("nan")
+    if len(pu):
+        sq, pr = theorem6_bound(pu["S"], pu["A"], pu["H"], pu["T"], pu["epsilon"])
+        ratio = pu.assign(r=pu["regret"].to_numpy(float) / (sq + pr))
+        c = float(ratio.groupby(["env.n", "env.m", "env.H", "epsilon", "T"])["r"].mean().min())
+    fams = sorted({tuple(k) for k in df[HARD_FAMILY].itertuples(index=False)}) or [None]
+    fig, axes = P.subplots(1, len(fams), panel=(5.6, 4.4))
+    for ax, fam in zip(axes[0], fams):
+        if fam is None:
+            P.empty_panel(ax)
+            continue
+        g = df[np.logical_and.reduce([df[k] == v for k, v in zip(HARD_FAMILY, fam)])]
+        Ts = np.sort(g["T"].unique()).astype(float)
+        marks = []
+        for style, gs in _series(g):
+            P.mean_band(ax, gs, "T", "regret", positive=True, errorbars=True, marker="o", **style)
+            if gs["algorithm"].iloc[0] == "pucb":
+                eps = float(gs["epsilon"].iloc[0])
+                first = gs.iloc[0]
+                sq, pr = theorem6_bound(first["S"], first["A"], first["H"], Ts, eps)
+                if np.isfinite(c) and len(Ts) > 1:
+                    ax.plot(Ts, c * (sq + pr), color=style["color"], ls="-.", lw=0.9,
+                            label=f"Theorem 6 shape c·(√HSAT + SAH ln T/ε), {P.epsilon_text(eps)}, c = {c:.3g}")
+                t_star = float(gs.loc[gs["T"] == gs["T"].max(), "burn_in_episodes"].median())
+                marks.append(P.mark_burn_in(ax, t_star, style["color"], within=(Ts.min(), Ts.max()),
+                                            beyond=f"PUCB {P.epsilon_text(eps)} burn-in T*"))
+        uni = g.groupby("T")["uniform"].mean()
+        if len(uni) > 1:
+            ax.plot(uni.index.to_numpy(float), uni.to_numpy(float), color="0.45", lw=2.2, alpha=0.45,
+                    label="uniform play (no learning)")
+        P.reference_rate(ax, REGRET_EXPONENT, "T")
+        if any(marks):
+            ax.add_artist(P.burn_in_legend_entry("T*"))
+        n, m, H, scale = fam
+        P.log_axes(ax)
+        P.readable_log_ticks(ax)
+        ax.xaxis.set_minor_formatter(NullFormatter())  # the T grid is the tick set: the runs' horizons
+        ax.set_xticks(Ts, [f"{t:.3g}" for t in Ts])
+        ax.set(xlabel="T (each point: its own run on the instance tuned to T)", ylabel="cumulative regret at T",
+               title=f"S={int(n) + 2} A={int(m) + 1} H={int(H)}, gap α'(T) = {scale:g}·sqrt({int(n * m)}/T)")
+        P.flush_notes(ax)
+    # one legend outside the panels: the series coincide (every learner loses what uniform
+    # play loses at this gap), so a legend inside would hide them
+    P.figure_legend(fig, P.handles_of(axes[0]))
+    fig.suptitle("Regret on the Figure 1 family hard at T (seed mean, 95% bootstrap error bars)")
     return fig

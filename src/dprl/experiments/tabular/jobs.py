@@ -14,20 +14,23 @@ from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
 from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
 from dprl.envs.bandit import mab
-from dprl.envs.tabular import TabularMDP, make_tabular_env
-from dprl.runner.job import JobContext
+from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
+from dprl.runner.job import JobContext, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
 
-def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
-    """Run the job's episodes; per-episode gaps and returns are summarised online at the
-    log-spaced checkpoints (memory independent of the number of episodes)."""
+def _simulate(ctx: JobContext, alpha: float | None = None, T: int | None = None,
+              instance_rng: np.random.Generator | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
+    """Run the job's ``T`` episodes (default: the ``episodes`` setting); per-episode gaps
+    and returns are summarised online at the log-spaced checkpoints (memory independent of
+    the number of episodes). ``instance_rng``: the stream the instance is drawn from
+    (default: the labelled env stream)."""
     spec = ctx.spec
     alg, envp = spec.algorithm, spec.environment
-    T = int(ctx.settings["episodes"])
+    T = int(ctx.settings["episodes"]) if T is None else int(T)
     # instance generation uses a labelled env stream, transitions the main one: both keyed
     # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
-    env = make_tabular_env(envp["name"], envp, ctx.rng("env", "instance"))
+    env = make_tabular_env(envp["name"], envp, ctx.rng("env", "instance") if instance_rng is None else instance_rng)
     built = build_agent(alg["name"], alg, spec.privacy, env, T, ctx.agent_rng,
                         ctx.noise_rng if spec.privacy is not None else None)
     agent = built.agent
@@ -57,6 +60,20 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     checkpoints (``tabular_regret``, ``tabular_scaling``)."""
     env, info, df = _simulate(ctx)
     return df.assign(S=env.S, A=env.A, H=env.H, **info)
+
+
+def run_hard(ctx: JobContext) -> pd.DataFrame:
+    """Cumulative exact regret on the Figure 1 instance tuned to the job's horizon ``T``
+    (``envs.tabular.lowerbound_horizon``), run for exactly ``T`` episodes
+    (``tabular_hard``). ``I`` is drawn from a stream keyed by the family's parameters
+    without ``T`` (and the seed), so a seed has the same ``I`` at every ``T`` and the
+    regret-vs-T curves pair by seed; the environment uniforms stay keyed by the instance."""
+    e = ctx.spec.environment
+    family = {k: v for k, v in e.items() if k != "T"}
+    seq = np.random.SeedSequence(entropy=stable_hash(["env", family, "instance"]), spawn_key=(int(ctx.spec.seed),))
+    env, info, df = _simulate(ctx, T=int(e["T"]), instance_rng=np.random.default_rng(seq))
+    gap = hard_gap(int(e["n"]), int(e["m"]), int(e["T"]), float(e["gap_scale"]))
+    return df.assign(S=env.S, A=env.A, H=env.H, T=int(e["T"]), gap=gap, **info)
 
 
 def run_pac(ctx: JobContext) -> pd.DataFrame:

@@ -28,8 +28,16 @@ GARNET = Environment(
 )
 LOWERBOUND = Environment(
     "lowerbound",
-    {"n": Param(2, minimum=1), "m": Param(1, minimum=1), "gap": Param(0.2, exclusive_minimum=0.0, maximum=1.0), "H": Param(2, minimum=1)},
+    {"n": Param(2, minimum=1), "m": Param(1, minimum=1), "gap": Param(0.2, exclusive_minimum=0.0, maximum=0.5), "H": Param(2, minimum=1)},
     doc="hard class of Figure 1 (I drawn from the seed)",
+)
+LOWERBOUND_HORIZON = Environment(
+    "lowerbound_horizon",
+    {"n": Param(2, minimum=1), "m": Param(1, minimum=1), "H": Param(2, minimum=1),
+     "T": Param(100000, minimum=4, doc="the horizon the instance is tuned to, and the episodes the job runs"),
+     "gap_scale": Param(1.0, exclusive_minimum=0.0, doc="c in the gap α'(T) = c·sqrt(n·m/T); needs α' <= 1/2")},
+    doc="Figure 1 instance hard at T: gap α'(T) = gap_scale·sqrt(n·m/T) (envs/tabular.py lowerbound_horizon); "
+        "a list of T makes the family indexed by the horizon",
 )
 MAB = Environment(
     "mab",
@@ -52,6 +60,12 @@ KINDS: list[ExperimentKind] = [
         "tabular_pac", PAPER, "dprl.experiments.tabular.jobs:run_pac",
         algorithms(UBEV, PUCB), environments(LOWERBOUND), dict(_RUN_SETTINGS),
         doc="alpha-suboptimal episodes on Figure 1 instances, alpha = H gap / (4 n)", mem_mb=600, runtime_min=30,
+    ),
+    ExperimentKind(
+        "tabular_hard", PAPER, "dprl.experiments.tabular.jobs:run_hard",
+        algorithms(UBEV, PUCB), environments(LOWERBOUND_HORIZON),
+        {"checkpoints": Param(10, minimum=2, maximum=400, doc="log-spaced checkpoints of cumulative regret")},
+        doc="regret at T on the Figure 1 instance tuned to T (one job per T), Theorem 6", mem_mb=600, runtime_min=30,
     ),
     ExperimentKind(
         "tabular_scaling", PAPER, "dprl.experiments.tabular.jobs:run_regret",
