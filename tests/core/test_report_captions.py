@@ -144,7 +144,7 @@ def test_caption_params_read_as_text_in_the_report_pane():
     assert caption["seeds"]["tabular_regret"] == seeds  # still the dict the captions read
 
 
-@pytest.mark.parametrize("fid", ["linmix_regime", "tabular_regime", "pe_regime"])
+@pytest.mark.parametrize("fid", ["linmix_regime", "tabular_regime", "pe_regime", "lq_regime"])
 def test_regime_captions_claim_a_collapse_across_eps_only_when_the_preset_runs_several(fid):
     fig = all_figures()[fid]
     for preset in ("smoke", "default"):

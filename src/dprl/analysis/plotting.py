@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib import colormaps  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
+from matplotlib.ticker import LogFormatterSciNotation  # noqa: E402
 
 from dprl.analysis.base import outside_regime, verdict_totals  # noqa: E402
 from dprl.analysis.figure_check import (  # noqa: E402
@@ -277,20 +278,25 @@ def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | No
 
 
 COINCIDE_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+# Seed means within this relative distance of one another at every x are drawn on top of
+# one another (5% is 0.02 decades, under 2 pixels on a log axis of a few decades).
+COINCIDE_RTOL = 0.05
 
 
-def distinguish_coinciding(ax: plt.Axes, means: dict[Any, pd.Series], name: Callable[[Any], str]) -> dict[Any, dict]:
-    """Series whose seed means are identical (same x, equal values) are drawn on top of one
-    another and look like one. Returns, per such series, a marker and a staggered
-    ``markevery`` for :func:`mean_band` (each curve's markers show between the others'), and
-    notes under the x label which series coincide (``name(key)`` of each)."""
+def distinguish_coinciding(ax: plt.Axes, means: dict[Any, pd.Series], name: Callable[[Any], str],
+                           rtol: float = COINCIDE_RTOL) -> dict[Any, dict]:
+    """Series whose seed means coincide (same x, values within ``rtol`` of one another) are
+    drawn on top of one another and look like one. Returns, per such series, a marker and a
+    staggered ``markevery`` for :func:`mean_band` (each curve's markers show between the
+    others'), and notes under the x label which series coincide (``name(key)`` of each) and
+    whether their means are identical or only close."""
     keys = list(means)
     groups: list[list[Any]] = []
     for k in keys:
         for grp in groups:
             a, b = means[grp[0]], means[k]
             if len(a) == len(b) and len(a) and np.array_equal(a.index.to_numpy(), b.index.to_numpy()) \
-                    and np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=1e-9, atol=0.0):
+                    and np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=rtol, atol=0.0):
                 grp.append(k)
                 break
         else:
@@ -299,8 +305,10 @@ def distinguish_coinciding(ax: plt.Axes, means: dict[Any, pd.Series], name: Call
     for grp in (g for g in groups if len(g) > 1):
         for i, k in enumerate(grp):
             out[k] = {"marker": COINCIDE_MARKERS[i % len(COINCIDE_MARKERS)], "markevery": (i, len(grp))}
-        note(ax, "identical seed means, the curves overlap exactly (markers alternate): "
-             + ", ".join(name(k) for k in grp))
+        first = means[grp[0]].to_numpy(float)
+        exact = all(np.array_equal(first, means[k].to_numpy(float)) for k in grp[1:])
+        what = "identical seed means" if exact else f"seed means within {rtol:.0%} of one another"
+        note(ax, f"{what}, the curves overlap (markers alternate): " + ", ".join(name(k) for k in grp))
     return out
 
 
@@ -480,21 +488,40 @@ def log_axes(ax: plt.Axes, x: bool = True, y: bool = True) -> None:
         ax.set_yscale("log")
 
 
-def readable_log_ticks(ax: plt.Axes) -> None:
-    """On a log axis spanning less than two decades, plain tick labels (``0.03``, not
-    ``3×10⁻²`` on every minor tick); the minor ones only below one decade, where there is
-    no major tick to read."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+class ReadableLogFormatter(LogFormatterSciNotation):
+    """Tick labels of a log axis, decided when the figure is drawn (from the final view):
+    below two decades plain numbers (``0.03``, not ``3×10⁻²``); minor ticks labelled when
+    fewer than two powers of ten are in view (else one decade can show a single label):
+    every minor tick when under half a decade, those at 2× and 5× otherwise."""
 
-    plain = FuncFormatter(lambda v, _pos: f"{v:.3g}")
-    for axis, scale, lim in ((ax.xaxis, ax.get_xscale(), ax.get_xlim()), (ax.yaxis, ax.get_yscale(), ax.get_ylim())):
-        lo, hi = sorted(lim)
-        if scale != "log" or lo <= 0:
-            continue
+    def __init__(self, minor: bool):
+        super().__init__(labelOnlyBase=not minor)
+        self.minor = minor
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        lo, hi = sorted(self.axis.get_view_interval())
+        if lo <= 0 or x <= 0:
+            return super().__call__(x, pos) if not self.minor else ""
         span = np.log10(hi) - np.log10(lo)
-        if span < 2:
-            axis.set_major_formatter(plain)
-            axis.set_minor_formatter(plain if span < 1 else NullFormatter())
+        powers = np.floor(np.log10(hi) + 1e-9) - np.ceil(np.log10(lo) - 1e-9) + 1
+        if self.minor:
+            if powers >= 2:
+                return ""
+            mantissa = round(x / 10 ** np.floor(np.log10(x) + 1e-9), 6)
+            if span >= 0.5 and mantissa not in (2.0, 5.0):
+                return ""
+        elif span >= 2:
+            return super().__call__(x, pos)
+        return f"{x:.3g}"
+
+
+def readable_log_ticks(ax: plt.Axes) -> None:
+    """On every log axis of ``ax``, :class:`ReadableLogFormatter` labels (plain numbers on
+    short axes, at least two labels in view)."""
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale == "log":
+            axis.set_major_formatter(ReadableLogFormatter(minor=False))
+            axis.set_minor_formatter(ReadableLogFormatter(minor=True))
 
 
 def finish_axes(ax: plt.Axes, log: str = "xy", extra: Sequence[plt.Artist] = (), legend_kw: dict | None = None,

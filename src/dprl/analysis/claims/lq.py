@@ -32,7 +32,8 @@ def c1(tables: Tables) -> list[ClaimResult]:
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, str(calib),
             f"relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
-            f"mean of max(ε_lb, 0)/ε over {len(g)} audits (B1, B2 at their claimed guarantee, the pair at (ε, δ); "
+            f"mean of max(ε_lb, 0)/ε over {len(g)} audits (the Gram and target counters, the paper's 𝓑₁ and 𝓑₂, "
+            f"at their claimed guarantee, the pair at (ε, δ); "
             f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['runs'].iloc[0])} runs per input and phase); "
             f"{n_fail} audits with ε_lb > ε; largest ε_lb/ε = {float((g['eps_lb'] / g['claimed_epsilon']).max()):.3f}; "
             f"exact ε (Gaussian-DP profile) above the claim in {over}/{len(g)}. That the policy reads only released "
@@ -218,7 +219,7 @@ def c4(tables: Tables) -> list[ClaimResult]:
 
 CLAIMS = [
     Claim("C1", PAPER, "Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
-          ("lq_audit",), "audited ε_lb / claimed ε of B1, B2 and the pair", "<= 1 for every audit", c1, "lq_audit"),
+          ("lq_audit",), "audited ε_lb / claimed ε of the Gram counter, the target counter and the pair", "<= 1 for every audit", c1, "lq_audit"),
     Claim("C2", PAPER, "Regret grows like √K for OFU-RL and for Private-OFU-RL.",
           ("lq_regret",), "log-log slope of cumulative regret vs K", "CI contains a value <= 0.6", c2, "lq_regret_loglog"),
     Claim("C3", PAPER, "The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",

@@ -153,7 +153,8 @@ def regime(tables: Tables):
         if g.empty:
             P.empty_panel(ax)
             continue
-        for (_, eps, delta, cal), gs in g.groupby(["source", "epsilon", "delta", "calibration"], sort=True):
+        # in the order of ε, then δ (the legend's order)
+        for (eps, delta, cal, _), gs in g.groupby(["epsilon", "delta", "calibration", "source"], sort=True):
             style = _style("private_ofu_rl", eps, cal, delta)
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
             P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True,
@@ -171,5 +172,7 @@ def regime(tables: Tables):
         P.flush_notes(ax)
     # one legend for both panels, outside them: a dozen settings inside a panel hid its curves
     P.figure_legend(fig, P.handles_of(axes[0]))
-    fig.suptitle("Private-OFU-RL: regret is a function of k/Λ (seed mean, 95% bootstrap band)")
+    point = ("regret is a function of k/Λ" if df[["epsilon", "delta"]].drop_duplicates().shape[0] > 1
+             else "per-episode regret against k/Λ (one (ε, δ): no collapse to see)")
+    fig.suptitle(f"Private-OFU-RL: {point} (seed mean, 95% bootstrap band)")
     return fig

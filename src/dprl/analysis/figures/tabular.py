@@ -166,6 +166,7 @@ def regime(tables: Tables):
         if g.empty:
             P.empty_panel(ax)
             continue
+        no_onset = []
         for style, gs in _series(g):
             t_star = float(gs["burn_in_episodes"].median())
             style["label"] += f", T*={t_star:.2g}"
@@ -176,6 +177,10 @@ def regime(tables: Tables):
                 # filled, black-edged and larger than the line: a hollow circle of the
                 # curve's own colour vanished into it
                 ax.plot(onsets, y, ls="none", **ONSET_MARKER, mfc=style["color"], label=ONSET_LABEL)
+            elif not len(onsets):
+                no_onset.append(style["label"].split(",")[0])
+        if no_onset:  # the title promises circles: say whose are missing, and why
+            P.note(ax, "no measured onset within the horizon (no circle): " + ", ".join(no_onset))
         P.mark_burn_in(ax, 1.0, label="T = T* (predicted burn-in)", beyond="T = T*")
         P.mark_x(ax, RATE_FACTOR, label=f"T = {RATE_FACTOR:g}·T* (rates judged beyond)", beyond=f"T = {RATE_FACTOR:g}·T*",
                  color="0.2", lw=0.9, ls="-.")
