@@ -1,6 +1,9 @@
 """claims.md: totals first, one summary row per claim, then the rows."""
 
+import dataclasses
+
 import numpy as np
+import pytest
 import pandas as pd
 
 from dprl.analysis.claims import COLUMNS, to_markdown
@@ -53,3 +56,28 @@ def test_claim_level_verdicts_follow_the_stated_rule():
                                     columns=COLUMNS))
     assert "Claims: **1 reproduced**, **0 inconclusive**, **1 not reproduced**" in text
     assert "Student's t interval over the per-seed slopes" in text
+
+
+def test_rows_are_told_apart_by_kind():
+    """One-sided rate rows on fixed instances are upper-bound rows, never counted as a rate
+    reproduced; the headline counts each kind apart; a claim cannot return an unknown kind."""
+    from dprl.analysis.base import KINDS, ClaimResult, kinds_sentence
+    from dprl.analysis.claims import all_claims, evaluate
+
+    by_id = {c.id: c for c in all_claims()}
+    assert {by_id[i].kind for i in ("V2", "C2", "Z2")} == {KINDS[1]}
+    assert by_id["V9"].kind == KINDS[0]  # two-sided on the family hard at each T
+    assert all(c.kind in KINDS for c in all_claims())
+    df = pd.DataFrame({"claim": ["V2", "V6", "V6"], "kind": [KINDS[1], KINDS[2], KINDS[2]],
+                       "verdict": ["reproduced", "reproduced", "inconclusive"]})
+    text = kinds_sentence(df)
+    assert "upper bound on a fixed instance 1 (1 reproduced)" in text
+    assert "privacy, scaling or lower-bound check 2 (1 reproduced, 1 inconclusive)" in text
+    assert "rate on a hard family" not in text  # no such rows: not claimed
+    bad = dataclasses.replace(by_id["V6"], evaluate=lambda t: [ClaimResult(0.0, 0.0, 0.0, "reproduced", kind="rate")],
+                              experiments=())
+    with pytest.raises(ValueError, match="returned kind 'rate'"):
+        evaluate(bad, {})
+    row = dataclasses.replace(by_id["V6"], evaluate=lambda t: [ClaimResult(0.0, 0.0, 0.0, "reproduced", kind=KINDS[0])],
+                              experiments=())
+    assert evaluate(row, {})[0]["kind"] == KINDS[0]

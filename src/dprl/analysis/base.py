@@ -35,6 +35,33 @@ TOTALS_ORDER = ("reproduced", "inconclusive", "not reproduced")
 SOURCES = ("paper claim", "package finding")
 
 
+# What a row can show (src/dprl/README.md, "Claims"). A rate is reproduced only two-sided on
+# a minimax-hard family, whose gap shrinks with the horizon; on a fixed, gapped instance the
+# regret saturates after the burn-in, so a one-sided test there shows only that the upper
+# bound holds (any sublinear curve passes it). Everything else checks privacy, a scaling in
+# ε, δ, S, A, d or m, or a lower bound.
+KINDS = ("rate on a hard family", "upper bound on a fixed instance", "privacy, scaling or lower-bound check")
+
+
+def kind_totals(claims: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """Per kind of row (:data:`KINDS`, those present): its verdict totals."""
+    if "kind" not in claims:
+        return {}
+    return {k: verdict_totals(claims[claims["kind"] == k]) for k in KINDS if (claims["kind"] == k).any()}
+
+
+def row_kinds(rows: pd.DataFrame) -> str:
+    """The kinds of a claim's rows, in order of appearance (``""`` for a table without them)."""
+    return ", ".join(dict.fromkeys(rows["kind"].dropna().astype(str))) if "kind" in rows else ""
+
+
+def kinds_sentence(claims: pd.DataFrame) -> str:
+    """``By kind of row: rate on a hard family 3 (2 reproduced, 1 inconclusive); ...``."""
+    parts = [f"{k} {sum(t.values())} ({', '.join(f'{n} {v}' for v, n in t.items() if n)})"
+             for k, t in kind_totals(claims).items()]
+    return "By kind of row: " + "; ".join(parts) + "." if parts else ""
+
+
 def paper_claims(claims: pd.DataFrame) -> pd.DataFrame:
     """The rows of a claims table that are claims of the papers (all rows of a table
     written before findings had their own ``source``)."""
@@ -109,13 +136,14 @@ class ClaimResult:
     # the privacy level the row is about: its ε, or the smallest ε of a fit over several
     # (the most private point, whose regime decides the row's); NaN for non-private rows
     epsilon: float = float("nan")
+    kind: str | None = None  # one of KINDS when this row differs from its claim's kind
 
     @classmethod
     def from_estimate(
         cls, est: Estimate, verdict: Verdict, calibration: str, note: str, regime: Regime = "n/a",
-        horizon_needed: float = float("nan"), epsilon: float = float("nan"),
+        horizon_needed: float = float("nan"), epsilon: float = float("nan"), kind: str | None = None,
     ) -> ClaimResult:
-        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed, float(epsilon))
+        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed, float(epsilon), kind)
 
     def outside_regime_is_inconclusive(self) -> ClaimResult:
         """A rate measured outside its regime (where the theory applies) can neither refute
@@ -139,6 +167,7 @@ class Claim:
     evaluate: Callable[[Tables], list[ClaimResult]]
     figure: str | None = None  # figure id that shows it
     finding: bool = False  # a finding of this package, not a claim of the paper (see SOURCES)
+    kind: str = KINDS[2]  # what its rows can show (KINDS); a row may override it
 
     @property
     def source(self) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, StrictUndefined
 
-from dprl.analysis.base import REGIMES, paper_claims, verdict_totals
+from dprl.analysis.base import REGIMES, kind_totals, paper_claims, verdict_totals
 from dprl.analysis.report_table import claims_html
 
 
@@ -47,6 +47,7 @@ def landing_context(claims: pd.DataFrame, manifest: dict[str, Any]) -> dict[str,
         "n_rows": len(paper_claims(claims)),
         "verdicts": verdict_totals(paper_claims(claims)),
         "regimes": regime_totals(paper_claims(claims)),
+        "kinds": kind_totals(paper_claims(claims)),
     }
 
 

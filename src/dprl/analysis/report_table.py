@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import findings, paper_claims, verdict_totals
+from dprl.analysis.base import findings, paper_claims, row_kinds, verdict_totals
 from dprl.analysis.claims import _fmt
 
 # Background colours of the verdicts (and of a verdict that is not one of VERDICTS, e.g.
@@ -78,7 +78,9 @@ def summary_row(claim: str, rows: pd.DataFrame) -> str:
     regimes = ", ".join(f"{n} {escape(r)}" for r, n in rows["regime"].value_counts(sort=False).items())
     horizon = rows.loc[rows["regime"] == "not reached", "horizon_needed"].max()
     return _cells([
-        escape(claim), escape(str(first["paper"])), escape(str(first["statement"])), escape(str(first["expected"])),
+        escape(claim), escape(str(first["paper"])),
+        escape(str(first["statement"])) + (f" <em>({escape(row_kinds(rows))})</em>" if row_kinds(rows) else ""),
+        escape(str(first["expected"])),
         f"{len(rows)} row{'s' if len(rows) != 1 else ''}", verdicts, regimes, _fmt(horizon),
         escape(str(first["figure"] or "")),
     ], "claim", colour)

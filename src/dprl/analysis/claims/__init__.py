@@ -15,15 +15,15 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import (
-    CLAIM_RULE, REGIMES, VERDICTS, Claim, Tables, claim_verdict, claim_verdicts, findings, outside_regime, paper_claims,
-    verdict_totals,
+    CLAIM_RULE, KINDS, REGIMES, VERDICTS, Claim, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
+    outside_regime, paper_claims, row_kinds, verdict_totals,
 )
 
 log = logging.getLogger(__name__)
 
 MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
 COLUMNS = [
-    "claim", "paper", "source", "statement", "experiment", "metric", "expected", "calibration", "epsilon",
+    "claim", "paper", "source", "kind", "statement", "experiment", "metric", "expected", "calibration", "epsilon",
     "measured", "ci_low", "ci_high", "verdict", "regime", "horizon_needed", "note", "figure",
 ]
 
@@ -42,7 +42,7 @@ def all_claims() -> tuple[Claim, ...]:
 
 def evaluate(claim: Claim, tables: Tables) -> list[dict]:
     base = {
-        "claim": claim.id, "paper": claim.paper, "source": claim.source, "statement": claim.statement,
+        "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "statement": claim.statement,
         "experiment": ", ".join(claim.experiments), "metric": claim.metric,
         "expected": claim.expected, "figure": claim.figure or "",
     }
@@ -64,8 +64,10 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
             raise ValueError(f"claim {claim.id} returned verdict {r.verdict!r}")
         if r.regime not in REGIMES:
             raise ValueError(f"claim {claim.id} returned regime {r.regime!r}")
+        if r.kind is not None and r.kind not in KINDS:
+            raise ValueError(f"claim {claim.id} returned kind {r.kind!r}")
         r = r.outside_regime_is_inconclusive()
-        rows.append({**base, "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
+        rows.append({**base, **({"kind": r.kind} if r.kind else {}), "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
                      "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
                      "note": r.note})
     return rows
@@ -99,6 +101,9 @@ def to_markdown(table: pd.DataFrame) -> str:
         + " A rate row counts only inside its regime: outside it the row is inconclusive whatever it measured."
         + (f" {len(found)} rows of this package's own findings follow the claims, apart and not counted." if len(found) else ""),
         "",
+        kinds_sentence(df) + " A rate is reproduced only by a two-sided test on a minimax-hard family; on a fixed, "
+        "gapped instance regret saturates after the burn-in, so a row there shows only that the upper bound holds.",
+        "",
         "Claims: " + ", ".join(f"**{n} {v}**" for v, n in claim_verdicts(df).items()) + f" ({CLAIM_RULE}).",
         "",
         "Intervals: a slope of a curve is fitted to each seed's own curve, and its 95% interval is Student's t "
@@ -109,15 +114,15 @@ def to_markdown(table: pd.DataFrame) -> str:
         "",
         "## One row per claim",
         "",
-        "| claim | paper | statement | expected | rows | verdicts | claim verdict | regimes | horizon needed |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| claim | paper | kind | statement | expected | rows | verdicts | claim verdict | regimes | horizon needed |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for claim, g in df.groupby("claim", sort=False):
         first = g.iloc[0]
         verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(g).items() if n)
         regimes = ", ".join(f"{n} {r}" for r, n in g["regime"].value_counts().items())
         need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
-        lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected, len(g), verdicts,
+        lines.append(_md_row([f"**{claim}**", first.paper, row_kinds(g), first.statement, first.expected, len(g), verdicts,
                               f"**{claim_verdict(g)}**", regimes, _fmt(need if pd.notna(need) else float("nan"))]))
     lines += ["", "## Rows", ""]
     lines += _md_rows(df)

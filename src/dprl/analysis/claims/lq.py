@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import Claim, ClaimResult, Tables, overall_regime
+from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import (
     EXPONENT_TOL, PAPER_EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, per_seed_note, sqrt_sigma_exponent,
     verdict_exponent, verdict_near, verdict_upper,
@@ -220,8 +220,9 @@ def c4(tables: Tables) -> list[ClaimResult]:
 CLAIMS = [
     Claim("C1", PAPER, "Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
           ("lq_audit",), "audited ε_lb / claimed ε of the Gram counter, the target counter and the pair", "<= 1 for every audit", c1, "lq_audit"),
-    Claim("C2", PAPER, "Regret grows like √K for OFU-RL and for Private-OFU-RL.",
-          ("lq_regret",), "log-log slope of cumulative regret vs K", "CI contains a value <= 0.6", c2, "lq_regret_loglog"),
+    Claim("C2", PAPER, "The regret of OFU-RL and of Private-OFU-RL is O(√K): it stays below the √K envelope.",
+          ("lq_regret",), "log-log slope of cumulative regret vs K", "CI contains a value <= 0.6", c2, "lq_regret_loglog",
+          kind=KINDS[1]),
     Claim("C3", PAPER, "The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",
           ("lq_regret",), "fitted exponent of the privacy cost vs ε and vs ln(1/δ) (paper calibration)",
           f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}", c3,
