@@ -243,13 +243,15 @@ def cmd_figure(args: argparse.Namespace) -> int:
 
 
 def cmd_claims(args: argparse.Namespace) -> int:
+    from dprl.analysis.burn_in import burn_in_check
     from dprl.analysis.claims import claims_table, to_latex, to_markdown
     from dprl.runner.io import atomic_write_text, frame_to_csv
 
-    df = claims_table(_tables(args.tables))
+    tables = _tables(args.tables)
+    df = claims_table(tables)
     out = Path(args.out_dir)
     atomic_write_text(out / "claims.csv", frame_to_csv(df))
-    atomic_write_text(out / "claims.md", to_markdown(df))
+    atomic_write_text(out / "claims.md", to_markdown(df, burn_in_check(tables)))
     atomic_write_text(out / "claims.tex", to_latex(df))
     counts = df["verdict"].value_counts().to_dict()
     log.info("claims table: %d rows %s", len(df), counts)

@@ -88,11 +88,13 @@ def _md_row(cells: list[object]) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
-def to_markdown(table: pd.DataFrame) -> str:
+def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str:
     """``claims.md``: the verdict totals of the papers' claims first, then one summary row
     per claim (its verdicts and regimes counted, the largest horizon a row outside its
-    regime needs), then the rows themselves without repeating the claim's statement; last,
-    apart and not counted, the package's own findings."""
+    regime needs), then the rows themselves without repeating the claim's statement; then,
+    apart and not counted, the package's own findings; last, given ``burn_in``
+    (:func:`dprl.analysis.burn_in.burn_in_check`), the burn-in predictions against the
+    measured onsets."""
     df, found = paper_claims(table), findings(table)
     lines = [
         f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims of the papers): "
@@ -142,6 +144,10 @@ def to_markdown(table: pd.DataFrame) -> str:
             lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected]))
         lines += ["", "| finding | calibration | ε | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
                   "|---|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
+    if burn_in is not None:
+        from dprl.analysis.burn_in import to_markdown as burn_in_markdown
+
+        lines += burn_in_markdown(burn_in)
     return "\n".join(lines) + "\n"
 
 

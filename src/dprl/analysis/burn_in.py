@@ -1,0 +1,86 @@
+"""The burn-in predictions checked against the measured onsets (src/dprl/README.md, "Regimes").
+
+Every private episodic job records its predicted burn-in ``burn_in_episodes`` (from its
+calibration, ``agents/<paper>/regime.py``) and its measured ``onset_episode`` (the first
+checkpoint whose per-episode regret fell below half its initial level,
+:func:`dprl.agents.regime.onset_episode`). A regime decided from a prediction is only as good
+as the prediction, so each setting (experiment, algorithm, instance, ε, δ, calibration)
+reports the ratio of the two, medians over seeds, and ``claims.md`` counts the settings
+within :data:`WITHIN` of each other. No verdict: this checks the package's own model of the
+papers' burn-ins, not a claim of a paper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dprl.analysis.base import Tables
+
+WITHIN = 2.0  # a prediction within 2x of the measured onset (either way) is taken as right
+KEYS = ["experiment", "algorithm", "env_label", "epsilon", "delta", "calibration"]
+COLUMNS = [*KEYS, "seeds", "onsets_measured", "predicted", "onset", "ratio", "agreement"]
+
+
+def _agreement(ratio: float) -> str:
+    if not np.isfinite(ratio):
+        return "no onset measured"
+    if ratio > WITHIN:
+        return "conservative"  # predicts a longer burn-in than measured
+    if ratio < 1 / WITHIN:
+        return "optimistic"
+    return f"within {WITHIN:g}x"
+
+
+def burn_in_check(tables: Tables) -> pd.DataFrame:
+    """One row per private setting of every table that records both columns: the medians
+    over seeds of the predicted burn-in (its value at the job's last checkpoint) and of the
+    measured onset (none when most seeds measured none), their ratio (predicted / measured) and :func:`_agreement`."""
+    frames = []
+    for df in tables.values():
+        if not {"burn_in_episodes", "onset_episode", *KEYS, "seed", "episode"} <= set(df.columns):
+            continue
+        private = df[np.isfinite(pd.to_numeric(df["epsilon"], errors="coerce"))]
+        if private.empty:
+            continue
+        last = private.sort_values("episode").groupby([*KEYS, "seed"], dropna=False).tail(1)
+        g = last.groupby(KEYS, dropna=False, sort=True).agg(
+            seeds=("seed", "nunique"), onsets_measured=("onset_episode", "count"),
+            predicted=("burn_in_episodes", "median"), onset=("onset_episode", "median")).reset_index()
+        frames.append(g)
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS)
+    out = pd.concat(frames, ignore_index=True)
+    out["predicted"] = pd.to_numeric(out["predicted"], errors="coerce")
+    # as analysis.regime.median_onset: no onset when most seeds never left the burn-in
+    out.loc[out["onsets_measured"] <= out["seeds"] / 2, "onset"] = np.nan
+    out["ratio"] = out["predicted"] / out["onset"]
+    out["agreement"] = [_agreement(r) for r in out["ratio"]]
+    return out[COLUMNS]
+
+
+def to_markdown(check: pd.DataFrame) -> list[str]:
+    """The ``claims.md`` section: how many settings agree, then one line per setting."""
+    if check.empty:
+        return []
+    measured = check[np.isfinite(check["ratio"])]
+    counts = measured["agreement"].value_counts()
+    lines = [
+        "",
+        "## Burn-in predictions against measured onsets (a check of this package's model, not a claim)",
+        "",
+        f"Of {len(check)} private settings, {len(measured)} measured an onset (median over seeds); of these, "
+        f"{int(counts.get(f'within {WITHIN:g}x', 0))} predicted it within {WITHIN:g}x, "
+        f"{int(counts.get('conservative', 0))} predicted a burn-in more than {WITHIN:g}x longer (conservative) and "
+        f"{int(counts.get('optimistic', 0))} more than {WITHIN:g}x shorter (optimistic). A row's regime is decided "
+        "by the prediction and, where the claim uses it, by the measured onset (its note says which).",
+        "",
+        "| experiment | algorithm | instance | ε | δ | calibration | predicted T* | measured onset | T*/onset | agreement |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in check.itertuples(index=False):
+        cells = [r.experiment, r.algorithm, r.env_label, f"{r.epsilon:g}", "" if pd.isna(r.delta) else f"{float(r.delta):g}",
+                 r.calibration, f"{r.predicted:.3g}", "" if pd.isna(r.onset) else f"{r.onset:.3g}",
+                 "" if not np.isfinite(r.ratio) else f"{r.ratio:.3g}", r.agreement]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return lines
