@@ -119,6 +119,22 @@ def _regret_table(private_slope=1.0, cost_exponent=-0.5, seeds=8, k_max=4096, bu
     return pd.DataFrame(rows)
 
 
+def test_c2_is_two_sided():
+    """A saturating curve (slope 0.15, log K-like) passes a one-sided '<= 0.6' but fails C2;
+    so does one seed that stays linear among √K seeds."""
+    table = _regret_table(private_slope=0.5)
+    flat = table.copy()
+    ofu = flat["calibration"] == "none"
+    flat.loc[ofu, "regret"] = 2.0 * flat.loc[ofu, "episode"] ** 0.15
+    by = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": flat})}
+    assert by["n/a"].verdict == "not reproduced" and by["n/a"].ci_high < 0.4
+    linear_seed = table.copy()
+    one = ofu & (linear_seed["seed"] == 0)
+    linear_seed.loc[one, "regret"] = linear_seed.loc[one, "episode"] * 1.0
+    by = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": linear_seed})}
+    assert by["n/a"].verdict == "not reproduced" and by["n/a"].measured < 0.9  # the mean alone would pass
+
+
 def test_c2_separates_sqrt_k_from_linear_regret():
     res = CLAIM["C2"].evaluate({"lq_regret": _regret_table(private_slope=1.0)})
     by = {r.calibration: r for r in res}

@@ -249,6 +249,20 @@ def verdict_inside(est: Estimate, low: float, high: float) -> str:
     return "not reproduced" if est.high < low or est.low > high else "inconclusive"
 
 
+# A √T (√K) rate measured two-sided: 1/2 ± 0.1, the tolerance of a power law fitted over a
+# grid of a decade or two, narrow enough to reject both log T (slope -> 0) and linear regret.
+SQRT_RATE_WINDOW = (0.4, 0.6)
+
+
+def verdict_sqrt_rate(est: Estimate, window: tuple[float, float] = SQRT_RATE_WINDOW) -> str:
+    """:func:`verdict_inside` the window, and ``not reproduced`` when any seed's own slope
+    (``units``) is at least :data:`LINEAR_SLOPE`: one seed that stays linear contradicts a
+    √T rate whatever the others do."""
+    if est.units and max(est.units) >= LINEAR_SLOPE and est.n >= 2:
+        return "not reproduced"
+    return verdict_inside(est, *window)
+
+
 def verdict_positive(est: Estimate) -> str:
     """A fitted constant of a lower bound: ``reproduced`` when its CI lies above 0,
     ``not reproduced`` when it lies at or below 0 (the bound fails with every positive

@@ -8,8 +8,8 @@ import pandas as pd
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import (
-    EXPONENT_TOL, PAPER_EXPONENT_TOL, bootstrap_ci, paired_slope_by_seed, per_seed_note, sqrt_sigma_exponent,
-    verdict_exponent, verdict_near, verdict_upper,
+    EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
+    sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
@@ -78,7 +78,7 @@ def c2(tables: Tables) -> list[ClaimResult]:
             est = paired_slope_by_seed(tail, "episode", "regret")
             label = "OFU-RL" if calib == "none" else f"Private-OFU-RL (ε={eps:g}, δ={delta:g})"
             out.append(ClaimResult(
-                est.value, est.low, est.high, verdict_upper(est, 0.6), "n/a" if calib == "none" else str(calib),
+                est.value, est.low, est.high, verdict_sqrt_rate(est), "n/a" if calib == "none" else str(calib),
                 f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
                 f"k ∈ [{int(start)}, {k_max}], t interval over {est.n} seeds ({per_seed_note(est)}); "
                 f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
@@ -220,9 +220,14 @@ def c4(tables: Tables) -> list[ClaimResult]:
 CLAIMS = [
     Claim("C1", PAPER, "Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
           ("lq_audit",), "audited ε_lb / claimed ε of the Gram counter, the target counter and the pair", "<= 1 for every audit", c1, "lq_audit"),
-    Claim("C2", PAPER, "The regret of OFU-RL and of Private-OFU-RL is O(√K): it stays below the √K envelope.",
-          ("lq_regret",), "log-log slope of cumulative regret vs K", "CI contains a value <= 0.6", c2, "lq_regret_loglog",
-          kind=KINDS[1]),
+    # √K is the rate of every LQ instance, not only of a worst case: the regret lower bound
+    # Ω(√(d_u² d_x K)) of Simchowitz & Foster (2020) is local minimax, i.e. it holds on a small
+    # neighbourhood of any (A, B). So C2 is tested two-sided on random_lq and the double
+    # integrator: log K, a saturating curve and linear regret all fail it.
+    Claim("C2", PAPER, "Regret grows like √K for OFU-RL and for Private-OFU-RL (the local minimax rate of every LQ "
+          "instance: Simchowitz & Foster 2020), two-sided.", ("lq_regret",), "log-log slope of cumulative regret vs K",
+          f"CI inside [{SQRT_RATE_WINDOW[0]:g}, {SQRT_RATE_WINDOW[1]:g}]; no seed >= {LINEAR_SLOPE:g}", c2, "lq_regret_loglog",
+          kind=KINDS[0]),
     Claim("C3", PAPER, "The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",
           ("lq_regret",), "fitted exponent of the privacy cost vs ε and vs ln(1/δ) (paper calibration)",
           f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}", c3,
