@@ -100,7 +100,7 @@ ENVIRONMENT_NAMES: dict[str, str] = {
 }
 
 # parameter names inside labels (``garnet_H2_S3``) -> their symbol in a display name
-PARAMETER_NAMES: dict[str, str] = {"n_candidates": "N", "A": "|A|", "S": "S", "H": "H", "gap": "gap"}
+PARAMETER_NAMES: dict[str, str] = {"n_candidates": "N", "A": "|A|", "S": "S", "H": "H", "gap": "gap", "gap_scale": "gap scale"}
 
 CALIBRATION_NAMES: dict[str, str] = {"tight": "tight", "paper": "paper", "none": "non-private"}
 
@@ -125,7 +125,7 @@ def environment_name(label: str) -> str:
     (the config's labels are the name plus its non-default parameters)."""
     base, rest = _split_label(label, ENVIRONMENT_NAMES)
     params = _PARAM.findall(rest)
-    if rest and "".join(f"{k}{v}" for k, v in params) != rest.replace("_", ""):
+    if rest and "".join(f"{k}{v}" for k, v in params).replace("_", "") != rest.replace("_", ""):
         return f"{ENVIRONMENT_NAMES[base]} ({rest})"  # a hashed label: show what there is
     inner = ", ".join(f"{PARAMETER_NAMES.get(k, k)}={v}" for k, v in params)
     return ENVIRONMENT_NAMES[base] + (f" ({inner})" if inner else "")

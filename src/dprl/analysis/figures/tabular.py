@@ -11,7 +11,7 @@ from matplotlib.ticker import NullFormatter
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.claims.tabular import HARD_FAMILY, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret
+from dprl.analysis.claims.tabular import HARD_FAMILY, HARD_POINT, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret
 from dprl.analysis.selection import final_rows
 
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
@@ -204,7 +204,7 @@ def hard_regret(tables: Tables):
     if len(pu):
         sq, pr = theorem6_bound(pu["S"], pu["A"], pu["H"], pu["T"], pu["epsilon"])
         ratio = pu.assign(r=pu["regret"].to_numpy(float) / (sq + pr))
-        c = float(ratio.groupby(["env.n", "env.m", "env.H", "epsilon", "T"])["r"].mean().min())
+        c = float(ratio.groupby(HARD_POINT)["r"].mean().min())
     fams = sorted({tuple(k) for k in df[HARD_FAMILY].itertuples(index=False)}) or [None]
     fig, axes = P.subplots(1, len(fams), panel=(5.6, 4.4))
     for ax, fam in zip(axes[0], fams):
