@@ -451,8 +451,27 @@ def test_a_figure_without_a_title_fails():
 def test_every_synthetic_figure_passes(fid):
     fig = FIGURES[fid].function()(SYNTHETIC[fid]())
     problems = check_figure(fig)
+    short_axes = _short_log_axes_unreadable(fig)
     plt.close(fig)
     assert problems == [], "\n".join(map(str, problems))
+    assert short_axes == [], short_axes
+
+
+def _short_log_axes_unreadable(fig) -> list[tuple]:
+    """Log axes (of a drawn figure) under two decades labelled in powers of ten (``3×10⁻²``)
+    or with fewer than two labels (pe_regime's and lq_regime's y axes were)."""
+    out = []
+    for ax in fig.axes:
+        for name in "xy":
+            axis = ax.xaxis if name == "x" else ax.yaxis
+            lo, hi = sorted(axis.get_view_interval())
+            if axis.get_scale() != "log" or lo <= 0 or np.log10(hi / lo) >= 2:
+                continue
+            labels = _visible_tick_labels(ax, name)
+            shared_hidden = not any(t.label1.get_visible() for t in axis.get_major_ticks())
+            if not shared_hidden and (len(labels) < 2 or any("times" in t or "^" in t for t in labels)):
+                out.append((ax.get_title(), name, labels))
+    return out
 
 
 def test_coinciding_series_are_said_and_told_apart():
@@ -581,6 +600,21 @@ def _visible_tick_labels(ax, axis: str = "y") -> list[str]:
             if lo <= loc <= hi and tick.label1.get_visible() and tick.label1.get_text():
                 out.append(tick.label1.get_text())
     return out
+
+
+def test_two_references_in_one_panel_differ_in_the_legend():
+    """∝ S and ∝ S² (tabular_scaling_S), ∝ T^{3/4} and ∝ T^{1/2} (linmix_ldp) were two
+    identical grey dashed legend entries."""
+    x = np.geomspace(1, 100, 9)
+    fig, ax = plt.subplots()
+    ax.plot(x, x**1.5, label="data")
+    P.reference_rate(ax, 1.0, "S", x, x**1.5)
+    P.reference_rate(ax, 2.0, "S", x, x**1.5)
+    P.legend(ax)
+    fig.canvas.draw()
+    entries = _legend_entries(fig)[0]
+    plt.close(fig)
+    assert not _alike(entries[P.rate_text(1.0, "S")], entries[P.rate_text(2.0, "S")]), entries
 
 
 def test_short_log_axes_have_two_plain_tick_labels():
@@ -726,8 +760,18 @@ def test_mechanisms_audit_draws_and_names_the_cap_broken_counters_sit_at():
     assert not any(ax.get_legend() for ax in fig.axes) and fig.legends
     assert check_figure(fig) == []
     plt.close(fig)
-    caption = (Path(__file__).parents[2] / "workflow/report/mechanisms_audit.rst").read_text()
-    assert "largest ε_lb an audit of that many runs can" in caption and "10.2" in caption
+    # the full preset audits the correct counters with 1e6 runs, the broken ones with 2e5:
+    # two caps, two legend entries that must not look alike
+    tables = _audit_tables()
+    tables["audit"] = tables["audit"].assign(runs=1_000_000)
+    fig = FIGURES["mechanisms_audit"].function()(tables)
+    fig.canvas.draw()
+    (entries,) = _legend_entries(fig)
+    plt.close(fig)
+    caps = [v for k, v in entries.items() if k.startswith("largest measurable")]
+    assert len(caps) == 2 and not _alike(*caps), entries
+    caption = " ".join((Path(__file__).parents[2] / "workflow/report/mechanisms_audit.rst").read_text().split())
+    assert "largest ε_lb an audit of that many runs can report" in caption and "10.2" in caption
     assert f"{cap:.1f}" == "10.2"
 
 

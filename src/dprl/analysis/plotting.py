@@ -328,6 +328,8 @@ def rate_text(exponent: float, var: str = "T") -> str:
 
 
 REFERENCE_STYLE = {"color": "0.45", "ls": (0, (5, 3)), "lw": 1.1, "zorder": 1.5}
+# a second and third reference in one panel (∝ S and ∝ S²): told apart in the legend too
+REFERENCE_DASHES = ((0, (5, 3)), (0, (9, 3, 2, 3)), (0, (2, 2)))
 
 
 def reference_anchor(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
@@ -370,7 +372,9 @@ def reference_rate(ax: plt.Axes, exponent: float, var: str = "T", x: Sequence[fl
     xs = np.geomspace(xv.min(), xv.max(), 50)
     text = label or rate_text(exponent, var)
     ys = y0 * (xs / x0) ** exponent
-    ax.plot(xs, ys, label=text, gid=f"reference:{exponent:g}", **REFERENCE_STYLE)
+    drawn = sum(1 for ln in ax.get_lines() if (ln.get_gid() or "").startswith("reference:"))
+    style = {**REFERENCE_STYLE, "ls": REFERENCE_DASHES[drawn % len(REFERENCE_DASHES)]}
+    ax.plot(xs, ys, label=text, gid=f"reference:{exponent:g}", **style)
     # also written at the line's end, so that two references in one panel are told apart
     ax.annotate(text, (xs[-1], ys[-1]), xytext=(2, 0), textcoords="offset points", fontsize=7, color="0.35",
                 va="center", annotation_clip=False)
@@ -482,10 +486,12 @@ def figure_legend(fig: plt.Figure, handles: dict[str, Any], **kw) -> None:
 
 
 def log_axes(ax: plt.Axes, x: bool = True, y: bool = True) -> None:
+    """Log scales on the chosen axes, labelled by :func:`readable_log_ticks`."""
     if x:
         ax.set_xscale("log")
     if y:
         ax.set_yscale("log")
+    readable_log_ticks(ax)
 
 
 class ReadableLogFormatter(LogFormatterSciNotation):

@@ -33,6 +33,9 @@ def counter_error(tables: Tables):
     return fig
 
 
+CAP_DOTS = (":", (0, (1, 4)), (0, (4, 2, 1, 2)))
+
+
 def _audit_alpha(df: pd.DataFrame) -> pd.Series:
     """The Clopper–Pearson level of each audit row: its ``alpha`` column, else the audit
     kind's declared default (the config sets none)."""
@@ -62,10 +65,13 @@ def audit(tables: Tables):
                  zip(df["runs"], df["claimed_delta"].fillna(0.0), _audit_alpha(df))]
     finite = df["eps_lb"][np.isfinite(df["eps_lb"])]
     ymax = max(float(finite.max()) if len(finite) else 0.0, float(df["cap"].max()), top) * 1.08
+    # one dotted pattern per run count (correct and broken audits may differ, e.g. in `full`)
+    run_counts = sorted(df["runs"].astype(int).unique())
     for ax, mech in zip(axes[0], mechs):
         g = df[df["mechanism"] == mech]
         for (runs, cap), _ in g.groupby(["runs", "cap"], sort=True):
-            ax.axhline(cap, color="0.45", ls=":", lw=1.0, zorder=1,
+            ls = CAP_DOTS[run_counts.index(int(runs)) % len(CAP_DOTS)]
+            ax.axhline(cap, color="0.45", ls=ls, lw=1.0, zorder=1,
                        label=f"largest measurable ε_lb with {int(runs):,} runs: {cap:.1f}")
         for var, gv in g.groupby("variant", sort=True):
             shift = 1.0 + 0.04 * (variants.index(var) - (len(variants) - 1) / 2)
