@@ -92,3 +92,89 @@ def test_library_disagrees_with_a_broken_calibration():
     assert gaussian_pld(wrong, compositions=levels).get_epsilon_for_delta(delta) > 2 * eps
     assert math.isclose(cal.composed_epsilon(cal.tree_counter_mu(wrong, 1.0, levels), delta),
                         gaussian_pld(wrong, compositions=levels).get_epsilon_for_delta(delta), rel_tol=1e-3)
+
+
+# ------------------------------------------------ the accounting of built agents, by the library
+# Each paper's ``held_calibration`` reads the noise a built agent holds; the library composes
+# the same noise on the paper's own worst replacement pair (``agents/<paper>/privacy.py``).
+
+
+def _rng():
+    import numpy as np
+
+    return np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("l1_per_step", [1, 2])
+def test_pucb_agent_accounting_matches_the_library(l1_per_step):
+    """PUCB's counters: one user moves each of the 3 blocks by ``2H`` in ℓ1, in ``L`` nodes of
+    ``Lap(b)`` with ``b`` the agent's own scale: the library's composed Laplace PLD."""
+    from dprl.agents.tabular.build import build_agent
+    from dprl.agents.tabular.privacy import counters_only_env, held_calibration
+    from dprl.privacy.setting import PrivacySetting
+
+    H, T = 2, 8
+    built = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": l1_per_step},
+                        PrivacySetting(epsilon=1.0, calibration="tight"), counters_only_env(2, 2, H), T, _rng(), _rng())
+    held = held_calibration(built)
+    b = built.agent.source.scale
+    lib = pld.from_laplace_mechanism(b, sensitivity=2.0 * H, value_discretization_interval=1e-5).self_compose(3 * held.levels)
+    assert lib.get_epsilon_for_delta(1e-9) == pytest.approx(held.accounted_epsilon, rel=1e-3)
+    assert held.accounted_epsilon == pytest.approx(1.0 if l1_per_step == 2 else 2.0, rel=1e-12)
+    assert held.accounted_delta == 0.0
+
+
+def _gaussian_accountant(parts: list[tuple[float, float, int]], delta: float) -> float:
+    """ε at ``delta`` of Gaussian mechanisms ``(σ, ‖Δ‖, count)`` composed (PLD accountant)."""
+    acc = dp_accounting.pld.PLDAccountant()
+    for sigma, change, count in parts:
+        acc.compose(dp_accounting.GaussianDpEvent(sigma / change), count)
+    return acc.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("calibration", ["paper", "tight"])
+def test_private_ofu_agent_accounting_matches_the_library(calibration):
+    """Private-OFU-RL: B1 and B2 over ``L`` nodes with the σ's of the agent's regularizer, on
+    the joint replacement pair of its audit (``replacement_pair("joint")``)."""
+    import numpy as np
+
+    from dprl.agents.lq.build import build_agent
+    from dprl.agents.lq.privacy import audit_system, held_calibration, replacement_pair
+    from dprl.privacy.setting import PrivacySetting
+
+    n, d, H, gamma, K = 2, 1, 10, 1.0, 8
+    built = build_agent("private_ofu_rl", {"alpha": 0.1, "n_candidates": 1},
+                        PrivacySetting(epsilon=1.0, delta=1e-3, calibration=calibration), audit_system(n, d, H, gamma), K,
+                        _rng(), _rng())
+    held = held_calibration(built)
+    r = built.agent.regularizer.calibration
+    (g0, c0), (g1, c1) = replacement_pair("joint", n, d, H, gamma)
+    lib = _gaussian_accountant([(r.sigma_gram, np.linalg.norm(g0 - g1), held.levels),
+                                (r.sigma_target, np.linalg.norm(c0 - c1), held.levels)], held.accounted_delta)
+    assert lib == pytest.approx(held.accounted_epsilon, rel=2e-3)
+    assert held.accounted_epsilon <= 1.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("scheme", ["central", "local"])
+def test_linopt_agent_accounting_matches_the_library(scheme):
+    """LinOpt's Privatizer: the ``4H`` streams over ``m`` nodes (1 for the local randomiser)
+    with the σ's of the agent's two regularizers, on its audit's hardest pair
+    (``neighbouring_statistics``), which attains all four replacement sensitivities."""
+    import numpy as np
+
+    from dprl.agents.linmix.build import build_agent
+    from dprl.agents.linmix.privacy import audit_features, held_calibration, neighbouring_statistics
+    from dprl.privacy.setting import PrivacySetting
+
+    feat, K = audit_features(2, 2), 8
+    built = build_agent("private_linopt_vi" if scheme == "central" else "ldp_linopt_vi", {},
+                        PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"), feat, K, _rng(), _rng())
+    held = held_calibration(built)
+    p, r = built.agent.reg_p.calibration, built.agent.reg_r.calibration
+    a, b = neighbouring_statistics(feat, True), neighbouring_statistics(feat, False)
+    changes = [float(np.linalg.norm(x[0] - y[0])) for x, y in zip(a, b)]  # one step, per stream
+    count = held.m * feat.horizon
+    lib = _gaussian_accountant([(s, c, count) for s, c in zip((p.sigma_gram, p.sigma_target, r.sigma_gram, r.sigma_target),
+                                                                 changes)], held.accounted_delta)
+    assert lib == pytest.approx(held.accounted_epsilon, rel=2e-3)
+    assert held.accounted_epsilon == pytest.approx(1.0, rel=1e-6)

@@ -67,3 +67,14 @@ def test_checkpoints_are_checked():
                 np.array([1.0, 2.0])):
         with pytest.raises(ValueError, match="checkpoints"):
             checked_checkpoints(bad, 10)
+
+
+@pytest.mark.parametrize("paper", [*PAPERS, "pe"])
+def test_every_paper_has_its_privacy_in_the_same_module(paper):
+    """``dprl.agents.<paper>.privacy.held_calibration(built, ...)`` reads the accounting of
+    the noise a built agent holds, in all four papers (its numbers on built agents:
+    ``test_accounting_library.py``)."""
+    module = importlib.import_module(f"dprl.agents.{paper}.privacy")
+    assert _head(module.held_calibration, 1) == ["built"]
+    if paper != "tabular":  # a non-private agent has no calibration (PUCB: no PrivateStats)
+        assert module.held_calibration(BuiltAgent(None, None), *([10] if paper == "pe" else [])) is None

@@ -14,7 +14,10 @@ from dprl.agents.linmix.calibration import (
 )
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.calibration import gaussian_mu
-from dprl.experiments.linmix.jobs import _audit_features, central_sampler, local_sampler, neighbouring_statistics, run_audit
+from dprl.agents.linmix.build import build_agent
+from dprl.agents.linmix.privacy import audit_features
+from dprl.agents.linmix.privacy import central_sampler, local_sampler, neighbouring_statistics
+from dprl.experiments.linmix.jobs import run_audit
 from dprl.privacy.audit import audit
 from dprl.runner.job import JobContext, JobSpec
 from dprl.privacy.setting import PrivacySetting
@@ -61,7 +64,7 @@ def test_tight_is_exact_on_the_hardest_pair(d, H):
     features one replacement pair attains all four at once, so the privacy loss of that
     pair through the agent's σ's is exactly μ(ε, δ): the sum is the joint worst case, not a
     looser bound. A σ 1% smaller would exceed it (the check has power)."""
-    feat = _audit_features(d, H)
+    feat = audit_features(d, H)
     cal = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight"), "central", 64, feat, 0.05)
     a, b = neighbouring_statistics(feat, True), neighbouring_statistics(feat, False)
     per_step = [float(np.sum((x[0] - y[0]) ** 2)) for x, y in zip(a, b)]  # one step's ||Δ||² per stream
@@ -71,27 +74,40 @@ def test_tight_is_exact_on_the_hardest_pair(d, H):
 
 
 def test_replacement_sensitivities_of_nonnegative_features():
-    feat = _audit_features(2, 1)
+    feat = audit_features(2, 1)
     sens = replacement_sensitivities(feat)
     paper = paper_sensitivities(2, 1)
     assert sens.gram_p == pytest.approx(paper.gram_p) and sens.target_p == pytest.approx(paper.target_p)
     assert sens.gram_r == pytest.approx(math.sqrt(2)) and sens.target_r == pytest.approx(math.sqrt(2))
 
 
+def built_linopt(scheme: str, route: str, feat, K: int, sigma_scale: float = 1.0):
+    """The private LinOpt agent built by the factory; ``sigma_scale`` != 1 scales the σ's of
+    the agent's own regularizers after it is built (a test-only hook: a broken agent)."""
+    built = build_agent("private_linopt_vi" if scheme == "central" else "ldp_linopt_vi", {},
+                        PrivacySetting(epsilon=EPS, delta=DELTA, calibration=route), feat, K,
+                        np.random.default_rng(0), np.random.default_rng(0))
+    for reg in (built.agent.reg_p, built.agent.reg_r):
+        c = reg.calibration
+        reg.calibration = dataclasses.replace(c, sigma_gram=c.sigma_gram * sigma_scale, sigma_target=c.sigma_target * sigma_scale)
+    return built
+
+
 @pytest.mark.parametrize("scheme", ["central", "local"])
 @pytest.mark.parametrize("route", ["paper", "tight"])
 def test_audit_passes_correct_and_fails_broken(scheme, route):
-    feat = _audit_features(2, 1)
+    feat = audit_features(2, 1)
     K = 3  # two releases after user 1 (levels 0 and 1 of the tree)
-    cal = linopt_calibration(PrivacySetting(epsilon=EPS, delta=DELTA, calibration=route), scheme, K, feat, 0.05)
-    make = (lambda s: central_sampler(cal, feat, K, s)) if scheme == "central" else (lambda s: local_sampler(cal, feat, s))
-    ok = audit(make(1.0), True, False, EPS, DELTA, n=10000, rng=np.random.default_rng(0))
+    sampler = central_sampler if scheme == "central" else local_sampler
+    cal = built_linopt(scheme, route, feat, K).calibration
+    ok = audit(sampler(built_linopt(scheme, route, feat, K), feat), True, False, EPS, DELTA, n=10000, rng=np.random.default_rng(0))
     assert ok.passed, ok
     # broken: noise scaled to use the budget exactly, then quartered (`paper` has slack; at
     # δ = 1e-5 and 10^4 runs the audit reaches ε_lb ≈ 0.8 on a halved one, true ε 2.15)
     sens = replacement_sensitivities(feat).as_array()
     mu = math.sqrt(cal.m * feat.horizon * float(np.sum((sens / cal.sigmas) ** 2)))
-    broken = audit(make(0.25 * mu / gaussian_mu(EPS, DELTA)), True, False, EPS, DELTA, n=10000, rng=np.random.default_rng(1))
+    broken_agent = built_linopt(scheme, route, feat, K, 0.25 * mu / gaussian_mu(EPS, DELTA))
+    broken = audit(sampler(broken_agent, feat), True, False, EPS, DELTA, n=10000, rng=np.random.default_rng(1))
     assert not broken.passed, broken
 
 

@@ -3,26 +3,36 @@ through the agent's own noise path: the right mechanism passes, broken ones fail
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from dprl.privacy.setting import PrivacySetting
-from dprl.agents.lq.audit import regularizer_releases, replacement_pair
-from dprl.agents.lq.calibration import private_ofu_calibration, sensitivities
-from dprl.agents.lq.audit import audit_counters
+from dprl.agents.lq.build import build_agent
+from dprl.agents.lq.calibration import sensitivities
+from dprl.agents.lq.privacy import audit_counters, audit_system, regularizer_releases, replacement_pair
 from dprl.privacy.replacement import CROSS_ALONE, GRAM_ALONE, JOINT
 
 ARGS = dict(n=2, d=1, horizon=10, gamma=1.0, episodes=4, runs=10_000)
 
 
-def _cal(calibration, eps, relation="replacement"):
-    return private_ofu_calibration(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), ARGS["episodes"], ARGS["horizon"], ARGS["gamma"],
-                                   ARGS["n"], ARGS["d"], 0.1, relation=relation)
+def _built(calibration, eps, sigma_scale=1.0):
+    """Private-OFU-RL built by the factory for the audit's sizes; ``sigma_scale`` != 1 cuts
+    the σ's of the agent's own regularizer after it is built (a test-only hook: a broken
+    agent, whose claims stay those of the correct calibration)."""
+    built = build_agent("private_ofu_rl", {"alpha": 0.1, "n_candidates": 1},
+                        PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration),
+                        audit_system(ARGS["n"], ARGS["d"], ARGS["horizon"], ARGS["gamma"]), ARGS["episodes"],
+                        np.random.default_rng(0), np.random.default_rng(0))
+    reg = built.agent.regularizer
+    reg.calibration = dataclasses.replace(reg.calibration, sigma_gram=reg.calibration.sigma_gram * sigma_scale,
+                                          sigma_target=reg.calibration.sigma_target * sigma_scale)
+    return built
 
 
-def _audit(cal, sigma_scale=1.0, seed=11):
-    return audit_counters(cal, ARGS["n"], ARGS["d"], ARGS["horizon"], ARGS["gamma"], ARGS["episodes"], ARGS["runs"],
-                          np.random.default_rng(seed), sigma_scale=sigma_scale)
+def _audit(built, seed=11):
+    return audit_counters(built, ARGS["runs"], np.random.default_rng(seed))
 
 
 @pytest.mark.parametrize("which, expected", [("B1", GRAM_ALONE), ("B2", CROSS_ALONE), ("joint", JOINT)])
@@ -36,9 +46,10 @@ def test_replacement_pairs_attain_the_worst_case(which, expected):
 
 
 def test_releases_are_the_regularizer_prefix_sums():
-    cal = _cal("tight", 4.0)
+    built = _built("tight", 4.0)
+    cal = built.calibration
     first, _ = replacement_pair("joint", 2, 1, 10, 1.0)
-    out = regularizer_releases(cal, first, 4, 50_000, np.random.default_rng(0), "joint")
+    out = regularizer_releases(built.agent.regularizer, first, 50_000, np.random.default_rng(0), "joint")
     iu = np.triu_indices(3)
     expected_gram = first[0][iu] + cal.regularizer.shift * np.eye(3)[iu]
     expected = np.tile(np.concatenate([expected_gram, first[1].ravel()]), 4)
@@ -47,11 +58,11 @@ def test_releases_are_the_regularizer_prefix_sums():
 
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 def test_correct_counters_pass(calibration):
-    res = _audit(_cal(calibration, 4.0))
+    res = _audit(_built(calibration, 4.0))
     assert all(r.passed for r in res.values()), {k: r.eps_lb for k, r in res.items()}
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_counters_with_half_the_noise_fail(seed):
-    res = _audit(_cal("tight", 4.0), sigma_scale=0.5, seed=seed)
+    res = _audit(_built("tight", 4.0, sigma_scale=0.5), seed=seed)
     assert not any(r.passed for r in res.values()), {k: (r.epsilon, r.eps_lb) for k, r in res.items()}

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from dprl.agents.pe.broken import BROKEN_VARIANTS
-from dprl.experiments.pe.jobs import AUDIT_PAIRS, audit_pair, pair_releases
+from dprl.agents.pe.privacy import AUDIT_PAIRS, audit_pair, pair_releases
 from dprl.privacy.calibration import composed_epsilon
 from dprl.privacy.smooth_sensitivity import gaussian_pair_delta, gaussian_pair_epsilon
 

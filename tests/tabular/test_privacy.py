@@ -10,7 +10,8 @@ import pytest
 
 from dprl.privacy.setting import PrivacySetting
 from dprl.agents.tabular.agent import OptimisticAgent
-from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
+from dprl.agents.tabular.build import build_agent
+from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env
 from dprl.agents.tabular.statistics import PrivateStats
 from dprl.experiments.accounting import accounted_epsilon as job_accounted_epsilon
 from dprl.privacy.audit import audit
@@ -63,8 +64,8 @@ def test_exact_accounting_of_pucb_statistics_under_replacement():
         assert accounted_epsilon(eps, 1) == pytest.approx(2 * eps, rel=1e-12)
         # the accounting the workflow records and validates agrees with this brute force
         for l1 in (1, 2):
-            spec = JobSpec("tabular_regret", "tabular_regret", {"name": "pucb", "l1_per_step": l1},
-                           {"name": "garnet", "S": S, "A": A, "H": H}, {"epsilon": eps, "calibration": "tight"},
+            spec = JobSpec("tabular_regret", "tabular_regret", {"name": "pucb", "l1_per_step": l1, "beta": 0.05, "bonus_scale": 1.0},
+                           {"name": "garnet", "S": S, "A": A, "H": H, "branching": 2}, {"epsilon": eps, "calibration": "tight"},
                            {"episodes": T}, 0)
             assert job_accounted_epsilon(spec) == pytest.approx(accounted_epsilon(eps, l1), rel=1e-12)
 
@@ -85,17 +86,28 @@ def test_pucb_statistics_draw_the_noise_their_scale_says():
     assert abs(np.median(noise)) < 0.05 * src.scale
 
 
+def built_pucb(epsilon: float, S: int, A: int, H: int, T: int, l1_per_step: int = 2, noise_multiplier: float = 1.0):
+    """A PUCB agent built by the factory; ``noise_multiplier`` != 1 cuts the noise of the
+    agent's own counters after it is built (a test-only hook: a broken agent)."""
+    built = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": l1_per_step},
+                        PrivacySetting(epsilon=epsilon, calibration="tight"), counters_only_env(S, A, H), T,
+                        np.random.default_rng(0), np.random.default_rng(0))
+    built.agent.source.scale *= noise_multiplier
+    return built
+
+
 def test_one_counter_passes_and_half_noise_fails():
-    ok = audit_counter(6.0, 1, 4, 2, 50000, np.random.default_rng(0))  # ε' = 1
+    ok = audit_counter(built_pucb(6.0, 2, 1, 1, 4), 50000, np.random.default_rng(0))  # ε' = 1
     assert ok.passed, ok
-    broken = audit_counter(6.0, 1, 4, 2, 50000, np.random.default_rng(1), noise_multiplier=0.4)
+    broken = audit_counter(built_pucb(6.0, 2, 1, 1, 4, noise_multiplier=0.4), 50000, np.random.default_rng(1))
     assert not broken.passed, broken
 
 
 def test_halved_counter_noise_fails_on_20_seeds():
     """One PUCB counter with half its noise (true ε 2ε'): ε_lb 1.67-1.9 ε' on 20 of 20 seeds
     at 2e4 runs (measured)."""
-    lbs = [audit_counter(6.0, 1, 4, 2, 20000, np.random.default_rng(s), noise_multiplier=0.5).eps_lb for s in range(1, 21)]
+    broken = built_pucb(6.0, 2, 1, 1, 4, noise_multiplier=0.5)
+    lbs = [audit_counter(broken, 20000, np.random.default_rng(s)).eps_lb for s in range(1, 21)]
     assert min(lbs) > 1.0, lbs  # ε' = 6/(6·1) = 1
 
 
@@ -104,9 +116,9 @@ def test_episode_composition_passes_and_paper_sensitivity_fails():
     ℓ1 <= H, valid only for add/remove neighbours) fails under replacement neighbours
     (its exact ε is 2ε, but 12 small Laplace terms: at 1e5 runs its ε_lb was 1.14-1.33 ε
     on 8 seeds, at 4e4 runs only 0.71-1.21 ε)."""
-    ok = audit_episode(1.0, 2, 1, 1, 2, 2, 100000, np.random.default_rng(2))
+    ok = audit_episode(built_pucb(1.0, 2, 1, 1, 2, 2), 100000, np.random.default_rng(2))
     assert ok.passed, ok
-    printed = audit_episode(1.0, 2, 1, 1, 2, 1, 100000, np.random.default_rng(3))
+    printed = audit_episode(built_pucb(1.0, 2, 1, 1, 2, 1), 100000, np.random.default_rng(3))
     assert not printed.passed, printed
 
 

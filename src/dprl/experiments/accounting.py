@@ -1,11 +1,14 @@
 """Accounted ε of a private simulation job under its paper's neighbouring relation
 (replacement of one user by another; ``src/dprl/README.md``, "Neighbouring relations: replacement").
 
-Each function rebuilds the job's calibration from its spec exactly as the job does and
-returns the ε that the noise actually added gives under replacement: the ℓ1 sum for
-Laplace noise, the exact Gaussian-DP profile (PLD) for Gaussian noise. Jobs record the same
-number in their result files (column ``accounted_epsilon``); :func:`check_accounting`
-refuses, before any job runs, a private job whose accounted ε exceeds its nominal ε.
+Each function builds the job's agent exactly as the job does, without running it, and
+reads the accounting of the noise the built agent holds (``held_calibration`` of the
+paper's ``agents/<paper>/privacy.py``: the ℓ1 sum for Laplace noise, the exact Gaussian-DP
+profile (PLD) for Gaussian noise, from the scales in its ``PrivateStats``, regularizers or
+estimator constants); nothing is recomputed from the config. Jobs record the number read
+from the agent they ran (``JobContext.record_accounting``; column ``accounted_epsilon``);
+:func:`check_accounting` refuses, before any job runs, a private job whose accounted ε
+exceeds its nominal ε.
 
 Imports NumPy/SciPy: called by ``dprl validate`` and once per workflow run (``onstart``),
 never when Snakemake merely parses the workflow.
@@ -22,55 +25,55 @@ from dprl.runner.job import JobContext, JobSpec
 TOLERANCE = 1e-9
 
 
-def _pucb(spec: JobSpec) -> float:
-    """Laplace tree counters (Algorithm 2): ``3`` blocks (r̃, ñ, m̃), each element in ``L``
-    nodes, one user moves each block by ``2H`` in ℓ1 under replacement (two one-hot
-    indicators per step): ``ε_acc = 3 · L · 2H / b``."""
-    from dprl.agents.tabular.calibration import counter_scale
-    from dprl.privacy.tree_counter import tree_levels
+def _read(calibration) -> float | None:
+    """The accounted ε of a held calibration (``None``: the agent adds no noise)."""
+    return None if calibration is None else float(calibration.accounted_epsilon)
 
-    H = int(spec.environment["H"])
-    # the episodes setting, or the horizon of a family tuned to T (tabular_hard: one job per T)
-    T = int(spec.settings["episodes"]) if "episodes" in spec.settings else int(spec.environment["T"])
-    b = counter_scale(spec.epsilon, H, T, int(spec.algorithm.get("l1_per_step", 2)))
-    return 3.0 * tree_levels(T) * 2.0 * H / b
+
+def _pucb(spec: JobSpec) -> float | None:
+    """The job's PUCB agent, built and not run (:func:`dprl.experiments.tabular.jobs.build_job_agent`),
+    accounted from its own counters (:func:`dprl.agents.tabular.privacy.held_calibration`)."""
+    from dprl.agents.tabular.privacy import held_calibration
+    from dprl.experiments.tabular.jobs import build_job_agent
+
+    return _read(held_calibration(build_job_agent(JobContext(spec))[1]))
 
 
 def _dp_se(spec: JobSpec) -> float:
     """DP successive elimination: Laplace ``1/ε`` on disjoint epoch sums of {0,1} rewards,
-    replacement ℓ1 sensitivity 1 (parallel composition): ``ε_acc = ε``."""
-    return spec.epsilon
+    replacement ℓ1 sensitivity 1 (parallel composition; :class:`~dprl.agents.tabular.private_bai.SECalibration`)."""
+    from dprl.agents.tabular.private_bai import se_calibration
+
+    return se_calibration(spec.epsilon).accounted_epsilon
 
 
-def _private_ofu_rl(spec: JobSpec) -> float:
-    """Both counters at the job's ``Δ1 = H(1+γ)², Δ2 = H(1+γ)``; the noise scales are
-    proportional to them, so the accounted ε does not depend on ``γ`` or the draw of the
-    system (``γ = 1`` here; a test checks the independence)."""
-    from dprl.agents.lq.calibration import private_ofu_calibration
+def _private_ofu_rl(spec: JobSpec) -> float | None:
+    """The job's Private-OFU-RL agent on its own system, built and not run
+    (:func:`dprl.experiments.lq.jobs.build_job_agent`), accounted from the σ's its
+    regularizer holds (:func:`dprl.agents.lq.privacy.held_calibration`): both counters at
+    ``Δ1 = H(1+γ)², Δ2 = H(1+γ)``, whose noise scales are proportional to them, so the
+    accounted ε does not depend on the draw of the system (a test checks it)."""
+    from dprl.agents.lq.privacy import held_calibration
+    from dprl.experiments.lq.jobs import build_job_agent
 
-    env = spec.environment
-    n, d = int(env.get("n", 2)), int(env.get("d", 1))
-    cal = private_ofu_calibration(spec.privacy, int(spec.settings["episodes"]),
-                                  int(env["horizon"]), 1.0, n, d, float(spec.algorithm["alpha"]))
-    return cal.accounted_epsilon
+    return _read(held_calibration(build_job_agent(JobContext(spec))[1]))
 
 
-def _linopt(spec: JobSpec) -> float:
-    from dprl.agents.linmix.calibration import linopt_calibration
-    from dprl.agents.linmix.build import ALGORITHMS
-    from dprl.experiments.linmix.jobs import make_job_env
+def _linopt(spec: JobSpec) -> float | None:
+    """The job's LinOpt agent on its own instance, built and not run
+    (:func:`dprl.experiments.linmix.jobs.build_job_agent`), accounted from the σ's its two
+    regularizers hold (:func:`dprl.agents.linmix.privacy.held_calibration`)."""
+    from dprl.agents.linmix.privacy import held_calibration
+    from dprl.experiments.linmix.jobs import build_job_agent
 
-    feat = make_job_env(JobContext(spec)).features()  # the job's own instance
-    _, scheme = ALGORITHMS[spec.algorithm["name"]]
-    cal = linopt_calibration(spec.privacy, scheme, int(spec.settings.get("episodes", 2000)), feat,
-                             float(spec.algorithm.get("alpha", 0.05)))
-    return cal.accounted_epsilon
+    return _read(held_calibration(build_job_agent(JobContext(spec))[1]))
 
 
 def _pe(spec: JobSpec) -> float | None:
-    """DP-LSW/DP-LSL: the nominal ε by the smooth-sensitivity theorem (NRS07) for the
-    (a, b) of ``src/dprl/README.md``; GS-DP-LSL: the analytic Gaussian ε of its σ
-    (:func:`dprl.experiments.pe.jobs.job_accounted_epsilon`)."""
+    """The job's estimators, built (:func:`dprl.experiments.pe.jobs.job_accounted_epsilon`)
+    and read (:func:`dprl.agents.pe.privacy.held_calibration`): DP-LSW/DP-LSL by NRS07's
+    theorem for the ``(a, b)`` they hold (``src/dprl/README.md``), GS-DP-LSL by the analytic
+    Gaussian ε of its σ."""
     from dprl.experiments.pe.jobs import job_accounted_epsilon
 
     return job_accounted_epsilon(spec)

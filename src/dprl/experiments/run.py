@@ -46,8 +46,15 @@ def execute(spec: JobSpec, progress_interval_s: float = 5.0) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"job function {kind.run} returned {type(df).__name__}, expected a DataFrame")
     if acc is not None:
-        df["accounted_epsilon"] = acc
-        log.info("accounted epsilon under replacement: %.6g (nominal %g)", acc, spec.epsilon)
+        # what the job's own agents held (JobContext.record_accounting), not the check above
+        ran = ctx.accounted_epsilon
+        if ran is None:
+            raise RuntimeError(f"job function {kind.run} ran a private agent but recorded no accounting")
+        if ran > spec.epsilon * (1.0 + ACCOUNTING_TOLERANCE):
+            raise ValueError(f"the agent the job ran has accounted epsilon under replacement {ran:.6g} > the nominal "
+                             f"epsilon {spec.epsilon:g}: result not written ({spec.algorithm}, {spec.privacy})")
+        df["accounted_epsilon"] = ran
+        log.info("accounted epsilon under replacement: %.6g (nominal %g)", ran, spec.epsilon)
     return df
 
 

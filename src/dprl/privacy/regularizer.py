@@ -212,6 +212,13 @@ class CentralRegularizer(Regularizer):
         self.gram_counter = TreeCounter(self.gram_shape, max_users, gram_noise, rng, symmetric=True)
         self.target_counter = TreeCounter(self.target_shape, max_users, target_noise, rng)
 
+    def replicas(self, runs: int, rng: np.random.Generator) -> CentralRegularizer:
+        """``runs`` fresh copies of this regularizer (no user yet) along a new leading batch
+        axis, with its noise (its calibration, as the compiled loops read it) and its tree
+        size: what the audits draw from, so they examine the noise the agent holds."""
+        return CentralRegularizer((runs, *self.batch_shape), self.p, self.q, self.gram_counter.max_elements,
+                                  self.calibration, rng, noise=self.gram_counter.noise is not None)
+
     @property
     def bounds(self) -> GoodEventBounds:
         c = self.calibration
@@ -251,6 +258,11 @@ class LocalRegularizer(Regularizer):
         self.noise = noise
         self._gram = np.zeros(self.gram_shape)
         self._target = np.zeros(self.target_shape)
+
+    def replicas(self, runs: int, rng: np.random.Generator) -> LocalRegularizer:
+        """``runs`` fresh copies along a new leading batch axis with this regularizer's noise
+        (:meth:`CentralRegularizer.replicas`)."""
+        return LocalRegularizer((runs, *self.batch_shape), self.p, self.q, self.calibration, rng, noise=self.noise)
 
     @property
     def bounds(self) -> GoodEventBounds:

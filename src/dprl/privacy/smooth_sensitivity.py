@@ -50,6 +50,23 @@ class SmoothGaussianConstants:
     a: float
     b: float
 
+    @property
+    def accounted_epsilon(self) -> float:
+        """ε of the smooth-sensitivity Gaussian mechanism with the ``(a, b)`` held, by NRS07's
+        theorem (:func:`smooth_gaussian_constants` inverted): ``max(5a sqrt(2 ln(2/δ)),
+        4b (d + ln(2/δ)))``, reported as the nominal ε when neither constant exceeds the
+        nominal ε's (a smaller ``a`` means more noise, a smaller ``b`` a smoother bound), so
+        that round-off in the inversion never shows."""
+        log_term = math.log(2.0 / self.delta)
+        nominal = smooth_gaussian_constants(self.epsilon, self.delta, self.dim)
+        if self.a <= nominal.a and self.b <= nominal.b:
+            return self.epsilon
+        return max(5.0 * self.a * math.sqrt(2.0 * log_term), 4.0 * self.b * (self.dim + log_term))
+
+    @property
+    def accounted_delta(self) -> float:
+        return self.delta
+
 
 def smooth_gaussian_constants(epsilon: float, delta: float, dim: int) -> SmoothGaussianConstants:
     """``a = ε / (5 sqrt(2 ln(2/δ)))``, ``b = ε / (4 (d + ln(2/δ)))`` for a ``d``-dimensional release."""

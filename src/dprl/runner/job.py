@@ -108,6 +108,8 @@ class JobContext:
     progress_interval_s: float = 5.0
     _t0: float = field(default_factory=time.perf_counter)
     _last: float = -math.inf
+    # the largest accounted ε of the private agents the job ran (record_accounting)
+    accounted_epsilon: float | None = None
 
     def rng(self, scope: str, label: str = "") -> np.random.Generator:
         """A fresh generator at the start of a stream (scopes: module docstring). Use
@@ -130,6 +132,16 @@ class JobContext:
     @property
     def settings(self) -> dict[str, Any]:
         return self.spec.settings
+
+    def record_accounting(self, calibration: Any) -> None:
+        """Record the accounted ε of an agent the job runs, read from the calibration of the
+        noise the built agent holds (``agents.<paper>.privacy.held_calibration``; ``None``
+        for a non-private agent). A job running several agents records the largest; the
+        runner writes it as the column ``accounted_epsilon``."""
+        if calibration is None:
+            return
+        eps = float(calibration.accounted_epsilon)
+        self.accounted_epsilon = eps if self.accounted_epsilon is None else max(self.accounted_epsilon, eps)
 
     def progress(self, done: int, total: int, unit: str = "episodes", **extra: Any) -> None:
         """Log a progress line (done/total, rate) at most every ``progress_interval_s``

@@ -70,6 +70,11 @@ class LinOptCalibration:
         mu = math.sqrt(self.m * self.horizon * float(np.sum((self.replacement.as_array() / self.sigmas) ** 2)))
         return composed_epsilon(mu, self.delta)
 
+    @property
+    def accounted_delta(self) -> float:
+        """The δ at which :attr:`accounted_epsilon` is accounted: the nominal δ."""
+        return self.delta
+
     def result_columns(self) -> dict[str, float]:
         """What a regret job records next to its results: the transition regression's
         regularizer (``θ_p``, whose radius ``β_p`` sets the regret's rate;
@@ -141,7 +146,7 @@ def _constants(
 VARIANTS = ("corrected", "printed")
 # Replacement weight of one step's four streams, each normalised by its own worst case: the
 # pair (ϕ = c, y = H; e_1, r = 1) against (ϕ = 0; e_2, r = 1) attains all four at once
-# (experiments/linmix/jobs.neighbouring_statistics, d2 >= 2), so 4 is the joint worst case there
+# (agents/linmix/privacy.neighbouring_statistics, d2 >= 2), so 4 is the joint worst case there
 # (the LQ pair's streams cannot peak together: its weight is JOINT = 4.5 < 2 + 4).
 STREAMS_PER_STEP = 4.0
 

@@ -5,7 +5,8 @@ of :mod:`dprl.agents.protocol`), ``episodes`` (``run_episodes``: the loop with e
 into a checkpoint table), ``calibration`` (:class:`PrivateOFUCalibration`: σ1, σ2, Λ, η,
 λ_min, λ_max, ν for the ``paper`` and ``tight`` calibrations), ``regime`` (predicted
 burn-in), ``ofu`` (the agent, β_k), ``oracle`` (the optimistic step, eq. 9), ``loop`` (the
-episode loop, compiled), ``audit`` (audit of the two counters). The estimator under
+episode loop, compiled), ``privacy`` (accounting of the built agent's noise and the audit
+of its two counters). The estimator under
 changing regularizers is the shared :mod:`dprl.privacy.regularizer`.
 
 Choices and deviations from the paper (each documented where it is made):

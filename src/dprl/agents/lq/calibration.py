@@ -100,6 +100,11 @@ class PrivateOFUCalibration:
         replacement. At most the nominal ε for both calibrations (tested)."""
         return self.exact_epsilon("joint", self.delta)
 
+    @property
+    def accounted_delta(self) -> float:
+        """The δ at which :attr:`accounted_epsilon` is accounted: the nominal δ."""
+        return self.delta
+
     def claimed(self, which: str) -> tuple[float, float]:
         """The (ε, δ) this calibration claims for ``gram``/``target``/``joint``: the pair is
         (ε, δ) (Theorem 2); a single counter claims its exact ε at δ/2 under replacement

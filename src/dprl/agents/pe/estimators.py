@@ -115,7 +115,7 @@ class DPLSW(LSW):
         under the replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and ``|ln σ_X²/σ_X'²| <= b`` with
         the ``(a, b)`` of ``src/dprl/README.md``; ``Ψ_X`` is b-smooth and bounds the squared local
         sensitivity (tests), so the theorem's ε is the accounted one."""
-        return np.full(len(stats), self.const.epsilon)
+        return np.full(len(stats), self.const.accounted_epsilon)
 
     def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
         report = self.noise(stats)
@@ -206,7 +206,7 @@ class DPLSL(LSL):
         baseline keeps the paper's noise, so it is over-private, not under-private.
         """
         if self.smooth:
-            return np.full(len(stats), self.const.epsilon)
+            return np.full(len(stats), self.const.accounted_epsilon)
         m = stats.m.astype(float)
         delta_gs = self.sensitivity_scale(m) * gs_lsl_sqrt_psi(m, self.rho, self.c_lam(m))
         sigma = self.noise(stats).sigma

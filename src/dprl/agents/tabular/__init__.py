@@ -4,4 +4,4 @@ Modules (the same layout in every paper's package): ``build`` (``build_agent``, 
 of :mod:`dprl.agents.protocol`), ``episodes`` (``run_episodes``, the compiled loop),
 ``calibration`` (:class:`PUCBCalibration`, ``E_ε``), ``regime`` (predicted burn-in),
 ``agent`` (the agent), ``statistics``/``planner`` (counters and PrivQ kernels),
-``private_bai`` and ``counter_audit``."""
+``private_bai`` and ``privacy`` (accounting of the built agent's noise and its audits)."""

@@ -39,7 +39,7 @@ def build_agent(
             raise ValueError("pucb is ε-JDP and needs a privacy setting")
         source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, beta, noise_rng,
                               l1_per_step)
-        calibration = PUCBCalibration(privacy.epsilon, privacy.calibration, source.scale, source.e_first, source.e_rest)
+        calibration = source.calibration()
     else:
         raise ValueError(f"unknown tabular agent {name!r}")
     return BuiltAgent(OptimisticAgent(source, beta, bonus_scale, agent_rng, env.n_actions), calibration)

@@ -110,13 +110,32 @@ def first_exploit_episode(privacy: PrivacySetting, S: int, A: int, H: int, T: in
 class PUCBCalibration:
     """PUCB's noise and confidence constants for its ``T`` episodes (Algorithm 2 lines 1-4):
     the Laplace scale of every counter node and the bound ``E`` the planner uses in episode
-    1 (``e_first``) and from episode 2 on (``e_rest``; :class:`PrivateStats`)."""
+    1 (``e_first``) and from episode 2 on (``e_rest``; :class:`PrivateStats`), with the
+    horizon ``H`` and the tree levels ``L`` the accounting needs."""
 
     epsilon: float
     calibration: str
     scale: float
     e_first: float
     e_rest: float
+    H: int
+    levels: int  # L: tree nodes holding each stream element
+
+    @property
+    def accounted_epsilon(self) -> float:
+        """ε of the counters' Laplace noise under replacement (``src/dprl/README.md``,
+        "Neighbouring relations: replacement"): ``3`` blocks (r̃, ñ, m̃), each element in
+        ``L`` nodes, and one user moves each block by ``2H`` in ℓ1 (module docstring), so
+        ``ε_acc = 3 · L · 2H / b`` for the scale ``b`` held (``inf`` for no noise).
+        Equals the nominal ε for ``l1_per_step = 2`` and twice it for the printed ``1``."""
+        if self.scale == 0:
+            return math.inf
+        return 3.0 * self.levels * 2.0 * self.H / self.scale
+
+    @property
+    def accounted_delta(self) -> float:
+        """Laplace noise: pure ε-DP."""
+        return 0.0
 
     def e_used(self, episode: int) -> float:
         """``E`` of the release planned on in ``episode`` (1-based)."""

@@ -39,6 +39,30 @@ class BAIResult:
     epochs: int
 
 
+@dataclass(frozen=True)
+class SECalibration:
+    """The noise of DP successive elimination: ``Lap(scale)`` on each (arm, epoch) reward sum."""
+
+    scale: float
+
+    @property
+    def accounted_epsilon(self) -> float:
+        """ε under replacement (module docstring): each user's reward enters one sum of
+        sensitivity 1 (parallel composition over disjoint users), so ``ε = 1/scale``."""
+        return 1.0 / self.scale
+
+    @property
+    def accounted_delta(self) -> float:
+        """Laplace noise: pure ε-DP."""
+        return 0.0
+
+
+def se_calibration(epsilon: float) -> SECalibration:
+    """The Laplace scale ``1/ε`` the algorithm adds at level ``ε``."""
+    check_number("epsilon", epsilon, exclusive_minimum=0.0)
+    return SECalibration(1.0 / epsilon)
+
+
 def lemma8_bound(epsilon: float, alpha: float, beta: float) -> float:
     """Lemma 8: ``E[n_a] > ln(1/(4β)) / (24 ε α)`` for an α-suboptimal arm, β in (0, 1/4)."""
     check_number("Lemma 8 beta", beta, exclusive_minimum=0.0, exclusive_maximum=0.25)
@@ -56,6 +80,7 @@ def dp_successive_elimination(
     check_number("epsilon", epsilon, exclusive_minimum=0.0)
     check_number("beta", beta, exclusive_minimum=0.0, exclusive_maximum=1.0)
     check_number("max_epochs", max_epochs, minimum=1, integer=True)
+    scale = se_calibration(epsilon).scale
     k = bandit.k
     active = np.ones(k, dtype=bool)
     pulls = np.zeros(k, dtype=np.int64)
@@ -66,7 +91,7 @@ def dp_successive_elimination(
         idx = np.flatnonzero(active)
         sums = env_rng.binomial(n_j, bandit.means[idx]).astype(float)
         pulls[idx] += n_j
-        noisy = (sums + noise_rng.laplace(0.0, 1.0 / epsilon, idx.size)) / n_j
+        noisy = (sums + noise_rng.laplace(0.0, scale, idx.size)) / n_j
         radius = math.sqrt(math.log(4 * k * j * j / beta) / (2 * n_j)) + math.log(2 * k * j * j / beta) / (epsilon * n_j)
         keep = noisy + radius >= noisy.max() - radius
         active[idx[~keep]] = False

@@ -15,6 +15,7 @@ compiled kernels :func:`feed_exact` and :func:`feed_tree`; the episode loop
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -181,6 +182,7 @@ class PrivateStats:
         # E for the release used in episode t = 1 and t >= 2 (checks the calibration first)
         e_first, e_rest = cal.count_error_bounds(privacy, S, A, H, T, beta, l1_per_step)
         self.S, self.A, self.H, self.T = S, A, H, T
+        self.privacy, self.l1_per_step = privacy, l1_per_step
         self.N = cal.n_counters(S, A, H)
         self.scale = cal.counter_scale(privacy.epsilon, H, T, l1_per_step) * noise_multiplier
         if not (self.scale >= 0 and np.isfinite(self.scale)):
@@ -194,6 +196,25 @@ class PrivateStats:
         self.t = 0  # elements fed so far
         self._zero = _readonly(np.zeros(self.N))
         self.e_first, self.e_rest = e_first * noise_multiplier, e_rest * noise_multiplier
+
+    def calibration(self) -> cal.PUCBCalibration:
+        """The calibration of the noise these counters add: read from this object's own
+        Laplace scale and bounds ``E`` (what the compiled loop runs with), so accounting it
+        accounts the agent as it runs."""
+        return cal.PUCBCalibration(self.privacy.epsilon, self.privacy.calibration, self.scale, self.e_first, self.e_rest,
+                                   self.H, self.exact.shape[0])
+
+    def replicas(self, width: int) -> PrivateStats:
+        """``width`` fresh counters (no element fed yet) with this object's noise: the same
+        Laplace scale, horizon ``T`` and kernels (:meth:`add`). Audits run these, so they
+        examine the noise the agent holds, not a rebuilt copy of its calibration."""
+        twin = copy.copy(self)
+        twin.N = int(width)
+        twin.exact = np.zeros((self.exact.shape[0], twin.N))
+        twin.suffix = np.zeros_like(twin.exact)
+        twin.t = 0
+        twin._zero = _readonly(np.zeros(twin.N))
+        return twin
 
     def add(self, x: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> None:
         """Feed one stream element ``x`` with the exponential draws of its node noise."""

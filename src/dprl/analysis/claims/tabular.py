@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dprl.agents.tabular.counter_audit import audited_pair
+from dprl.agents.tabular.privacy import audited_pair
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
@@ -63,7 +63,7 @@ V1_PAIR_COLUMNS = ("env.S", "env.A", "env.H", "env.T", "alg.l1_per_step")
 
 def v1_detectable_inflation(rows: pd.DataFrame) -> dict[str, list[float]]:
     """Smallest ε inflation each V1 audit detects, per audited mechanism (its exact pair of
-    Laplace node shifts, :func:`counter_audit.audited_pair`)."""
+    Laplace node shifts, :func:`dprl.agents.tabular.privacy.audited_pair`)."""
     out: dict[str, list[float]] = {}
     for mech, eps, claimed, runs, S, A, H, T, l1 in zip(
             rows["mechanism"], rows["epsilon"], rows["claimed_epsilon"], rows["runs"], rows["env.S"], rows["env.A"],

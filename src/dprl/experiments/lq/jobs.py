@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dprl.agents.lq.audit import audit_counters
-from dprl.agents.lq.calibration import private_ofu_calibration
+from dprl.agents.lq.privacy import audit_counters, audit_system, held_calibration
+from dprl.agents.protocol import BuiltAgent
 from dprl.agents.lq.regime import private_ofu_burn_in
 from dprl.agents.regime import onset_episode
 from dprl.agents.lq.build import build_agent
@@ -27,13 +27,23 @@ def make_system(env: dict, ctx: JobContext) -> LQSystem:
     raise ValueError(f"unknown LQ environment {name!r}")
 
 
+def build_job_agent(ctx: JobContext) -> tuple[LQSystem, BuiltAgent]:
+    """The job's system and its agent, built and not run (what the job runs, and what
+    :mod:`dprl.experiments.accounting` reads the noise of before any job runs)."""
+    spec = ctx.spec
+    system = make_system(spec.environment, ctx)
+    alg = spec.algorithm
+    return system, build_agent(alg["name"], alg, spec.privacy, system, int(ctx.settings["episodes"]), ctx.agent_rng,
+                               ctx.noise_rng)
+
+
 def run_regret(ctx: JobContext) -> pd.DataFrame:
     """``lq_regret`` / ``lq_oracle``: cumulative exact regret at log-spaced checkpoints."""
     spec = ctx.spec
-    system = make_system(spec.environment, ctx)
     episodes = int(ctx.settings["episodes"])
     alg = spec.algorithm
-    built = build_agent(alg["name"], alg, spec.privacy, system, episodes, ctx.agent_rng, ctx.noise_rng)
+    system, built = build_job_agent(ctx)
+    ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
     df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
     # src/dprl/README.md, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
@@ -60,11 +70,12 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     env, priv = spec.environment, spec.privacy
     if priv is None or priv.delta is None:
         raise ValueError("lq_audit audits an (epsilon, delta) mechanism: give epsilon and delta")
-    n, d, horizon, gamma, episodes = int(env["n"]), int(env["d"]), int(env["horizon"]), float(env["gamma"]), int(env["episodes"])
-    cal = private_ofu_calibration(priv, episodes,
-                                  horizon, gamma, n, d, float(spec.algorithm["alpha"]))
-    results = audit_counters(cal, n, d, horizon, gamma, episodes, int(ctx.settings["runs"]), ctx.noise_rng,
-                             float(ctx.settings["confidence"]))
+    system = audit_system(int(env["n"]), int(env["d"]), int(env["horizon"]), float(env["gamma"]))
+    # the agent whose counters are audited (one oracle candidate: the audit never plans)
+    built = build_agent("private_ofu_rl", {"alpha": spec.algorithm["alpha"], "n_candidates": 1}, priv, system,
+                        int(env["episodes"]), ctx.agent_rng, ctx.noise_rng)
+    results = audit_counters(built, int(ctx.settings["runs"]), ctx.noise_rng, float(ctx.settings["confidence"]))
+    cal = held_calibration(built)
     rows = []
     for mech, res in results.items():
         which = {"B1": "gram", "B2": "target", "joint": "joint"}[mech]

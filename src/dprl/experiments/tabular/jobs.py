@@ -6,37 +6,63 @@ import numpy as np
 import pandas as pd
 from scipy.stats import trim_mean
 
+from dprl.agents.protocol import BuiltAgent
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.episodes import run_episodes
 from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
 from dprl.agents.regime import burn_in_episodes as fixed_point
-from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
-from dprl.agents.tabular.counter_audit import audit_counter, audit_episode
+from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound, se_calibration
+from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
 from dprl.runner.job import JobContext, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
 
-def _simulate(ctx: JobContext, alpha: float | None = None, T: int | None = None,
-              instance_rng: np.random.Generator | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
-    """Run the job's ``T`` episodes (default: the ``episodes`` setting); per-episode gaps
-    and returns are summarised online at the log-spaced checkpoints (memory independent of
-    the number of episodes). ``instance_rng``: the stream the instance is drawn from
-    (default: the labelled env stream)."""
+def _horizon(ctx: JobContext) -> int:
+    """The job's episodes: the ``episodes`` setting, or the horizon ``T`` of a family tuned
+    to it (``tabular_hard``: one job per ``T``, no ``episodes`` setting)."""
+    return int(ctx.settings["episodes"]) if "episodes" in ctx.settings else int(ctx.spec.environment["T"])
+
+
+def _instance_rng(ctx: JobContext) -> np.random.Generator:
+    """The stream the instance is drawn from: the labelled env stream, or for a family tuned
+    to ``T`` a stream keyed by the family's parameters without ``T`` (and the seed), so a
+    seed has the same instance at every ``T`` and the regret-vs-T curves pair by seed."""
+    if "episodes" in ctx.settings:
+        return ctx.rng("env", "instance")
+    family = {k: v for k, v in ctx.spec.environment.items() if k != "T"}
+    seq = np.random.SeedSequence(entropy=stable_hash(["env", family, "instance"]), spawn_key=(int(ctx.spec.seed),))
+    return np.random.default_rng(seq)
+
+
+def build_job_agent(ctx: JobContext) -> tuple[TabularMDP, BuiltAgent]:
+    """The job's instance and its agent for :func:`_horizon` episodes, built and not run
+    (what the job runs, and what :mod:`dprl.experiments.accounting` reads the noise of
+    before any job runs)."""
     spec = ctx.spec
     alg, envp = spec.algorithm, spec.environment
-    T = int(ctx.settings["episodes"]) if T is None else int(T)
     # instance generation uses a labelled env stream, transitions the main one: both keyed
     # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
-    env = make_tabular_env(envp["name"], envp, ctx.rng("env", "instance") if instance_rng is None else instance_rng)
-    built = build_agent(alg["name"], alg, spec.privacy, env, T, ctx.agent_rng,
-                        ctx.noise_rng if spec.privacy is not None else None)
+    env = make_tabular_env(envp["name"], envp, _instance_rng(ctx))
+    return env, build_agent(alg["name"], alg, spec.privacy, env, _horizon(ctx), ctx.agent_rng,
+                            ctx.noise_rng if spec.privacy is not None else None)
+
+
+def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
+    """Run the job's episodes (:func:`_horizon`); per-episode gaps and returns are
+    summarised online at the log-spaced checkpoints (memory independent of the number of
+    episodes)."""
+    spec = ctx.spec
+    alg = spec.algorithm
+    T = _horizon(ctx)
+    env, built = build_job_agent(ctx)
     agent = built.agent
     df = run_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])), ctx.progress,
                       alpha=alpha)
     info = {"optimal_value": env.optimal_value}
+    ctx.record_accounting(held_calibration(built))  # the noise the agent ran with
     if spec.privacy is not None:
         info["e_eps"] = built.calibration.e_used(T)  # E_T, the bound of the last episode's release
         info["t_exploit_possible"] = cal.first_exploit_episode(spec.privacy, env.S, env.A, env.H, T, alg["beta"],
@@ -69,9 +95,7 @@ def run_hard(ctx: JobContext) -> pd.DataFrame:
     without ``T`` (and the seed), so a seed has the same ``I`` at every ``T`` and the
     regret-vs-T curves pair by seed; the environment uniforms stay keyed by the instance."""
     e = ctx.spec.environment
-    family = {k: v for k, v in e.items() if k != "T"}
-    seq = np.random.SeedSequence(entropy=stable_hash(["env", family, "instance"]), spawn_key=(int(ctx.spec.seed),))
-    env, info, df = _simulate(ctx, T=int(e["T"]), instance_rng=np.random.default_rng(seq))
+    env, info, df = _simulate(ctx)  # T episodes on the family's instance (_horizon, _instance_rng)
     gap = hard_gap(int(e["n"]), int(e["m"]), int(e["T"]), float(e["gap_scale"]))
     return df.assign(S=env.S, A=env.A, H=env.H, T=int(e["T"]), gap=gap, **info)
 
@@ -103,6 +127,7 @@ def run_private_mab(ctx: JobContext) -> pd.DataFrame:
     spec = ctx.spec
     eps, beta = spec.epsilon, float(spec.algorithm["beta"])
     runs = int(ctx.settings["runs"])
+    ctx.record_accounting(se_calibration(eps))  # the Laplace scale every run adds
     rows = []
     alphas = list(ctx.settings["alphas"])
     for i, alpha in enumerate(alphas):
@@ -122,23 +147,29 @@ def run_private_mab(ctx: JobContext) -> pd.DataFrame:
 
 
 def run_audit(ctx: JobContext) -> pd.DataFrame:
-    """Audits of PUCB's counters (``counter_audit``): one counter at ``ε'``, the whole
-    episode at ``ε`` with the algorithm's sensitivity, and the paper's printed ``ε/(3H)``
-    at ``ε`` under replacement neighbours (a variant expected to fail when the audit has
-    the power to see it)."""
+    """Audits of the counters of a built PUCB agent (:mod:`dprl.agents.tabular.privacy`):
+    one counter at ``ε'``, the whole episode at ``ε`` with the algorithm's sensitivity, and
+    the paper's printed ``ε/(3H)`` at ``ε`` under replacement neighbours (an agent built
+    with ``l1_per_step = 1``, expected to fail when the audit has the power to see it)."""
     spec = ctx.spec
     e = spec.environment
-    eps = spec.epsilon
-    l1 = int(spec.algorithm["l1_per_step"])
+    alg = spec.algorithm
+    l1 = int(alg["l1_per_step"])
     n = int(ctx.settings["runs"])
     rng = ctx.noise_rng
+    env = counters_only_env(e["S"], e["A"], e["H"])
+
+    def pucb(l1_per_step: int) -> BuiltAgent:  # the agent whose counters are audited
+        return build_agent("pucb", {**alg, "l1_per_step": l1_per_step}, spec.privacy, env, e["T"], ctx.agent_rng, rng)
+
+    built = pucb(l1)
     rows = []
-    res = audit_counter(eps, e["H"], e["T"], l1, n, rng)
+    res = audit_counter(built, n, rng)
     rows.append(("counter", res, True))
-    res = audit_episode(eps, e["S"], e["A"], e["H"], e["T"], l1, n, rng)
+    res = audit_episode(built, n, rng)
     rows.append((f"episode_l1x{l1}", res, True))
     if l1 != 1:
-        res = audit_episode(eps, e["S"], e["A"], e["H"], e["T"], 1, n, rng)
+        res = audit_episode(pucb(1), n, rng)
         rows.append(("episode_printed_eps_3H", res, False))
     return pd.DataFrame([
         {"mechanism": m, **r.columns(), "expected_pass": exp}

@@ -1,0 +1,143 @@
+"""Private-OFU-RL's privacy as the built agent holds it: its accounting and the audit of
+its counters (Theorem 2's proof; ``src/dprl/README.md``, "Neighbouring relations:
+replacement" and "Privacy audits"). The same module in every paper's agent package:
+
+- :func:`held_calibration`: the calibration with the noise the built agent's
+  :class:`CentralRegularizer` holds (the σ's its compiled loop reads), whose
+  ``accounted_epsilon``/``accounted_delta`` are the job's accounting;
+- the neighbouring inputs (:func:`replacement_pair`) and the audit (:func:`audit_counters`),
+  which draws from replicas of the agent's own regularizer
+  (:meth:`CentralRegularizer.replicas`), whose ``release`` gives ``(V_k, U_k)`` (B1's
+  symmetric-noise release of ``Σ_{j<k} Σ_h z zᵀ`` plus the shift, and B2's release of
+  ``Σ_{j<k} Σ_h z x_{h+1}ᵀ``). The mechanism's output is the whole sequence of ``K``
+  releases (continual observation); ``n`` independent runs advance together as the
+  replicas' batch axis.
+
+Neighbouring inputs follow Definition 2, *replacement* of user 1 (who lies in the most
+tree nodes, ``L``) by another real user; every other user is the same in ``D`` and ``D'``
+(null here: counters are linear, so other users shift both outputs alike). Each user keeps
+one ``(z, x)`` for all ``H`` steps, so her contributions are ``H z zᵀ`` and ``H z xᵀ`` with
+``||z|| = 1+γ``, ``||x|| = 1``. The pairs (:func:`replacement_pair`) attain the worst
+cases of :mod:`dprl.privacy.replacement`:
+
+- ``B1``: ``z ⟂ z'`` (``||ΔG||² = 2Δ1²``), ``x = x'``;
+- ``B2``: ``z = z'``, ``x' = -x`` (``||ΔC||² = 4Δ2²``);
+- ``joint``: ``z'`` at 60° to ``z``, ``x' = -x`` (``(||ΔG||/Δ1)² + (||ΔC||/Δ2)² = 4.5``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from dprl.agents.lq.calibration import PrivateOFUCalibration
+from dprl.agents.protocol import BuiltAgent
+from dprl.envs.lq import LQSystem
+from dprl.privacy.audit import AuditResult, audit
+from dprl.privacy.regularizer import CentralRegularizer
+
+User = tuple[np.ndarray, np.ndarray]  # (Σ_h z zᵀ, Σ_h z xᵀ)
+PAIR_NAMES = ("B1", "B2", "joint")
+
+
+def user_statistics(z: np.ndarray, x: np.ndarray, horizon: int) -> User:
+    """One user's ``(Σ_h z zᵀ, Σ_h z xᵀ)`` when she has the same ``(z, x)`` at every step."""
+    return horizon * np.outer(z, z), horizon * np.outer(z, x)
+
+
+def replacement_pair(which: str, n: int, d: int, horizon: int, gamma: float) -> tuple[User, User]:
+    """The worst replacement pair for ``B1``, ``B2`` or ``joint`` (module docstring)."""
+    p = n + d
+    if p < 2:
+        raise ValueError("replacement pairs need n + d >= 2")
+    c = 1.0 + gamma
+    e1, e2 = np.eye(p)[0], np.eye(p)[1]
+    x = np.eye(n)[0]
+    z = c * e1
+    if which == "B1":
+        z2, x2 = c * e2, x
+    elif which == "B2":
+        z2, x2 = z, -x
+    elif which == "joint":
+        z2, x2 = c * (0.5 * e1 + np.sqrt(0.75) * e2), -x
+    else:
+        raise ValueError(f"unknown pair {which!r}; expected one of {PAIR_NAMES}")
+    return user_statistics(z, x, horizon), user_statistics(z2, x2, horizon)
+
+
+def held_calibration(built: BuiltAgent) -> PrivateOFUCalibration | None:
+    """The calibration of the noise the built agent holds (``None`` for OFU-RL): the
+    build's calibration with the σ's, shift and bounds of the agent's own regularizer
+    (what its compiled loop reads), so the accounting reads the agent, not the config."""
+    if built.calibration is None:
+        return None
+    return dataclasses.replace(built.calibration, regularizer=built.agent.regularizer.calibration)
+
+
+def audit_system(n: int, d: int, horizon: int, gamma: float) -> LQSystem:
+    """A system with the audit's sizes and ``γ`` (Assumption 1 holds: ``A`` a shift of norm
+    0.05, ``B = C_B e_1``, ``C_w = 0.05``, ``C_A + γ C_B + C_w <= 1``): what Private-OFU-RL
+    is built for to audit its counters, which the audit feeds its own users
+    (:func:`replacement_pair`), never this system's trajectories."""
+    c_a, c_w = 0.05, 0.05
+    c_b = min(0.5, (1.0 - c_a - c_w) / gamma)
+    return LQSystem(c_a * np.eye(n, k=-1) if n > 1 else np.full((1, 1), c_a), c_b * np.eye(n, d), np.eye(n), np.eye(d),
+                    np.zeros(n), horizon, c_w, c_a, c_b, gamma=gamma, name="audit_stream")
+
+
+def _regularizer(built: BuiltAgent) -> CentralRegularizer:
+    reg = built.agent.regularizer
+    if not isinstance(reg, CentralRegularizer):
+        raise ValueError(f"a privacy audit needs Private-OFU-RL's counters, got a {type(reg).__name__}")
+    return reg
+
+
+def regularizer_releases(
+    reg: CentralRegularizer, first: User, runs: int, rng: np.random.Generator, which: str,
+) -> np.ndarray:
+    """``runs`` independent replicas of the agent's regularizer ``reg``
+    (:meth:`CentralRegularizer.replicas`) fed ``first`` then null users up to its ``K``
+    episodes; returns, per run, all ``K`` releases of ``V_k`` (upper triangle), ``U_k``, or
+    both (``which`` = B1, B2, joint)."""
+    gram, target = first
+    p, q = target.shape
+    episodes = reg.gram_counter.max_elements
+    batch = reg.replicas(runs, rng)
+    iu = np.triu_indices(p)
+    zero_g, zero_t = np.zeros((runs, p, p)), np.zeros((runs, p, q))
+    out = []
+    for t in range(episodes):
+        if t == 0:
+            batch.observe(np.broadcast_to(gram, (runs, p, p)), np.broadcast_to(target, (runs, p, q)))
+        else:
+            batch.observe(zero_g, zero_t)
+        st = batch.release()
+        parts = []
+        if which in ("B1", "joint"):
+            parts.append(st.gram[:, iu[0], iu[1]])
+        if which in ("B2", "joint"):
+            parts.append(st.target.reshape(runs, -1))
+        out.append(np.concatenate(parts, axis=1))
+    return np.concatenate(out, axis=1)
+
+
+def audit_counters(
+    built: BuiltAgent, runs: int, rng: np.random.Generator, confidence: float = 1e-3,
+) -> dict[str, AuditResult]:
+    """Audit the built agent's B1, B2 at their claimed guarantees and both together at
+    (ε, δ), each on its worst replacement pair for the agent's ``n, d, γ`` and horizon.
+    The claims are those of the calibration the agent was built with; the noise is the
+    one its regularizer holds."""
+    cal, agent, reg = built.calibration, built.agent, _regularizer(built)
+    claims = {name: cal.claimed({"B1": "gram", "B2": "target", "joint": "joint"}[name]) for name in PAIR_NAMES}
+    out = {}
+    for name in PAIR_NAMES:
+        d0, d1 = replacement_pair(name, agent.n, agent.d, agent.oracle.horizon, agent.gamma)
+
+        def sampler(user: User, runs: int, g: np.random.Generator, name: str = name) -> np.ndarray:
+            return regularizer_releases(reg, user, runs, g, name)
+
+        eps, delta = claims[name]
+        out[name] = audit(sampler, d0, d1, eps, delta, n=runs, rng=rng, alpha=confidence)
+    return out
