@@ -128,3 +128,28 @@ def test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting(nam
     with pytest.raises(ValueError, match=f"accounted epsilon under replacement {recorded:.6g} exceeds"):
         execute(paper.regret)
     assert math.isfinite(recorded)
+
+
+def test_pe_estimator_with_a_tenth_of_its_noise_is_accounted_and_refused(monkeypatch):
+    """The policy-evaluation paper's accounting reads the estimator too: DP-LSW whose
+    smooth-sensitivity ratio ``a`` is 10× too large (σ_X = Ψ_X/a: a tenth of the noise)
+    records an accounted ε of 10× the nominal (NRS07's ``ε = 5a sqrt(2 ln(2/δ))``), and
+    validation refuses the job. (B1's audit pairs keep slack for this bug at the smoke
+    settings: the claim's power is stated in its note, not tested here.)"""
+    from dprl.agents.pe.estimators import DPLSW
+
+    spec = _spec("pe_batch", "dp_lsw", "chain", {"epsilon": 1.0, "delta": 0.1, "calibration": "paper"},
+                 {"m_min": 10, "m_max": 100, "points_per_decade": 2, "features": "identity"})
+    assert _recorded(spec) == 1.0 and not check_accounting([("smoke", "pe_batch", spec)])
+    init = DPLSW.__init__
+
+    def cut(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.const = dataclasses.replace(self.const, a=self.const.a * CUT)
+
+    monkeypatch.setattr(DPLSW, "__init__", cut)
+    recorded = _recorded(spec)
+    assert recorded == pytest.approx(CUT * 1.0, rel=1e-9)
+    assert accounted_epsilon(spec) == recorded
+    (problem,) = check_accounting([("smoke", "pe_batch", spec)])
+    assert f"is {recorded:.6g} > 1" in problem

@@ -8,9 +8,15 @@ the same names
   ``privacy`` (``None``: non-private), sized for ``n_episodes`` episodes of ``env``; and
 - ``episodes.run_episodes(built, env, n_episodes, env_rng, checkpoints, progress=None) -> DataFrame``:
   runs the episodes (compiled loops inside) and returns one row per checkpoint episode,
-  starting with the columns ``episode`` and ``regret`` (cumulative exact regret).
+  starting with the columns ``episode`` and ``regret`` (cumulative exact regret); and, in
+  all four papers' packages,
+- ``privacy.held_calibration(built, ...) -> calibration | None``: the calibration of the noise
+  the built agent holds, read from its noise objects, with ``accounted_epsilon`` and
+  ``accounted_delta`` under the paper's relation (what jobs record and validation checks),
+  beside the neighbouring inputs and samplers of the paper's privacy audit.
 
-The job functions (``dprl.experiments.*.jobs``) call only these two. Paper-specific
+The job functions (``dprl.experiments.*.jobs``) build and run agents only through the
+first two. Paper-specific
 options come after ``progress`` as keywords (e.g. the LQ ridge check, the linear-mixture
 action record). The policy-evaluation paper (Balle et al. 2016) has no episodes: its
 estimators are built by the same factory's head (:func:`dprl.agents.pe.build.build_agent`,
