@@ -551,6 +551,93 @@ def _alike(a: tuple, b: tuple) -> bool:
     return a == b
 
 
+def _lq_oracle_table() -> pd.DataFrame:
+    rows = []
+    for alg, eps, delta, cal in (("ofu_rl", np.inf, np.nan, "none"), ("private_ofu_rl", 1.0, 1e-3, "paper"),
+                                 ("private_ofu_rl", 1.0, 1e-3, "tight")):
+        for n in (1, 8, 32):
+            for seed in range(3):
+                for k in (1, 10, 100):
+                    rows.append({"algorithm": alg, "alg_label": f"{alg}_n{n}", "env_label": "random_lq",
+                                 "privacy_label": f"{cal}{eps:g}", "seed": seed, "epsilon": eps, "delta": delta,
+                                 "calibration": cal, "alg.n_candidates": n, "episode": k,
+                                 "regret": np.sqrt(k) * (1 + 1 / n) * (1 + 0.05 * seed) * (1.0 if cal == "none" else 3.0)})
+    return pd.DataFrame(rows)
+
+
+def _lq_both_calibrations() -> pd.DataFrame:
+    """lq_regret of the default preset: both calibrations at δ = 1e-1, 1e-3, 1e-5 (ε = 1)."""
+    lq = _lq_table()
+    private = lq[lq["calibration"] != "none"]
+    paper = private.assign(calibration="paper", privacy_label=private["privacy_label"] + "p",
+                           regret=private["regret"] * 1.3)
+    return pd.concat([lq, paper], ignore_index=True)
+
+
+def _linmix_full_like(name: str) -> pd.DataFrame:
+    """The full preset's linmix_ldp / linmix_states grids: several ε, both calibrations."""
+    rows = []
+    algs = ("private_linopt_vi", "ldp_linopt_vi") if name == "linmix_ldp" else ("private_linopt_vi", "ucrl_vtr")
+    for alg in algs:
+        settings = [(np.inf, "none")] if alg == "ucrl_vtr" else [(e, c) for e in (100.0, 1000.0) for c in ("paper", "tight")]
+        for eps, cal in settings:
+            for S in ((10,) if name == "linmix_ldp" else (10, 30)):
+                for seed in range(3):
+                    for k in (1, 10, 100, 1000):
+                        rows.append({"algorithm": alg, "alg_label": alg, "env_label": f"mixture_S{S}", "S": S,
+                                     "privacy_label": f"{cal}{eps:g}", "seed": seed, "epsilon": eps, "delta": 1e-5,
+                                     "calibration": cal, "episode": k, "T": 2 * k, "H": 2, "burn_in_episodes": 1e5,
+                                     "regret": np.sqrt(k) * (1 + S / 10) * (1 + 0.03 * seed)
+                                     * (1 if cal == "none" else 1 + 100 / eps + (cal == "paper"))})
+    return pd.DataFrame(rows)
+
+
+DEFAULT_GRIDS = {
+    "lq_oracle_size": lambda: {"lq_oracle": _lq_oracle_table()},
+    "lq_regime": lambda: {"lq_regret": _lq_both_calibrations()},
+    "linmix_ldp": lambda: {"linmix_ldp": _linmix_full_like("linmix_ldp")},
+    "linmix_states": lambda: {"linmix_states": _linmix_full_like("linmix_states")},
+}
+
+
+@pytest.mark.parametrize("fid", sorted(DEFAULT_GRIDS))
+def test_both_calibrations_and_several_eps_are_told_apart(fid):
+    """The default and full presets run both calibrations (and several ε in one colour): with a
+    marker on every point, a dashed and a solid line of one colour and marker look alike."""
+    fig = FIGURES[fid].function()(DEFAULT_GRIDS[fid]())
+    problems = check_figure(fig)
+    legends = _legend_entries(fig)
+    plt.close(fig)
+    assert problems == [], problems
+    for entries in legends:
+        items = list(entries.items())
+        for i, (a, sa) in enumerate(items):
+            for b, sb in items[i + 1:]:
+                assert not _alike(sa, sb), f"{fid}: {a!r} and {b!r} are drawn alike ({sa}, {sb})"
+
+
+def test_linmix_figures_do_not_average_over_delta():
+    """The default preset runs the paper calibration at ε = 1000 with δ = 1e-3, 1e-5, 1e-7:
+    the figures keyed by (algorithm, ε, calibration) averaged the three into one curve."""
+    table = _linmix_table()
+    paper = table[table["calibration"] != "none"].assign(calibration="paper")
+    other = [paper.assign(delta=d, regret=paper["regret"] * f) for d, f in ((1e-3, 0.5), (1e-7, 4.0))]
+    table = pd.concat([table, paper, *other], ignore_index=True)
+    for fid in ("linmix_regret_loglog", "linmix_regime", "linmix_privacy_cost"):
+        fig = FIGURES[fid].function()({"linmix_regret": table})
+        assert "δ = 1e-05" in fig.get_suptitle(), fid
+        for ax in fig.axes:
+            for ln in (ln for ln in ax.get_lines() if ln.get_gid() == P.BAND_GID and "(paper)" in ln.get_label()):
+                y = np.asarray(ln.get_ydata(), float)
+                if fid == "linmix_regret_loglog":  # the δ = 1e-5 curve itself, not a mean over δ
+                    alg = ln.get_label().split(" ")[0]
+                    sub = paper[paper["algorithm"].map(P.algorithm_name) == alg]
+                    sub = sub[sub["epsilon"] == float(ln.get_label().split("ε=")[1].split(" ")[0])]
+                    want = P.seed_means(sub, "T", "regret")["mean"].to_numpy()
+                    np.testing.assert_allclose(y, want[want > 0])
+        plt.close(fig)
+
+
 def test_tabular_privacy_cost_calibrations_differ_in_colour_marker_and_line():
     fig = FIGURES["tabular_privacy_cost_eps"].function()(SYNTHETIC["tabular_privacy_cost_eps"]())
     fig.canvas.draw()

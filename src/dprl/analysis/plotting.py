@@ -249,11 +249,13 @@ def seed_means(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
 def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | None, color: str,
               ls: Any = "-", marker: str | None = None, errorbars: bool = False, lw: float = 1.3,
-              positive: bool = False, x_scale: float = 1.0, markevery: Any = None) -> pd.DataFrame:
+              positive: bool = False, x_scale: float = 1.0, markevery: Any = None,
+              mfc: str | None = None) -> pd.DataFrame:
     """Draw the seed mean of ``y`` against ``x`` with its 95% bootstrap band (or error bars
     for scattered points). ``positive`` drops non-positive means (log axes) and keeps the
     band within half a decade of the curve (:data:`BAND_LOG_CLIP`). ``x_scale`` divides
-    ``x`` (e.g. ``T/T*``). Returns the :func:`seed_means` frame it drew."""
+    ``x`` (e.g. ``T/T*``); ``mfc`` the markers' face (:data:`HOLLOW`: the ``paper``
+    calibration where both share a marker). Returns the :func:`seed_means` frame it drew."""
     s = seed_means(df, x, y)
     if s.empty:
         return s
@@ -267,14 +269,20 @@ def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | No
                            label=label, ms=4)
         bars.lines[0].set_gid(BAND_GID)
     else:
-        ax.plot(xs, s["mean"], color=color, ls=ls, lw=lw, marker=marker, ms=3.5, label=label, gid=BAND_GID,
-                markevery=markevery)
+        ax.plot(xs, s["mean"], color=color, ls=ls, lw=lw, marker=marker, ms=3.5 if mfc is None else 4.5, label=label,
+                gid=BAND_GID, markevery=markevery, **({"mfc": mfc} if mfc is not None else {}))
         lo, hi = s["low"], s["high"]
         if positive:  # log axis: the band stays within half a decade of its curve's range
             lo = lo.clip(lower=s["mean"].min() / BAND_LOG_CLIP)
             hi = hi.clip(upper=s["mean"].max() * BAND_LOG_CLIP)
         ax.fill_between(xs, lo, hi, color=color, alpha=BAND_ALPHA, lw=0)
     return s
+
+
+# white-faced markers: the paper calibration beside the tight one when both carry the same
+# marker (markers on every point hide the dashes that tell the calibrations apart)
+HOLLOW = "white"
+CALIBRATION_FACES: dict[str, str | None] = {"paper": HOLLOW}
 
 
 COINCIDE_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")

@@ -19,22 +19,47 @@ ACTIONS_EXPONENT = 0.5  # Z5: at most √(log|A|)
 FAMILIES = (("VI", ("ucrl_vtr", "private_linopt_vi")), ("PO", ("oppo", "private_linopt_po")))
 
 
-def _groups(df: pd.DataFrame):
+def _groups(df: pd.DataFrame, markers: bool = False):
+    """(style with label, rows) per algorithm × ε × calibration; ``markers``: a marker per
+    calibration too (points at every x hide the line style that tells them apart)."""
     for (alg, eps, cal), g in df.groupby(["algorithm", "epsilon", "calibration"], sort=True):
-        yield {**P.series_style(alg, eps, cal), "label": P.series_label(alg, eps, cal)}, g
+        marker = {"marker": P.CALIBRATION_MARKERS.get(cal, "o")} if markers else {}
+        yield {**P.series_style(alg, eps, cal), **marker, "label": P.series_label(alg, eps, cal)}, g
 
 
-def _mark_t_star(ax, g: pd.DataFrame, color: str) -> None:
+def at_main_delta(df: pd.DataFrame) -> tuple[pd.DataFrame, float]:
+    """The non-private rows and the private rows at the most common δ (the one the ε grid is
+    run at; the claims fit their ε exponents there too): series of other δ at the same ε
+    would otherwise be averaged into one curve. Returns the rows and that δ (NaN if none)."""
+    private = df["calibration"] != "none"
+    if not private.any():
+        return df, float("nan")
+    delta0 = float(df.loc[private, "delta"].mode().iloc[0])
+    return df[~private | np.isclose(df["delta"], delta0, rtol=1e-9, atol=0.0)], delta0
+
+
+def _mark_t_star(ax, g: pd.DataFrame, color: str) -> str | None:
     """A private curve's predicted burn-in T* (agents/linmix/regime.py), seed median, in steps
-    T = T*·H; one beyond the horizon is noted under the x label instead."""
+    T = T*·H. Returns the series' label when its burn-in lies outside the data (not drawn),
+    for :func:`_note_unmarked`."""
     if g["calibration"].iloc[0] != "none" and "burn_in_episodes" in g:
         t_star = g.groupby("seed")["burn_in_episodes"].first().median() * g["H"].max()
-        P.mark_burn_in(ax, float(t_star), color, within=(g["T"].min(), g["T"].max()),
-                       beyond=f"{P.series_label(*g[['algorithm', 'epsilon', 'calibration']].iloc[0])}: burn-in T*·H")
+        if not P.mark_burn_in(ax, float(t_star), color, within=(g["T"].min(), g["T"].max())):
+            return P.series_label(*g[["algorithm", "epsilon", "calibration"]].iloc[0])
+    return None
+
+
+def _note_unmarked(ax, unmarked: list[str | None], private: int) -> None:
+    """One note for the burn-ins beyond the data (one line per series swamped the axis)."""
+    names = [u for u in unmarked if u]
+    if names and len(names) == private:
+        P.note(ax, "every private burn-in T*·H lies beyond the data (not drawn)")
+    elif names:
+        P.note(ax, "burn-in T*·H beyond the data (not drawn): " + ", ".join(names))
 
 
 def regret_loglog(tables: Tables):
-    df = tables["linmix_regret"]
+    df, delta0 = at_main_delta(tables["linmix_regret"])
     fig, axes = P.subplots(1, 2, panel=(5.6, 4.3), sharey=True)
     for ax, (fam, algs) in zip(axes[0], FAMILIES):
         sub = df[df["algorithm"].isin(algs)]
@@ -43,12 +68,15 @@ def regret_loglog(tables: Tables):
         if sub.empty:
             P.empty_panel(ax)
             continue
+        unmarked = []
         for style, g in _groups(sub):
             P.mean_band(ax, g, "T", "regret", positive=True, **style)
-            _mark_t_star(ax, g, style["color"])
+            unmarked.append(_mark_t_star(ax, g, style["color"]))
+        _note_unmarked(ax, unmarked, int((sub.groupby(["algorithm", "epsilon", "calibration"])["calibration"].first()
+                                          != "none").sum()))
         P.reference_rate(ax, REGRET_EXPONENT, "T")
         P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*·H")])
-    fig.suptitle("Linear mixture: cumulative regret (seed mean, 95% bootstrap band)")
+    fig.suptitle(f"Linear mixture: cumulative regret (private runs at δ = {delta0:g}; seed mean, 95% bootstrap band)")
     return fig
 
 
@@ -57,7 +85,7 @@ def regime(tables: Tables):
     for every private setting of ``linmix_regret``: if the burn-in is set by ``β²`` against
     the ceiling gaps (``agents/linmix/regime.py``), the curves of all ε collapse onto one,
     falling near ``k/T* ≈ 1``. ``T*`` is each setting's own (seed median)."""
-    df = tables["linmix_regret"]
+    df, delta0 = at_main_delta(tables["linmix_regret"])
     df = df[df["calibration"] != "none"].dropna(subset=["burn_in_episodes"]).copy() if "burn_in_episodes" in df else df.iloc[:0]
     fig, axes = P.subplots(1, 2, panel=(5.6, 4.3), sharey=True)
     for ax, (_, algs) in zip(axes[0], FAMILIES):
@@ -84,12 +112,13 @@ def regime(tables: Tables):
     point = ("regret is a function of k/T* across ε" if df["epsilon"].nunique() > 1
              else f"per-episode regret against k/T* (one ε, {P.epsilon_text(df['epsilon'].iloc[0])}: no collapse "
              "across ε to see)" if len(df) else "per-episode regret against k/T*")
-    fig.suptitle(f"Linear mixture: {point} (T* = C·Σ w b²/g²; seed mean, 95% bootstrap band)")
+    fig.suptitle(f"Linear mixture: {point} (δ = {delta0:g}; T* = C·Σ w b²/g²; seed mean, 95% bootstrap band)")
     return fig
 
 
 def privacy_cost_fig(tables: Tables):
-    cost = privacy_cost(tables["linmix_regret"])
+    df, delta0 = at_main_delta(tables["linmix_regret"])
+    cost = privacy_cost(df)
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
     ax = axes[0, 0]
     for (alg, cal), g in cost.groupby(["algorithm", "calibration"], sort=True):
@@ -98,8 +127,8 @@ def privacy_cost_fig(tables: Tables):
                     marker=P.CALIBRATION_MARKERS.get(cal), positive=True, **style)
     P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
     P.finish_axes(ax, xlabel="ε", ylabel="private − non-private final regret")
-    fig.suptitle("Linear mixture: privacy cost against ε (paired by seed; seed mean, 95% bootstrap band; "
-                 "non-positive means not shown)")
+    fig.suptitle(f"Linear mixture: privacy cost against ε at δ = {delta0:g} (paired by seed; seed mean, 95% bootstrap "
+                 "band; non-positive means not shown)")
     return fig
 
 
@@ -108,8 +137,8 @@ def _final_against(tables: Tables, name: str, x: str, xlabel: str, exponent: flo
     fin = final_rows(tables[name])
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
     ax = axes[0, 0]
-    for style, g in _groups(fin):
-        P.mean_band(ax, g, x, "regret", marker="o", **style)
+    for style, g in _groups(fin, markers=True):
+        P.mean_band(ax, g, x, "regret", **style)
     if exponent is not None:
         P.reference_rate(ax, exponent, var)
     P.finish_axes(ax, log="x", xlabel=xlabel, ylabel=f"regret at T={int(fin['T'].max())}", ylim=(0, None))
@@ -134,18 +163,29 @@ def ldp_fig(tables: Tables):
     df = tables["linmix_ldp"]
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
     ax = axes[0, 0]
+    eps_marker = {e: P.COINCIDE_MARKERS[i % len(P.COINCIDE_MARKERS)] for i, e in enumerate(sorted(df["epsilon"].unique()))}
+    several = len(eps_marker) > 1  # coloured by algorithm: several ε need a marker each
+    unmarked = []
     for alg, ga in df.groupby("algorithm", sort=True):
         frames = []
         for (eps, cal), g in ga.groupby(["epsilon", "calibration"], sort=True):
             style = P.series_style(alg, eps, cal, by="algorithm")
+            marker = {"marker": eps_marker[eps], "mfc": P.CALIBRATION_FACES.get(cal)} if several else {}
             frames.append(P.mean_band(ax, g, "T", "regret", positive=True, label=P.series_label(alg, eps, cal),
-                                      **style))
-            _mark_t_star(ax, g, style["color"])
+                                      **style, **marker))
+            unmarked.append(_mark_t_star(ax, g, style["color"]))
         # each model against its own rate, anchored on its own curves
         P.reference_rate(ax, LDP_EXPONENT if alg.startswith("ldp_") else REGRET_EXPONENT, "T",
                          np.concatenate([f.index.to_numpy(float) for f in frames]),
                          np.concatenate([f["mean"].to_numpy() for f in frames]))
-    P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*·H")], xlabel="T = KH", ylabel="cumulative regret")
+    _note_unmarked(ax, unmarked, len(unmarked))
+    P.log_axes(ax)
+    ax.set(xlabel="T = KH", ylabel="cumulative regret")
+    P.flush_notes(ax)
+    # beside the panel: a legend of several ε × calibrations inside covered the curves
+    burn_in = P.burn_in_legend_entry("T*·H")
+    extra = {burn_in.get_label(): burn_in} if P.proxy_drawn(burn_in, [ax]) else {}
+    P.figure_legend(fig, {**P.handles_of([ax]), **extra})
     fig.suptitle("Local (LDP) against joint (JDP) privacy (seed mean, 95% bootstrap band)")
     return fig
 

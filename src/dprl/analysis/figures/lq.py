@@ -103,8 +103,9 @@ def oracle_size(tables: Tables):
     last = final_rows(df)
     fig, axes = P.subplots(1, 2, panel=(5.2, 4.0))
     for (alg, eps, cal), g in last.groupby(["algorithm", "epsilon", "calibration"], sort=True):
-        P.mean_band(axes[0, 0], g, "alg.n_candidates", "regret", marker="o", positive=True,
-                    **_style(alg, eps, cal, g["delta"].iloc[0]))
+        # a marker per calibration: points at every N hide the dashes that tell them apart
+        P.mean_band(axes[0, 0], g, "alg.n_candidates", "regret", marker=P.CALIBRATION_MARKERS.get(cal, "o"),
+                    positive=True, **_style(alg, eps, cal, g["delta"].iloc[0]))
     P.finish_axes(axes[0, 0], xlabel="oracle candidates N", ylabel=f"cumulative regret at K={int(last['episode'].max())}")
     ofu = df[df["calibration"] == "none"]
     colors = P.categorical_colors(ofu["alg.n_candidates"].astype(int).unique())
@@ -157,8 +158,9 @@ def regime(tables: Tables):
         for (eps, delta, cal, _), gs in g.groupby(["epsilon", "delta", "calibration", "source"], sort=True):
             style = _style("private_ofu_rl", eps, cal, delta)
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
-            P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True,
-                        marker=P.delta_marker(delta), **style)
+            marker = P.delta_marker(delta)
+            P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True, marker=marker,
+                        mfc=P.CALIBRATION_FACES.get(cal) if marker else None, **style)
         # marks only where the data reach them (else the axis stretched past the data, which
         # sat left of both lines), the others named under the x label
         P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"onset k = {ONSET_K_OVER_LAMBDA:g}Λ",
