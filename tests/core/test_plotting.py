@@ -592,7 +592,16 @@ def _linmix_full_like(name: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _counter_full_like() -> pd.DataFrame:
+    """counter_error of the full preset: Gaussian counters at δ = 1e-3 and 1e-5 for every ε."""
+    df = _counter_table()
+    gauss = df["algorithm"] != "laplace_tree"
+    return pd.concat([df[~gauss].assign(delta=np.nan), df[gauss].assign(delta=1e-3),
+                      df[gauss].assign(delta=1e-5, err_q=df.loc[gauss, "err_q"] * 1.2)], ignore_index=True)
+
+
 DEFAULT_GRIDS = {
+    "mechanisms_counter_error": lambda: {"counter_error": _counter_full_like()},
     "lq_oracle_size": lambda: {"lq_oracle": _lq_oracle_table()},
     "lq_regime": lambda: {"lq_regret": _lq_both_calibrations()},
     "linmix_ldp": lambda: {"linmix_ldp": _linmix_full_like("linmix_ldp")},
@@ -614,6 +623,20 @@ def test_both_calibrations_and_several_eps_are_told_apart(fid):
         for i, (a, sa) in enumerate(items):
             for b, sb in items[i + 1:]:
                 assert not _alike(sa, sb), f"{fid}: {a!r} and {b!r} are drawn alike ({sa}, {sb})"
+
+
+def test_counter_error_draws_each_delta_of_an_eps_and_names_it():
+    """The full preset runs the Gaussian counters at two δ per ε: one curve per (ε, δ), not
+    their mean under one label."""
+    fig = FIGURES["mechanisms_counter_error"].function()({"counter_error": _counter_full_like()})
+    for ax in fig.axes:
+        bands = [ln for ln in ax.get_lines() if ln.get_gid() == P.BAND_GID]
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        if "Gaussian" in ax.get_title():
+            assert len(bands) == 4 and {"ε=0.1 δ=0.001", "ε=0.1 δ=1e-05"} <= set(texts), (ax.get_title(), texts)
+        else:
+            assert len(bands) == 2 and "ε=0.1" in texts, (ax.get_title(), texts)
+    plt.close(fig)
 
 
 def test_linmix_figures_do_not_average_over_delta():
@@ -707,7 +730,7 @@ def test_two_references_in_one_panel_differ_in_the_legend():
 def test_short_log_axes_have_two_plain_tick_labels():
     """A log axis spanning 1.0 decade (0.14 to 1.5) showed one label (the power of ten), and
     a short one labels like 3×10⁻²: plain numbers, at least two of them."""
-    for lo, hi in ((0.14, 1.5), (0.029, 0.031), (0.002, 0.09), (1e-3, 1e3)):
+    for lo, hi in ((0.14, 1.5), (0.029, 0.031), (0.002, 0.09), (1e-3, 1e3), (1800, 9000)):
         fig, ax = plt.subplots()
         ax.plot([1, 2], [lo, hi])
         P.log_axes(ax)
@@ -718,7 +741,7 @@ def test_short_log_axes_have_two_plain_tick_labels():
         plt.close(fig)
         assert len(labels) >= 2, (lo, hi, labels)
         if np.log10(hi / lo) < 2:
-            assert not any("times" in t or "^" in t for t in labels), (lo, hi, labels)
+            assert not any("times" in t or "^" in t or "e+" in t or "e-" in t for t in labels), (lo, hi, labels)
 
 
 def _lq_two_systems() -> pd.DataFrame:

@@ -526,7 +526,8 @@ class ReadableLogFormatter(LogFormatterSciNotation):
                 return ""
         elif span >= 2:
             return super().__call__(x, pos)
-        return f"{x:.3g}"
+        # 3 significant digits, never an exponent: 2000 (not 2e+03), 0.03
+        return np.format_float_positional(x, precision=3, unique=True, fractional=False, trim="-")
 
 
 def readable_log_ticks(ax: plt.Axes) -> None:

@@ -12,6 +12,7 @@ from dprl.analysis.base import Tables
 
 def counter_error(tables: Tables):
     df = tables["counter_error"]
+    df = df if "delta" in df else df.assign(delta=np.nan)  # ε-DP counters only
     algs = sorted(df["algorithm"].unique())
     cals = sorted(df["calibration"].unique())
     fig, axes = P.subplots(len(cals), len(algs), panel=(4.4, 3.5), sharex=True)
@@ -19,9 +20,14 @@ def counter_error(tables: Tables):
         for j, alg in enumerate(algs):
             ax = axes[i, j]
             g = df[(df["calibration"] == cal) & (df["algorithm"] == alg)]
-            for eps, ge in g.groupby("epsilon", sort=True):
+            # one curve per (ε, δ): the full preset runs two δ per ε (never averaged together),
+            # told apart by a marker per δ (the line styles are the bounds')
+            several = g["delta"].nunique() > 1
+            for (eps, delta), ge in g.groupby(["epsilon", "delta"], sort=True, dropna=False):
                 c = P.epsilon_color(eps)
-                P.mean_band(ax, ge, "t", "err_q", label=P.epsilon_text(eps), color=c, positive=True)
+                label = P.epsilon_text(eps) + (f" δ={delta:g}" if several else "")
+                P.mean_band(ax, ge, "t", "err_q", label=label, color=c, positive=True,
+                            marker=P.delta_marker(delta) if several else None)
                 bounds = ge.groupby("t")[["bound_paper", "bound_tight"]].mean()
                 ax.plot(bounds.index, bounds["bound_paper"], color=c, ls="--", lw=1)
                 ax.plot(bounds.index, bounds["bound_tight"], color=c, ls=":", lw=1)
