@@ -504,6 +504,19 @@ def test_coinciding_series_are_said_and_told_apart():
     plt.close(fig)
 
 
+def test_lq_regret_burn_in_entry_only_where_a_burn_in_is_drawn():
+    """The committed lq_regret_loglog listed 'burn-in T*' with no dotted line in the panel."""
+    table = SYNTHETIC["lq_regret_loglog"]()["lq_regret"]
+    for burn_in, entry in ((500.0, True), (1e7, False)):
+        fig = FIGURES["lq_regret_loglog"].function()({"lq_regret": table.assign(burn_in_episodes=burn_in)})
+        ax = fig.axes[0]
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any(t.startswith("burn-in T*") for t in texts) == entry, texts
+        assert ("every private burn-in T* lies beyond the horizon" in ax.get_xlabel()) == (not entry)
+        assert check_figure(fig) == []
+        plt.close(fig)
+
+
 # ------------------------------------------------------------------ the reviewed figures' defects
 
 
