@@ -14,16 +14,16 @@ def package_copy(tmp_path, monkeypatch):
     root = tmp_path / "dprl"
     shutil.copytree(cv.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cv, "ROOT", root)
-    cv._parsed.cache_clear()
-    cv.code_version.cache_clear()
+    for cached in (cv._parsed, cv.module_syntax, cv.module_imports, cv.code_version):
+        cached.cache_clear()
     yield root
-    cv._parsed.cache_clear()
-    cv.code_version.cache_clear()
+    for cached in (cv._parsed, cv.module_syntax, cv.module_imports, cv.code_version):
+        cached.cache_clear()
 
 
 def versions():
-    cv._parsed.cache_clear()
-    cv.code_version.cache_clear()
+    for cached in (cv._parsed, cv.module_syntax, cv.module_imports, cv.code_version):
+        cached.cache_clear()
     return {name: cv.code_version(k.run) for name, k in kinds().items()}
 
 
@@ -53,8 +53,8 @@ def test_versions_cache_is_reused_until_a_file_changes(package_copy, tmp_path):
     assert cache.exists() and cv.code_versions(runs, cache) == first
     tc = package_copy / "privacy" / "tree_counter.py"
     tc.write_text(tc.read_text() + "\n_EDITED = 1\n")
-    cv._parsed.cache_clear()
-    cv.code_version.cache_clear()
+    for cached in (cv._parsed, cv.module_syntax, cv.module_imports, cv.code_version):
+        cached.cache_clear()
     second = cv.code_versions(runs, cache)
     assert {r for r in runs if first[r] != second[r]} == {r for r in runs if "dprl.privacy.tree_counter" in cv.module_closure(r.partition(":")[0])}
     assert dprl.__file__  # the real package is untouched

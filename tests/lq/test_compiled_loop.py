@@ -198,11 +198,13 @@ def test_bad_input_is_rejected_before_the_loop():
     ("dprl.agents.lq.loop", "dprl.envs.lq", "run_block"),
     ("dprl.agents.lq.ofu", "dprl.agents.lq.oracle", "plan_step"),
     ("dprl.agents.lq.oracle", "dprl.envs.lq", "optimistic_step"),
+    ("dprl.agents.lq.loop", "dprl.privacy.kernels", "run_block"),
 ])
 def test_an_edited_kernel_file_drops_every_dependent_cache(monkeypatch, tmp_path, module, callee, kernel):
     """Numba checks only a function's own file (``run_block`` embeds the oracle, Riccati,
     ...): editing a callee's file flushes the caller's cached kernels, and nothing is
-    flushed while the sources match (``runner/kernel_cache.py``, called by ``loop.py``)."""
+    flushed while the sources match (``runner/kernel_cache.py``, called by ``loop.py``). The
+    callees are derived from the import closure, not listed."""
     import importlib
     from pathlib import Path
 
@@ -213,11 +215,29 @@ def test_an_edited_kernel_file_drops_every_dependent_cache(monkeypatch, tmp_path
     flushed = []
     for k in kernels:  # record instead of flushing: the real caches stay warm
         monkeypatch.setattr(k._cache, "flush", lambda k=k: flushed.append(k.__name__))
+    assert callee in kernel_cache.kernel_closure(module)
     stamp = tmp_path / "stamp"
-    assert kernel_cache.drop_stale_caches(module, (callee,), stamp) and kernel in flushed
+    assert kernel_cache.drop_stale_caches(module, stamp=stamp) and kernel in flushed
     flushed.clear()
-    assert not kernel_cache.drop_stale_caches(module, (callee,), stamp) and not flushed
+    assert not kernel_cache.drop_stale_caches(module, stamp=stamp) and not flushed
     edited = tmp_path / "callee.py"
     edited.write_bytes(Path(sys.modules[callee].__file__).read_bytes() + b"\n# an edit\n")
     monkeypatch.setattr(sys.modules[callee], "__file__", str(edited))
-    assert kernel_cache.drop_stale_caches(module, (callee,), stamp) and kernel in flushed
+    assert kernel_cache.drop_stale_caches(module, stamp=stamp) and kernel in flushed
+
+
+def test_a_loop_checks_every_kernel_module_it_imports(monkeypatch):
+    """``drop_stale_closure`` (called at the end of ``loop.py``) checks the loop and each
+    kernel module of its import closure that calls into another file (the oracle, the
+    planner), not a hand-written list; a module whose kernels call only its own file is
+    left to Numba."""
+    import importlib
+
+    from dprl.runner import kernel_cache
+
+    importlib.import_module("dprl.agents.lq.loop")
+    checked = []
+    monkeypatch.setattr(kernel_cache, "drop_stale_caches", lambda name, *a, **k: checked.append(name) or False)
+    assert kernel_cache.drop_stale_closure("dprl.agents.lq.loop") == []
+    assert {"dprl.agents.lq.loop", "dprl.agents.lq.ofu", "dprl.agents.lq.oracle"} <= set(checked)
+    assert "dprl.privacy.kernels" not in checked  # its kernels call only its own file

@@ -5,7 +5,9 @@ compiled loop reproduces its per-episode regret exactly; the benchmarks time bot
 
 It reads the job's three random streams in the same order as the compiled loop (tie keys,
 environment uniforms, Laplace noise ``E1, E2`` per episode) and uses the package's
-``TreeCounter``/``LaplaceNoise`` and calibration functions, so only the loop differs.
+``LaplaceNoise`` and calibration functions, so only the loop differs; it counts with the plain
+NumPy binary mechanism of ``tree_reference.py``, not the compiled kernel the loop shares with
+``TreeCounter``.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from tree_reference import PlainTreeCounter
 
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.agent import OptimisticAgent
 from dprl.envs.tabular import TabularMDP
 from dprl.privacy.noise import LaplaceNoise
-from dprl.privacy.tree_counter import TreeCounter
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class PrivateStats:
         self.S, self.A, self.H, self.T = S, A, H, T
         self.scale = cal.counter_scale(epsilon, H, T, l1_per_step) * noise_multiplier
         noise = LaplaceNoise(self.scale) if noise_multiplier > 0 else None
-        self.counter = TreeCounter(cal.n_counters(S, A, H), T, noise, rng)
+        self.counter = PlainTreeCounter(cal.n_counters(S, A, H), T, noise, rng)
         if calibration == "paper":
             self._e = np.full(T + 1, cal.e_eps_paper(epsilon, S, A, H, T, beta, l1_per_step))
         else:

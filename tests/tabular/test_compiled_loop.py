@@ -1,5 +1,5 @@
 """The compiled UBEV/PUCB loop against its NumPy reference (``tabular_reference.py``): per-episode
-regret and sampled return bit-identical, the tree-counter kernel equal to ``TreeCounter``,
+regret and sampled return bit-identical, the tree-counter kernel equal to the plain tree counter,
 and the online checkpoint summaries equal to the NumPy expressions on full arrays."""
 
 import importlib
@@ -10,15 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
+from tree_reference import PlainTreeCounter
 
 from dprl.agents.tabular import episodes as episodes_mod
 from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.episodes import feed_episodes, run_episodes
-from dprl.agents.tabular.statistics import feed_tree, laplace_into
 from dprl.envs.tabular import garnet, lowerbound, make_tabular_env, riverswim
 from dprl.experiments.tabular import jobs
 from dprl.privacy.noise import LaplaceNoise
-from dprl.privacy.tree_counter import TreeCounter, tree_levels
+from dprl.privacy.kernels import feed_tree, laplace_into
+from dprl.privacy.tree_counter import tree_levels
 from dprl.runner.job import JobContext, JobSpec
 from dprl.runner import kernel_cache
 from dprl.runner.online import CheckpointSummary, EpisodeRecord, StreamingSum, pairwise_sum
@@ -83,12 +84,13 @@ def test_noise_drawn_in_chunks_gives_the_same_run(monkeypatch):
     assert np.array_equal(new.gap, ref.gap)
 
 
-def test_tree_kernel_equals_tree_counter():
-    """``feed_tree`` releases exactly what ``TreeCounter`` releases on the same stream and
-    noise generator, at every step (and a noise-free kernel gives the exact prefix sums)."""
+def test_tree_kernel_equals_the_plain_tree_counter():
+    """``feed_tree`` with ``laplace_into``'s noise (PUCB's loop) releases exactly what the plain
+    NumPy tree counter with ``LaplaceNoise`` releases on the same stream and noise generator,
+    at every step (and a noise-free kernel gives the exact prefix sums)."""
     N, T, scale = 11, 37, 0.7
     stream = np.random.default_rng(0).integers(0, 2, size=(T, N)).astype(float)
-    ref = TreeCounter(N, T, LaplaceNoise(scale), np.random.default_rng(5))
+    ref = PlainTreeCounter(N, T, LaplaceNoise(scale), np.random.default_rng(5))
     L = tree_levels(T)
     exact, suffix = np.zeros((L, N)), np.zeros((L, N))
     exact0, suffix0 = np.zeros((L, N)), np.zeros((L, N))
@@ -194,24 +196,27 @@ def test_run_episodes_table_equals_the_per_episode_record():
 
 @pytest.mark.parametrize("module,callee", [
     ("dprl.agents.tabular.episodes", "dprl.agents.tabular.planner"),
-    ("dprl.agents.linmix.loop", "dprl.agents.tabular.statistics"),
+    ("dprl.agents.tabular.episodes", "dprl.privacy.kernels"),
+    ("dprl.agents.linmix.loop", "dprl.privacy.kernels"),
+    ("dprl.agents.linmix.loop", "dprl.envs.tabular"),
 ])
 def test_an_edited_callee_file_drops_the_loops_cache(monkeypatch, tmp_path, module, callee):
     """Numba checks only a kernel's own file: after an edit of a module the loop calls
     into, the loop's cached kernels are flushed (once), and left alone while the sources
-    match."""
+    match. The files the loop calls into are derived from its import closure."""
     importlib.import_module(module)
+    assert callee in kernel_cache.kernel_closure(module)
     kernels = kernel_cache._kernels(module)
     flushed = []
     for k in kernels:  # record instead of flushing: the real caches stay warm
         monkeypatch.setattr(k._cache, "flush", lambda k=k: flushed.append(k.__name__))
     stamp = tmp_path / "stamp"
-    assert kernel_cache.drop_stale_caches(module, (callee,), stamp)  # no stamp yet: flushed
+    assert kernel_cache.drop_stale_caches(module, stamp=stamp)  # no stamp yet: flushed
     assert sorted(flushed) == sorted(k.__name__ for k in kernels) and "_run_block" in flushed
     flushed.clear()
-    assert not kernel_cache.drop_stale_caches(module, (callee,), stamp) and not flushed  # unchanged sources
+    assert not kernel_cache.drop_stale_caches(module, stamp=stamp) and not flushed  # unchanged sources
     edited = tmp_path / "callee.py"
     edited.write_bytes(Path(sys.modules[callee].__file__).read_bytes() + b"\n# an edit\n")
     monkeypatch.setattr(sys.modules[callee], "__file__", str(edited))
-    assert kernel_cache.drop_stale_caches(module, (callee,), stamp)  # the callee changed
+    assert kernel_cache.drop_stale_caches(module, stamp=stamp)  # the callee changed
     assert "_run_block" in flushed

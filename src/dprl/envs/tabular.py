@@ -137,9 +137,10 @@ class TabularMDP:
 
 
 @njit(cache=True)
-def _inverse_cdf(cdf: np.ndarray, u: float) -> int:
-    """``searchsorted(cdf, u, side="right")``: the first index with ``cdf > u`` (the last
-    entry is 1 > u, so the search stops inside)."""
+def inverse_cdf(cdf: np.ndarray, u: float) -> int:
+    """``searchsorted(cdf, u, side="right")``: the first index with ``cdf > u``, i.e. a draw
+    from the distribution with cumulative ``cdf`` given a uniform ``u`` (the last entry is
+    1 > u, so the search stops inside). Shared with the linear-mixture loop."""
     k = 0
     while cdf[k] <= u:
         k += 1
@@ -155,12 +156,12 @@ def rollout_into(
     ``u[0]``, then per step ``a = policy[h, s]``, ``s' ~ P(.|s,a,h)`` from ``u[1+2h]`` and
     the reward ``next_reward[s']`` or Bernoulli(``R[h,s,a]``) from ``u[2+2h]``."""
     H = policy.shape[0]
-    s = _inverse_cdf(cdf_p0, u[0])
+    s = inverse_cdf(cdf_p0, u[0])
     for h in range(H):
         a = policy[h, s]
         states[h] = s
         actions[h] = a
-        s_next = _inverse_cdf(cdf[h, s, a], u[1 + 2 * h])
+        s_next = inverse_cdf(cdf[h, s, a], u[1 + 2 * h])
         if has_next_reward:
             rewards[h] = next_reward[s_next]
         else:

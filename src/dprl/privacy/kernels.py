@@ -1,4 +1,10 @@
-"""Compiled pieces of the privacy mechanisms that the compiled episode loops share."""
+"""Compiled pieces of the privacy mechanisms that the compiled episode loops share.
+
+The binary (tree) mechanism's update is :func:`feed_tree` (with :func:`trailing_zeros`),
+the one implementation of it: :class:`dprl.privacy.tree_counter.TreeCounter` calls it, and
+so do the compiled episode loops of UBEV/PUCB, (Private-)OFU-RL and LinOpt, on the
+counter arrays of their statistics. :func:`laplace_into` is ``LaplaceNoise.sample``'s
+``Lap(b) = b (E1 − E2)`` for loops that draw the exponentials themselves."""
 
 from __future__ import annotations
 
@@ -6,6 +12,51 @@ import math
 
 import numpy as np
 from numba import njit
+
+
+@njit(cache=True)
+def trailing_zeros(t: int) -> int:
+    """Trailing zero bits of ``t >= 1``: the level ``i = ctz(t)`` of the node element ``t``
+    closes, and the level whose suffix sum is the release after ``t`` elements."""
+    i = 0
+    while (t >> i) & 1 == 0:
+        i += 1
+    return i
+
+
+@njit(cache=True)
+def feed_tree(exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray, noise: np.ndarray, noisy: bool) -> None:
+    """The binary mechanism's update (``src/dprl/README.md``): element ``t`` (1-based) ``x``
+    into the ``N`` counters held as ``(L, N)`` arrays ``exact`` and ``suffix``, in place.
+
+    The new level-``i = ctz(t)`` node's exact sum is ``x`` plus the open lower levels
+    (summed in level order), it gets the node noise ``noise`` (if ``noisy``), and
+    ``suffix[i]`` = this noisy node + the noisy nodes of the higher set bits of ``t``
+    (``suffix[j]``, ``j`` the next set bit above ``i``): each entry is computed from fresh
+    node values, never by subtraction, so noiseless integer counts stay exact. The release
+    after ``t`` elements is ``suffix[ctz(t)]``."""
+    N = x.shape[0]
+    i = trailing_zeros(t)
+    higher = t >> (i + 1)
+    j = i + 1 + trailing_zeros(higher) if higher else -1  # next set bit above i
+    for c in range(N):
+        node = x[c]
+        if i:
+            acc = exact[0, c]
+            for level in range(1, i):
+                acc += exact[level, c]
+            node = node + acc
+        exact[i, c] = node
+        if noisy:
+            node = node + noise[c]
+        suffix[i, c] = node + suffix[j, c] if j >= 0 else node
+
+
+@njit(cache=True)
+def laplace_into(e1: np.ndarray, e2: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """``LaplaceNoise.sample``: ``Lap(b) = b (E1 − E2)`` from two standard exponential draws."""
+    for c in range(out.shape[0]):
+        out[c] = scale * (e1[c] - e2[c])
 
 
 @njit(cache=True)

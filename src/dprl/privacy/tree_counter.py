@@ -10,15 +10,20 @@ set bits of ``t``; at most ``L = floor(log2 T) + 1`` nodes are summed and every 
 in at most ``L`` nodes.
 
 All counters that advance together share one array with the counter axes leading
-(``shape``), so one update is a handful of vectorised operations regardless of how many
-counters there are (PUCB advances ``2SAH + S²AH`` of them per episode).
+(``shape``), so one update is one call of the compiled
+:func:`dprl.privacy.kernels.feed_tree` regardless of how many counters there are (PUCB
+advances ``2SAH + S²AH`` of them per episode); the compiled episode loops call the same
+kernel on these arrays, so there is one implementation of the mechanism.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dprl.privacy.kernels import feed_tree, trailing_zeros
 from dprl.privacy.noise import Noise
+
+_NO_NOISE = np.empty(0)  # feed_tree's noise argument of a noiseless counter (never read)
 
 
 def tree_levels(max_elements: int) -> int:
@@ -79,34 +84,33 @@ class TreeCounter:
         self._suffix = np.zeros((self.levels, *self.shape))
         self._zero = np.zeros(self.shape)
 
+    def node_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The counter's state as :func:`~dprl.privacy.kernels.feed_tree` takes it: the open
+        nodes' exact sums and the noisy suffix sums, ``(L, N)`` views updated in place (the
+        compiled episode loops advance the counter through them)."""
+        return self._exact.reshape(self.levels, -1), self._suffix.reshape(self.levels, -1)
+
     def update(self, x: np.ndarray) -> None:
-        """Append one stream element (array of ``shape``)."""
+        """Append one stream element (array of ``shape``): :func:`~dprl.privacy.kernels.feed_tree`
+        on the counters flattened to ``(L, N)``, with one node draw of ``noise``."""
         if self.t >= self.max_elements:
             raise RuntimeError(f"tree counter horizon ({self.max_elements} elements) exceeded")
-        self.t += 1
-        t = self.t
-        i = (t & -t).bit_length() - 1  # trailing zeros of t
         node = np.asarray(x, dtype=float)
         if node.shape != self.shape:
             raise ValueError(f"stream element has shape {node.shape}, counter expects {self.shape}")
-        if i:
-            node = node + self._exact[:i].sum(axis=0)
-        self._exact[i] = node
-        if self.noise is not None:
-            node = node + self.noise.sample(self.rng, self.shape, self.symmetric)
-        higher = t >> (i + 1)
-        if higher:
-            j = i + 1 + ((higher & -higher).bit_length() - 1)  # next set bit above i
-            np.add(node, self._suffix[j], out=self._suffix[i])
+        self.t += 1
+        if self.noise is None:
+            noise = _NO_NOISE
         else:
-            self._suffix[i] = node
+            noise = np.ascontiguousarray(self.noise.sample(self.rng, self.shape, self.symmetric), dtype=float).reshape(-1)
+        exact, suffix = self.node_arrays()
+        feed_tree(exact, suffix, self.t, np.ascontiguousarray(node).reshape(-1), noise, self.noise is not None)
 
     def release(self) -> np.ndarray:
         """Noisy prefix sum of all elements so far (zeros before the first element)."""
         if self.t == 0:
             return self._zero
-        i = (self.t & -self.t).bit_length() - 1
-        return self._suffix[i]
+        return self._suffix[trailing_zeros(self.t)]
 
     def noise_variance(self, t: int | None = None) -> float:
         """Per-coordinate variance of the noise in the release after ``t`` elements."""

@@ -49,14 +49,21 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
 
 
 @cache
-def _parsed(name: str) -> tuple[str, tuple[str, ...]]:
-    """(hash of the module's code, the dprl modules it imports)."""
+def module_syntax(name: str) -> ast.Module:
+    """The parsed source of module ``name`` (shared; do not modify it)."""
     path = module_file(name)
     assert path is not None, name
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+@cache
+def module_imports(name: str) -> tuple[str, ...]:
+    """The dprl modules module ``name`` imports (sorted), its imports read statically."""
+    path = module_file(name)
+    assert path is not None, name
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     imported: set[str] = set()
-    for node in ast.walk(tree):  # imports anywhere, including inside functions
+    for node in ast.walk(module_syntax(name)):  # imports anywhere, including inside functions
         if isinstance(node, ast.Import):
             imported.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -76,8 +83,17 @@ def _parsed(name: str) -> tuple[str, tuple[str, ...]]:
         for i in range(1, len(parts) + 1):
             if module_file(".".join(parts[:i])) is not None:
                 deps.add(".".join(parts[:i]))
+    return tuple(sorted(deps - {name}))
+
+
+@cache
+def _parsed(name: str) -> tuple[str, tuple[str, ...]]:
+    """(hash of the module's code, the dprl modules it imports)."""
+    path = module_file(name)
+    assert path is not None, name
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))  # a copy: stripped below
     digest = hashlib.sha256(ast.dump(_strip_docstrings(tree)).encode()).hexdigest()
-    return digest, tuple(sorted(deps - {name}))
+    return digest, module_imports(name)
 
 
 def module_closure(name: str) -> list[str]:
@@ -89,7 +105,7 @@ def module_closure(name: str) -> list[str]:
         if mod in seen or module_file(mod) is None:
             continue
         seen.add(mod)
-        todo.extend(_parsed(mod)[1])
+        todo.extend(module_imports(mod))
     return sorted(seen)
 
 

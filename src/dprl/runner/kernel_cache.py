@@ -3,9 +3,12 @@
 Numba validates a cached function against its own source file only. A loop that calls a
 kernel defined elsewhere embeds that kernel's compiled code, so after an edit of the
 callee's file the cached loop would keep running the old callee. :func:`drop_stale_caches`
-hashes the loop's file together with the files it calls into and, when the digest differs
-from the one stamped beside the cache, flushes every cached kernel of the loop's module
-(one recompile follows). The callees' own caches need nothing: their files are their own.
+hashes the loop's file together with the files it may call into and, when the digest
+differs from the one stamped beside the cache, flushes every cached kernel of the loop's
+module (one recompile follows). The files it may call into are derived, not listed: the
+modules of its import closure (:func:`dprl.runner.code_version.module_closure`) that define
+compiled kernels (:func:`kernel_closure`). A loop calls :func:`drop_stale_closure` at the end
+of its module, which does this for every kernel module of its closure, itself included.
 
 Compiling a loop takes tens of seconds (about 32 s for the LQ loop) before its first
 episode, where a job would otherwise log nothing: :func:`log_compilation` announces it
@@ -16,6 +19,7 @@ the elapsed time when it is done, so a job's log keeps its promise of a line at 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import logging
 import sys
@@ -23,10 +27,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 
 from numba.core import event as numba_event
 from numba.core.registry import CPUDispatcher
+
+from dprl.runner.code_version import module_closure, module_file, module_syntax
 
 
 def _kernels(module_name: str) -> list[CPUDispatcher]:
@@ -34,14 +41,39 @@ def _kernels(module_name: str) -> list[CPUDispatcher]:
             if isinstance(obj, CPUDispatcher) and obj.__module__ == module_name]
 
 
-def drop_stale_caches(module_name: str, called_modules: tuple[str, ...], stamp: Path | None = None) -> bool:
+def _is_jit(decorator: ast.expr) -> bool:
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return name in ("njit", "jit")
+
+
+@cache
+def defines_kernels(module_name: str) -> bool:
+    """Whether the module's source defines a Numba-compiled function (read statically, so
+    the answer does not depend on what this process imported)."""
+    if module_file(module_name) is None:
+        return False
+    return any(isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list)
+               for node in ast.walk(module_syntax(module_name)))
+
+
+def kernel_closure(module_name: str) -> tuple[str, ...]:
+    """The other modules whose kernels ``module_name``'s kernels may call: those of its
+    import closure that define kernels (sorted)."""
+    return tuple(m for m in module_closure(module_name) if m != module_name and defines_kernels(m))
+
+
+def drop_stale_caches(module_name: str, called_modules: tuple[str, ...] | None = None, stamp: Path | None = None) -> bool:
     """Flush the caches of ``module_name``'s kernels if its file or one of
-    ``called_modules``' files changed since the last check (content, not time stamps).
-    Call at the end of the module. ``stamp``: where the digest is kept (default: beside
-    the module's Numba cache). Returns whether the caches were flushed."""
+    ``called_modules``' files (default: :func:`kernel_closure`) changed since the last check
+    (content, not time stamps). ``stamp``: where the digest is kept (default: beside the
+    module's Numba cache). Returns whether the caches were flushed."""
+    if called_modules is None:
+        called_modules = kernel_closure(module_name)
     digest = hashlib.sha256()
     for name in (module_name, *called_modules):
-        digest.update(Path(sys.modules[name].__file__).read_bytes())
+        loaded = sys.modules.get(name)
+        digest.update(Path(loaded.__file__ if loaded is not None else module_file(name)).read_bytes())
     kernels = _kernels(module_name)
     if not kernels:
         return False
@@ -60,6 +92,17 @@ def drop_stale_caches(module_name: str, called_modules: tuple[str, ...], stamp: 
     except OSError:  # a read-only install: Numba then caches elsewhere or not at all
         pass
     return True
+
+
+def drop_stale_closure(module_name: str) -> list[str]:
+    """:func:`drop_stale_caches` for ``module_name`` and every loaded kernel module of its
+    import closure whose kernels may call another file's (Numba checks their own file);
+    call it at the end of a loop's module. Returns the modules whose caches were flushed."""
+    flushed = []
+    for name in (module_name, *kernel_closure(module_name)):
+        if name in sys.modules and kernel_closure(name) and drop_stale_caches(name):
+            flushed.append(name)
+    return flushed
 
 
 class CompileProgress(numba_event.Listener):

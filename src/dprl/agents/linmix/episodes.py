@@ -31,9 +31,8 @@ def _kernel_regularizer(reg: Regularizer) -> tuple[int, list[float], bool, np.ra
             reg._gram.reshape(-1), reg._target.reshape(-1), empty2, empty2, empty2, empty2)
     if type(reg) is CentralRegularizer:
         c, g, t = reg.calibration, reg.gram_counter, reg.target_counter
-        L = g.levels
         return CENTRAL, [c.sigma_gram, c.sigma_target, c.shift, c.lam_min], g.noise is not None, g.rng, g.t, (
-            empty1, empty1, g._exact.reshape(L, -1), g._suffix.reshape(L, -1), t._exact.reshape(L, -1), t._suffix.reshape(L, -1))
+            empty1, empty1, *g.node_arrays(), *t.node_arrays())
     if type(reg) is LocalRegularizer:
         c = reg.calibration
         return LOCAL, [c.sigma_gram, c.sigma_target, c.shift, c.lam_min], reg.noise, reg.rng, reg.n_users, (

@@ -24,11 +24,10 @@ import math
 import numpy as np
 from numba import njit
 
-from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.linear_mixture import KnownFeatures
-from dprl.envs.tabular import _inverse_cdf
-from dprl.privacy.kernels import cholesky_into, finish_into
-from dprl.runner.kernel_cache import drop_stale_caches
+from dprl.envs.tabular import inverse_cdf
+from dprl.privacy.kernels import cholesky_into, feed_tree, finish_into, trailing_zeros
+from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import pairwise_sum
 
 NONPRIVATE, CENTRAL, LOCAL = 0, 1, 2
@@ -77,7 +76,7 @@ def _release_into(
     symmetrisation and eigenvalue floor at ``λ_min``. Returns how many were floored and how
     many of those were not positive definite."""
     central_empty = kind == CENTRAL and t == 0
-    level = _ctz(t) if kind == CENTRAL and t > 0 else 0
+    level = trailing_zeros(t) if kind == CENTRAL and t > 0 else 0
     for h in range(H):
         for i in range(d):
             c = h * d + i
@@ -427,7 +426,7 @@ def _run_block(
                 a = greedy[h, s]
             acts[h] = a
             rew[h] = 1.0 if u[k, h, 1] < r[s, a] else 0.0
-            s = _inverse_cdf(cumP[s, a], u[k, h, 0])  # cumP[..., -1] = 1: stops inside
+            s = inverse_cdf(cumP[s, a], u[k, h, 0])  # cumP[..., -1] = 1: stops inside
             states[h + 1] = s
         returns[k] = pairwise_sum(rew, 0, H)
         actions_out[k] = acts
@@ -466,5 +465,6 @@ def _run_block(
                         pi[h, s, a] /= tot  # = exp(log π^{k+1}) up to round-off, one exp fewer
 
 
-# the kernels above embed the tree counter (tabular statistics) and NumPy's pairwise sum
-drop_stale_caches(__name__, ("dprl.agents.tabular.statistics", "dprl.envs.tabular", "dprl.privacy.kernels", "dprl.runner.online"))
+# the kernels above embed kernels of other files (the tree counter, NumPy's pairwise sum):
+# flushed when one of those files changes (runner/kernel_cache.py, from the import closure)
+drop_stale_closure(__name__)

@@ -35,7 +35,6 @@ from dprl.agents.lq.ofu import OFUAgent
 from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.envs.lq import LQSystem, RegretEvaluator
 from dprl.privacy.regularizer import CentralRegularizer, NonPrivateRegularizer
-from dprl.privacy.tree_counter import TreeCounter
 
 log = logging.getLogger("dprl.job")
 
@@ -48,11 +47,6 @@ def ridge_estimate(z: np.ndarray, x_next: np.ndarray, lam: float) -> np.ndarray:
     za = np.vstack([z, np.sqrt(lam) * np.eye(p)])
     xa = np.vstack([x_next, np.zeros((p, x_next.shape[1]))])
     return np.linalg.lstsq(za, xa, rcond=None)[0]
-
-
-def _counter_arrays(counter: TreeCounter) -> tuple[np.ndarray, np.ndarray]:
-    """A tree counter's node arrays as ``(levels, elements)`` views (updated in place)."""
-    return counter._exact.reshape(counter.levels, -1), counter._suffix.reshape(counter.levels, -1)
 
 
 def run_episodes(
@@ -79,8 +73,8 @@ def run_episodes(
             raise ValueError(f"{episodes} more episodes exceed the counters' horizon {reg.gram_counter.max_elements} "
                              f"({reg.gram_counter.t} already fed)")
         noisy = reg.gram_counter.noise is not None
-        g_exact, g_suffix = _counter_arrays(reg.gram_counter)
-        t_exact, t_suffix = _counter_arrays(reg.target_counter)
+        g_exact, g_suffix = reg.gram_counter.node_arrays()
+        t_exact, t_suffix = reg.target_counter.node_arrays()
         c = reg.calibration
         sigma_g, sigma_t, shift, lam_min, lam_max, nu = c.sigma_gram, c.sigma_target, c.shift, c.lam_min, c.lam_max, c.nu
         gram_sum, target_sum, lam = np.zeros((p, p)), np.zeros((p, n)), 0.0  # ridge state: unused here

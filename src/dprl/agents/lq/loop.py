@@ -26,10 +26,9 @@ import numpy as np
 from numba import njit
 
 from dprl.agents.lq.ofu import plan_step, user_statistics
-from dprl.agents.tabular.statistics import _ctz, feed_tree
 from dprl.envs.lq import ball_noise_into, policy_cost_one, rollout_into
-from dprl.privacy.kernels import finish_into
-from dprl.runner.kernel_cache import drop_stale_caches
+from dprl.privacy.kernels import feed_tree, finish_into, trailing_zeros
+from dprl.runner.kernel_cache import drop_stale_closure
 
 # Scalars carried across blocks: cumulative exact and sampled regret, last episode's regret and β.
 CUM_REGRET, CUM_SAMPLED, LAST_REGRET, LAST_BETA = range(4)
@@ -47,7 +46,7 @@ def _release_central(
     gram = np.zeros((p, p))
     target = np.zeros((p, q))
     if t > 0:
-        level = _ctz(t)  # the release is the suffix sum at the lowest set bit of t
+        level = trailing_zeros(t)  # the release is the suffix sum at the lowest set bit of t
         for i in range(p):
             for j in range(p):
                 gram[i, j] = gram_suffix[level, i * p + j]
@@ -190,12 +189,7 @@ def run_block(
 
 
 # Numba's cache checks only the file that defines a function: after an edit of, say, the
-# oracle, a cached caller would still run the old oracle. Each module's kernels are
-# flushed when its file or a file it calls into changes (runner/kernel_cache.py).
-for _module, _called in (
-    ("dprl.agents.lq.oracle", ("dprl.envs.lq",)),
-    ("dprl.agents.lq.ofu", ("dprl.agents.lq.oracle", "dprl.envs.lq")),
-    (__name__, ("dprl.envs.lq", "dprl.agents.lq.oracle", "dprl.agents.lq.ofu", "dprl.agents.tabular.statistics",
-                "dprl.privacy.kernels")),
-):
-    drop_stale_caches(_module, _called)
+# oracle, a cached caller would still run the old oracle. The kernels of this module and of
+# the modules it imports are flushed when a file they may call into changes
+# (runner/kernel_cache.py derives those files from the import closure).
+drop_stale_closure(__name__)

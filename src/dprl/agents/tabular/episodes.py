@@ -25,16 +25,10 @@ from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.agents.tabular.agent import OptimisticAgent
 from dprl.agents.tabular.calibration import PUCBCalibration
 from dprl.agents.tabular.planner import greedy_into, log_term, priv_q_into
-from dprl.agents.tabular.statistics import (
-    PrivateStats,
-    _ctz,
-    _indicators_into,
-    feed_exact,
-    feed_tree,
-    laplace_into,
-)
+from dprl.agents.tabular.statistics import PrivateStats, _indicators_into, feed_exact
 from dprl.envs.tabular import TabularMDP, rollout_into
-from dprl.runner.kernel_cache import drop_stale_caches
+from dprl.privacy.kernels import feed_tree, laplace_into, trailing_zeros
+from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import CheckpointSummary, pairwise_sum
 
 # Laplace draws held at once (2N per episode): bounds the loop's memory for large S
@@ -73,7 +67,7 @@ def _run_block(
     """Episodes ``t0 + 1 .. t0 + len(u)`` of Algorithm 2, compiled.
 
     Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
-    counters ``exact``/``suffix`` after ``t0`` elements (``statistics.feed_tree``), with
+    counters ``exact``/``suffix`` after ``t0`` elements (``privacy.kernels.feed_tree``), with
     ``counts`` all zeros (the release before the first element). Writes episode ``k``'s
     policy to ``policies[k]``, its sampled return to ``returns[k]`` and whether every action
     tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
@@ -91,7 +85,7 @@ def _run_block(
         t = t0 + k  # episodes fed so far; this is episode t + 1
         # Private planning: Q̃⁺_t := PrivQ(r̃, ñ, m̃, ε) on the release at the start of the episode
         if private:
-            rel = suffix[_ctz(t)] if t > 0 else counts
+            rel = suffix[trailing_zeros(t)] if t > 0 else counts
             E = e_first if t == 0 else e_rest  # PrivateStats.current_e: E_1 bounds an empty sum
         else:
             rel = counts
@@ -196,6 +190,6 @@ def feed_episodes(
     return sink
 
 
-# _run_block embeds the planner, counter, rollout and summation kernels of these modules
-drop_stale_caches(__name__, ("dprl.agents.tabular.planner", "dprl.agents.tabular.statistics", "dprl.envs.tabular",
-                             "dprl.runner.online"))
+# _run_block embeds the planner, counter, rollout and summation kernels of other files:
+# flushed when one of those files changes (runner/kernel_cache.py, from the import closure)
+drop_stale_closure(__name__)

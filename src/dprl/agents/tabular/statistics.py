@@ -9,7 +9,9 @@ policy is a post-processing of ε-DP releases (billboard lemma, Section 4).
 
 All ``2SAH + S²AH`` statistics live in one flat vector laid out as
 ``[r (H,S,A) | n (H,S,A) | m (H,S,A,S)]``. The two "Feed" lines of Algorithm 2 are the
-compiled kernels :func:`feed_exact` and :func:`feed_tree`; the episode loop
+compiled kernels :func:`feed_exact` and :func:`dprl.privacy.kernels.feed_tree` (the binary
+mechanism of :class:`~dprl.privacy.tree_counter.TreeCounter`, with PUCB's node noise
+``Lap(b) = b·(E1 − E2)`` from :func:`~dprl.privacy.kernels.laplace_into`); the episode loop
 (``agent._run_block``) calls the same kernels as the step-by-step classes below.
 """
 
@@ -24,6 +26,7 @@ from numba import njit
 from dprl.checks import check_number
 from dprl.privacy.setting import PrivacySetting
 from dprl.agents.tabular import calibration as cal
+from dprl.privacy.kernels import feed_tree, laplace_into, trailing_zeros
 from dprl.privacy.tree_counter import tree_levels
 
 
@@ -94,50 +97,6 @@ def feed_exact(counts: np.ndarray, S: int, A: int, H: int, states: np.ndarray, a
         counts[i] += rewards[h]
         counts[sah + i] += 1.0
         counts[2 * sah + i * S + states[h + 1]] += 1.0
-
-
-@njit(cache=True)
-def _ctz(t: int) -> int:
-    """Trailing zero bits of ``t >= 1``."""
-    i = 0
-    while (t >> i) & 1 == 0:
-        i += 1
-    return i
-
-
-@njit(cache=True)
-def feed_tree(exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray, noise: np.ndarray, noisy: bool) -> None:
-    """PUCB's "Feed" lines: element ``t`` (1-based) ``x`` into all tree counters at once.
-
-    The binary mechanism of :class:`dprl.privacy.tree_counter.TreeCounter` (``src/dprl/README.md``),
-    compiled, with the same arrays and the same floating-point operations (the oracle test
-    compares the two): the new level-``i = ctz(t)`` node's exact sum is ``x`` plus the
-    open lower levels, it gets the node noise ``noise`` (if ``noisy``; PUCB:
-    ``Lap(b) = b·(E1 − E2)``, :func:`laplace_into`), and ``suffix[i]`` = this noisy node +
-    the noisy nodes of the higher set bits of ``t``. The release after ``t`` elements is
-    ``suffix[ctz(t)]``."""
-    N = x.shape[0]
-    i = _ctz(t)
-    higher = t >> (i + 1)
-    j = i + 1 + _ctz(higher) if higher else -1  # next set bit above i
-    for c in range(N):
-        node = x[c]
-        if i:
-            acc = exact[0, c]
-            for level in range(1, i):
-                acc += exact[level, c]
-            node = node + acc
-        exact[i, c] = node
-        if noisy:
-            node = node + noise[c]
-        suffix[i, c] = node + suffix[j, c] if j >= 0 else node
-
-
-@njit(cache=True)
-def laplace_into(e1: np.ndarray, e2: np.ndarray, scale: float, out: np.ndarray) -> None:
-    """``LaplaceNoise.sample``: ``Lap(b) = b (E1 − E2)`` from two standard exponential draws."""
-    for c in range(out.shape[0]):
-        out[c] = scale * (e1[c] - e2[c])
 
 
 class ExactStats:
@@ -240,7 +199,7 @@ class PrivateStats:
         """Noisy prefix sums of all counters after ``t`` elements (zeros before the first)."""
         if self.t == 0:
             return self._zero
-        return _readonly(self.suffix[_ctz(self.t)])
+        return _readonly(self.suffix[trailing_zeros(self.t)])
 
     def current_e(self) -> float:
         """``E`` for the release used in episode ``t + 1`` (``E_1`` is an empty sum's bound)."""
