@@ -9,7 +9,7 @@ from dprl.agents.tabular.privacy import audited_pair
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
-from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_inside, verdict_near, verdict_positive, verdict_upper
+from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
 
@@ -346,9 +346,9 @@ def v7(tables: Tables) -> list[ClaimResult]:
 
 # ------------------------------------------------------------------------------ V8, V9: the family hard at T
 
-# V9: the regret-vs-T exponent on the family must lie in this interval (√T: 1/2 ± 0.1, the
-# tolerance of a fitted power law over a grid of a decade or less)
-HARD_EXPONENT = (0.4, 0.6)
+# V9: the regret-vs-T exponent on the family must lie in the √T window shared by every
+# two-sided rate (stats.SQRT_RATE_WINDOW: 1/2 ± 0.1)
+HARD_EXPONENT = SQRT_RATE_WINDOW
 HARD_FAMILY = ["env.n", "env.m", "env.H", "env.gap_scale"]  # a family: everything but T
 HARD_POINT = [*HARD_FAMILY, "epsilon", "T"]  # one instance and privacy level: a point of Theorem 6
 
@@ -417,7 +417,7 @@ def v9(tables: Tables) -> list[ClaimResult]:
         if len(Ts) < 2:
             continue
         est = paired_slope_by_seed(g, "T", "regret")
-        verdict = verdict_inside(est, *HARD_EXPONENT)
+        verdict = verdict_sqrt_rate(est, HARD_EXPONENT)
         # per-seed counterexamples: a seed with no regret at some T never tried a suboptimal
         # arm (it cannot know I); a seed whose own slope is >= LINEAR_SLOPE was near-perfect
         # at small T and near the cap H·T·α' at large T: its play is decided by where it
