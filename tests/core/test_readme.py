@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dprl.analysis.base import findings, paper_claims
 from dprl.analysis.claims import all_claims
 from dprl.analysis.figures import all_figures
 from dprl.analysis.readme_table import END, PAPER_NAMES, START, current_block, read_claims, replace_block, verdict_table
@@ -42,8 +43,10 @@ def test_verdict_table_counts_every_row_once():
     table = verdict_table(claims, MANIFEST)
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| paper")]
     counted = sum(int(m) for line in rows for m in re.findall(r"\| (\d+)(?::| \|)", line + " |"))
-    assert counted == len(claims)
-    assert len(rows) == claims["paper"].nunique()
+    papers = paper_claims(claims)  # the package's findings are listed apart, never counted
+    assert counted == len(papers)
+    assert len(rows) == papers["paper"].nunique()
+    assert all(f"- **{f}** (" in table for f in findings(claims)["claim"].unique())
 
 
 def test_markers_are_required():
