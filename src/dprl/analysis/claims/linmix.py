@@ -9,7 +9,7 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import final_rows, paired_cost
 from dprl.analysis.stats import (
-    EXPONENT_TOL, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
+    EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
     sqrt_sigma_exponent, t_interval, verdict_exponent, verdict_near, verdict_upper,
 )
 
@@ -97,7 +97,7 @@ def _z2_rows(df: pd.DataFrame, where: str) -> list[ClaimResult]:
         reg, need = overall_regime([c[:2] for c in curves])
         reg_note = max((c[2] for c in curves if c[0] == "not reached"), default=curves[0][2])
         out.append(_res(worst, verdict, str(calib),
-                        f"{label}: log-log slope of cumulative regret vs T over the last decade of T (seeds resampled whole); "
+                        f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row); "
                         f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}", reg, need,
                         float("nan") if calib == "none" else float(eps)))
     return out
