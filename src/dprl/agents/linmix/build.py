@@ -63,12 +63,16 @@ def build_agent(
     *,
     noise: bool = True,
     override: tuple[RegularizerCalibration, RegularizerCalibration] | None = None,
+    printed: bool = False,
 ) -> BuiltAgent[LinOptAgent, LinOptCalibration]:
     """The algorithm ``name`` (:data:`ALGORITHMS`) with its config ``params`` at ``privacy``
     for ``n_episodes`` episodes (the factory of :mod:`dprl.agents.protocol`). The agent knows
     only the features of ``env`` (:meth:`LinearMixtureMDP.features`; tests may pass the
     :class:`KnownFeatures` directly). ``noise=False``: exact counters; ``override``: explicit
-    (p, r) calibrations (tests: noise-free central privatizer)."""
+    (p, r) calibrations (tests: noise-free central privatizer); ``printed=True`` (``paper``
+    only; audits, never a job's agent): the constants exactly as printed
+    (:func:`linopt_calibration`, ``variant="printed"``), which the claims table judges under
+    the paper's replacement relation."""
     if name not in ALGORITHMS:
         raise ValueError(f"unknown linear-mixture algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
     feat = env.features() if isinstance(env, LinearMixtureMDP) else env
@@ -91,7 +95,9 @@ def build_agent(
         else:
             if privacy is None:
                 raise ValueError(f"{name} is private and needs epsilon, delta and calibration")
-            cal = linopt_calibration(privacy, scheme, K, feat, alpha)
+            if printed and privacy.calibration != "paper":
+                raise ValueError(f"the printed constants are the paper calibration's, not {privacy.calibration!r}")
+            cal = linopt_calibration(privacy, scheme, K, feat, alpha, variant="printed" if printed else "corrected")
             cal_p, cal_r = cal.p, cal.r
         reg_p, reg_r = privatizers(scheme, cal_p, cal_r, feat, K, noise_rng, noise=noise)
     agent = LinOptAgent(feat, K, reg_p, reg_r, mode, alpha, agent_rng, eta)

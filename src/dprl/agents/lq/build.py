@@ -30,11 +30,14 @@ def private_regularizer(
 
 def build_agent(
     name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: LQSystem, n_episodes: int,
-    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None,
+    agent_rng: np.random.Generator, noise_rng: np.random.Generator | None, *, printed: bool = False,
 ) -> BuiltAgent[OFUAgent, PrivateOFUCalibration]:
     """``ofu_rl`` (``H_k = λI``) or ``private_ofu_rl`` (Algorithm 1, ``paper``/``tight``) for
     ``n_episodes`` episodes of the system ``env`` (the factory of :mod:`dprl.agents.protocol`;
-    the ridge ``λ`` of OFU-RL is its regularizer's ``lam``)."""
+    the ridge ``λ`` of OFU-RL is its regularizer's ``lam``). ``printed=True`` (``paper``
+    only; audits, never a job's agent): the σ's exactly as printed, for the null-user
+    relation and with the zCDP ρ term dropped (:func:`private_ofu_calibration`), which the
+    claims table judges under the paper's replacement relation."""
     system, episodes = env, n_episodes
     n, d, p = system.n, system.d, system.n + system.d
     check_number("n_candidates", params["n_candidates"], minimum=1, integer=True)
@@ -49,8 +52,10 @@ def build_agent(
     if name == "private_ofu_rl":
         if privacy is None or privacy.delta is None:
             raise ValueError("private_ofu_rl is (epsilon, delta)-JDP: it needs epsilon and delta")
-        cal = private_ofu_calibration(privacy,
-                                      episodes, system.horizon, system.gamma, n, d, alpha)
+        if printed and privacy.calibration != "paper":
+            raise ValueError(f"the printed constants are the paper calibration's, not {privacy.calibration!r}")
+        cal = private_ofu_calibration(privacy, episodes, system.horizon, system.gamma, n, d, alpha,
+                                      **({"relation": "null_user", "variant": "printed"} if printed else {}))
         reg = private_regularizer(cal, p, n, episodes, noise_rng)
         return BuiltAgent(OFUAgent(reg, oracle, n, d, system.noise_radius, system.gamma, alpha, clip=True), cal)
     raise ValueError(f"unknown LQ algorithm {name!r}")

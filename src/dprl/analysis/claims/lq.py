@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
+from dprl.analysis.printed import as_run, printed_row
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
@@ -20,17 +21,23 @@ SLOPE_WINDOW = 32  # C2 fits the log-log slope on checkpoints k >= K/32 (the las
 RIDGE_TOL = 1e-8  # C4: relative difference allowed for floating-point round-off
 
 
+# The calibration column of C1's rows (src/dprl/README.md, "Claims"): the paper's σ's as
+# printed, then this package's two calibrations.
+C1_LABELS = {"printed": "printed: σ² = 8LΔ² ln(2/δ)/ε²", "paper": "package, corrected: zCDP solved exactly, σ ×1.5",
+             "tight": "package: tight"}
+
+
 def c1(tables: Tables) -> list[ClaimResult]:
     df = tables["lq_audit"]
     out = []
-    for calib, g in df.groupby("calibration"):
+    for calib, g in as_run(df).groupby("calibration"):
         ratio = (g["eps_lb"].clip(lower=0) / g["claimed_epsilon"]).to_numpy()
         est = bootstrap_ci(ratio)
         n_fail = int((~g["passed"].astype(bool)).sum())
         over = int((g["eps_exact"] > g["claimed_epsilon"] * (1 + 1e-9)).sum())
         verdict = "reproduced" if n_fail == 0 and over == 0 else "not reproduced"
         out.append(ClaimResult(
-            est.value, est.low, est.high, verdict, str(calib),
+            est.value, est.low, est.high, verdict, C1_LABELS.get(str(calib), str(calib)),
             f"relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
             f"mean of max(ε_lb, 0)/ε over {len(g)} audits (the Gram and target counters, the paper's 𝓑₁ and 𝓑₂, "
             f"at their claimed guarantee, the pair at (ε, δ); "
@@ -41,6 +48,8 @@ def c1(tables: Tables) -> list[ClaimResult]:
             + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
             epsilon=float(g["epsilon"].min()),
         ))
+    if "constants" in df and (df["constants"] == "printed").any():
+        out.append(printed_row(df[df["constants"] == "printed"], C1_LABELS["printed"]))
     return out
 
 

@@ -73,28 +73,53 @@ def v1_detectable_inflation(rows: pd.DataFrame) -> dict[str, list[float]]:
     return out
 
 
+# The calibration column of V1's rows: the paper's constants as printed, and this package's
+# two calibrations (src/dprl/README.md, "Two calibrations"), each named as what it is.
+V1_LABELS = {"printed": "printed: ε' = ε/(3H)", "paper": "package, corrected: ε' = ε/(6H)", "tight": "package: tight"}
+
+
+def _exact_over(g: pd.DataFrame) -> int:
+    """Audits whose agent's exact ε under replacement (``eps_exact``, from the Laplace scale
+    it holds) exceeds the nominal ε (0 for tables from before the column existed)."""
+    if "eps_exact" not in g:
+        return 0
+    return int((g["eps_exact"] > g["epsilon"] * (1 + 1e-9)).sum())
+
+
 def v1(tables: Tables) -> list[ClaimResult]:
+    """One row per calibration the package runs (the corrected ``paper`` and ``tight``),
+    then the paper's printed ``ε' = ε/(3H)`` judged as printed, under the paper's
+    replacement relation, from the audit and exact accounting of an agent built with it."""
     df = tables["tabular_audit"]
     out = []
     for calib, g in df.groupby("calibration"):
         exp = g[g["expected_pass"].astype(bool)]
         if exp.empty:  # only broken variants audited: nothing certifies this calibration
-            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", calib,
+            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", V1_LABELS.get(calib, calib),
                                    "no audit of the correct calibration in this preset"))
             continue
         ratio = float((exp["eps_lb"] / exp["claimed_epsilon"]).max())
-        ok = bool(exp["passed"].astype(bool).all())
-        broken = g[~g["expected_pass"].astype(bool)]
-        extra = ""
-        if len(broken):
-            extra = (f"; the paper's printed ε'=ε/(3H) under replacement neighbours: max ε_lb/ε = "
-                     f"{float((broken['eps_lb'] / broken['claimed_epsilon']).max()):.2f} "
-                     f"({'fails' if not broken['passed'].astype(bool).all() else 'passes'} the audit)")
+        over = _exact_over(exp)
+        ok = bool(exp["passed"].astype(bool).all()) and over == 0
         note = (f"max audited ε_lb/claimed ε over {len(exp)} audits (one counter at ε', all counters of an episode at ε), "
-                f"{int(exp['runs'].min())} runs each; planner structurally reads only released statistics (tests){extra}; "
+                f"{int(exp['runs'].min())} runs each; exact ε of the agent's Laplace scale under replacement above ε in "
+                f"{over}/{len(exp)}; planner structurally reads only released statistics (tests); "
                 + power_note(exp, ("mechanism", "epsilon", "claimed_epsilon", *V1_PAIR_COLUMNS), v1_detectable_inflation, "runs"))
-        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", calib, note,
-                               epsilon=float(exp["epsilon"].min())))
+        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", V1_LABELS.get(calib, calib),
+                               note, epsilon=float(exp["epsilon"].min())))
+    printed = df[(df["mechanism"] == "episode_printed_eps_3H") & (df["calibration"] == "paper")]
+    if len(printed):
+        ratio = float((printed["eps_lb"] / printed["claimed_epsilon"]).max())
+        over, passed = _exact_over(printed), bool(printed["passed"].astype(bool).all())
+        exact = (f"; exact ε under replacement {float((printed['eps_exact'] / printed['epsilon']).max()):.3g}·ε "
+                 "(each user moves each count by 2H in ℓ1 under replacement, H under add/remove)"
+                 if "eps_exact" in printed else "")
+        out.append(ClaimResult(
+            ratio, ratio, ratio, "reproduced" if passed and over == 0 else "not reproduced", V1_LABELS["printed"],
+            f"the paper's printed counter level ε' = ε/(3H) (PUCB built with ℓ1 sensitivity 1 per step), all "
+            f"counters of an episode audited at ε on replacement neighbours (Definition 3): max ε_lb/ε = {ratio:.3g} "
+            f"({'passes' if passed else 'fails'} the audit, {int(printed['runs'].min())} runs){exact}",
+            epsilon=float(printed["epsilon"].min())))
     return out
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
+from dprl.analysis.printed import as_run
 from dprl.analysis.claims.linmix import privacy_cost
 from dprl.analysis.selection import final_rows
 
@@ -191,7 +192,7 @@ def ldp_fig(tables: Tables):
 
 
 def audit_fig(tables: Tables):
-    df = tables["linmix_audit"].sort_values(["mechanism", "calibration", "epsilon"], kind="stable")
+    df = as_run(tables["linmix_audit"]).sort_values(["mechanism", "calibration", "epsilon"], kind="stable")
     setting = [f"{P.algorithm_name(m)}\n{c}" for m, c in zip(df["mechanism"], df["calibration"])]
     x = np.arange(len(df))
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))

@@ -9,6 +9,7 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
+from dprl.analysis.printed import as_run
 from dprl.analysis.claims import lq as lq_claims
 from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS
 from dprl.analysis.selection import final_rows
@@ -122,7 +123,7 @@ def oracle_size(tables: Tables):
 
 def audit(tables: Tables):
     """Audited ε lower bound vs claimed ε for B1, B2 and the pair, both calibrations."""
-    df = tables["lq_audit"]
+    df = as_run(tables["lq_audit"])  # the printed constants are C1's own row (analysis/printed.py)
     fig, axes = P.subplots(1, 1, panel=(5.4, 4.2))
     ax = axes[0, 0]
     for (mech, cal), g in df.groupby(["mechanism", "calibration"], sort=True):

@@ -82,6 +82,9 @@ KINDS = [
         settings={
             "runs": Param(100000, minimum=1000, doc="mechanism runs per input and per phase"),
             "alpha": Param(1e-3, exclusive_minimum=0.0, maximum=0.1, doc="Clopper-Pearson level"),
+            "printed_epsilons": Param([1.0, 10.0, 30.0, 100.0, 300.0, 1000.0],
+                                      doc="ε at which the paper's printed constants are accounted exactly under "
+                                          "replacement (paper calibration jobs; claim Z1's printed row)"),
         },
         mem_mb=1500,
         runtime_min=5,

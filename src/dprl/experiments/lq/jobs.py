@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from dprl.agents.lq.privacy import audit_counters, audit_system, held_calibration
@@ -12,6 +14,8 @@ from dprl.agents.lq.build import build_agent
 from dprl.agents.lq.episodes import run_episodes
 from dprl.envs.lq import LQSystem, double_integrator, random_system
 from dprl.runner.checkpoints import log_checkpoints
+from dprl.privacy.audit import AuditResult
+from dprl.privacy.setting import PrivacySetting
 from dprl.runner.job import JobContext
 
 
@@ -65,28 +69,46 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
 def run_audit(ctx: JobContext) -> pd.DataFrame:
     """``lq_audit``: audited ε lower bounds of B1, B2 and the pair on their worst
     *replacement* pairs (Definition 2), with their claimed (ε, δ) and the exact ε of each
-    mechanism under replacement from its Gaussian-DP profile."""
+    mechanism under replacement from its Gaussian-DP profile (``constants = "as run"``).
+
+    Under the ``paper`` calibration, also the constants exactly as printed
+    (``constants = "printed"``, an agent built with ``printed=True``): the pair audited at
+    the job's (ε, δ), and the exact ε under replacement of the pair at every ε of the
+    setting ``printed_epsilons`` (accounting only, no audit: at large ε an audit has no power,
+    exact accounting does)."""
     spec = ctx.spec
     env, priv = spec.environment, spec.privacy
     if priv is None or priv.delta is None:
         raise ValueError("lq_audit audits an (epsilon, delta) mechanism: give epsilon and delta")
     system = audit_system(int(env["n"]), int(env["d"]), int(env["horizon"]), float(env["gamma"]))
-    # the agent whose counters are audited (one oracle candidate: the audit never plans)
-    built = build_agent("private_ofu_rl", {"alpha": spec.algorithm["alpha"], "n_candidates": 1}, priv, system,
-                        int(env["episodes"]), ctx.agent_rng, ctx.noise_rng)
-    results = audit_counters(built, int(ctx.settings["runs"]), ctx.noise_rng, float(ctx.settings["confidence"]))
-    cal = held_calibration(built)
-    rows = []
-    for mech, res in results.items():
+    runs, confidence = int(ctx.settings["runs"]), float(ctx.settings["confidence"])
+
+    def counters(privacy: PrivacySetting, printed: bool = False) -> BuiltAgent:
+        # the agent whose counters are audited (one oracle candidate: the audit never plans)
+        return build_agent("private_ofu_rl", {"alpha": spec.algorithm["alpha"], "n_candidates": 1}, privacy, system,
+                           int(env["episodes"]), ctx.agent_rng, ctx.noise_rng, printed=printed)
+
+    def row(mech: str, res: AuditResult | None, cal, constants: str, privacy: PrivacySetting) -> dict:
         which = {"B1": "gram", "B2": "target", "joint": "joint"}[mech]
-        rows.append({
-            "mechanism": mech,
-            **res.columns(),
-            "eps_exact": cal.exact_epsilon(which, res.delta),  # under replacement (Definition 2)
-            "relation": cal.relation,
-            "sigma": {"gram": cal.regularizer.sigma_gram, "target": cal.regularizer.sigma_target}.get(which, float("nan")),
-        })
-        ctx.log.info("audit %s: claimed eps=%.4g delta=%.3g eps_lb=%.4g (%s) exact eps=%.4g", mech, res.epsilon,
-                     res.delta, res.eps_lb, "pass" if res.passed else "FAIL", rows[-1]["eps_exact"])
+        eps, delta = (res.epsilon, res.delta) if res is not None else (privacy.epsilon, privacy.delta)
+        out = {"mechanism": mech, "constants": constants, "printed_epsilon": privacy.epsilon,
+               **(res.columns() if res is not None else {"claimed_epsilon": eps, "claimed_delta": delta}),
+               "eps_exact": cal.exact_epsilon(which, delta),  # under replacement (Definition 2)
+               "relation": cal.relation,
+               "sigma": {"gram": cal.regularizer.sigma_gram, "target": cal.regularizer.sigma_target}.get(which, float("nan"))}
+        ctx.log.info("%s %s: claimed eps=%.4g delta=%.3g eps_lb=%s exact eps=%.4g", constants, mech, eps, delta,
+                     "n/a" if res is None else f"{res.eps_lb:.4g} ({'pass' if res.passed else 'FAIL'})", out["eps_exact"])
+        return out
+
+    built = counters(priv)
+    cal = held_calibration(built)
+    rows = [row(mech, res, cal, "as run", priv) for mech, res in audit_counters(built, runs, ctx.noise_rng, confidence).items()]
+    if priv.calibration == "paper":
+        printed = counters(priv, printed=True)
+        res = audit_counters(printed, runs, ctx.noise_rng, confidence, pairs=("joint",))["joint"]
+        rows.append(row("joint", res, held_calibration(printed), "printed", priv))
+        for eps in ctx.settings["printed_epsilons"]:
+            at = dataclasses.replace(priv, epsilon=float(eps))
+            rows.append(row("joint", None, held_calibration(counters(at, printed=True)), "printed", at))
     ctx.progress(1, 1, unit="audits")
     return pd.DataFrame(rows)

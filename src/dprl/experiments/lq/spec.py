@@ -62,7 +62,10 @@ KINDS = [
             "episodes": Param(8, minimum=1, maximum=64, doc="stream length K (tree of floor(log2 K)+1 levels)"),
         }, doc="neighbouring streams: all-null users vs one maximal user at episode 1")),
         {"runs": Param(100_000, minimum=1000, doc="runs per input for calibration and again for evaluation"),
-         "confidence": Param(1e-3, exclusive_minimum=0.0, maximum=0.5, doc="Clopper-Pearson α")},
+         "confidence": Param(1e-3, exclusive_minimum=0.0, maximum=0.5, doc="Clopper-Pearson α"),
+         "printed_epsilons": Param([1.0, 4.0, 10.0, 100.0, 1000.0],
+                                   doc="ε at which the paper's printed σ's are accounted exactly under replacement "
+                                       "(paper calibration jobs; claim C1's printed row)")},
         doc="privacy audit of Private-OFU-RL's two Gaussian tree counters (claim C1)", mem_mb=2000, runtime_min=5,
     ),
 ]

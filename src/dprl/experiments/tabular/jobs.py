@@ -165,13 +165,16 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     built = pucb(l1)
     rows = []
     res = audit_counter(built, n, rng)
-    rows.append(("counter", res, True))
+    rows.append(("counter", res, True, built))
     res = audit_episode(built, n, rng)
-    rows.append((f"episode_l1x{l1}", res, True))
+    rows.append((f"episode_l1x{l1}", res, True, built))
     if l1 != 1:
-        res = audit_episode(pucb(1), n, rng)
-        rows.append(("episode_printed_eps_3H", res, False))
+        printed = pucb(1)
+        res = audit_episode(printed, n, rng)
+        rows.append(("episode_printed_eps_3H", res, False, printed))
+    # eps_exact: the ε of the Laplace scale the agent holds under replacement (the whole
+    # mechanism; the counter row's claim is the per-counter ε')
     return pd.DataFrame([
-        {"mechanism": m, **r.columns(), "expected_pass": exp}
-        for m, r, exp in rows
+        {"mechanism": m, **r.columns(), "expected_pass": exp, "eps_exact": held_calibration(b).accounted_epsilon}
+        for m, r, exp, b in rows
     ])
