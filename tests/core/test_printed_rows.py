@@ -107,3 +107,16 @@ def test_tabular_printed_counter_level_is_2eps(monkeypatch):
     table = _run(spec)
     assert "episode_printed_eps_3H" in set(table["mechanism"])
     assert _rows(_claim(TABULAR_CLAIMS, "V1"), "tabular_audit", table)["printed"].verdict == "reproduced"
+
+
+def test_readme_headline_lists_the_printed_rows():
+    """The README's generated block names each printed row with its verdict, apart from the
+    package's calibrations."""
+    from dprl.analysis.claims import claims_table
+    from dprl.analysis.readme_table import verdict_table
+
+    spec = _spec("tabular_audit", "pucb", "pucb_counters", {"epsilon": 1.0, "calibration": "paper"}, {"runs": 2000}, T=2)
+    table = claims_table({"tabular_audit": _run(spec)}, papers=("tabular",))
+    block = verdict_table(table, {"preset": "test", "git_commit": "0" * 40, "date_utc": "2026-11-26"})
+    assert "- **V1** (Vietri et al. 2020, tabular RL (PUCB, ε-JDP)), printed: ε' = ε/(3H): **not reproduced**." in block
+    assert "package, corrected" not in block.split("exactly as printed")[1]

@@ -90,7 +90,8 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
         ids = list(dict.fromkeys(rows["claim"]))
         cells = [PAPER_NAMES[paper], _id_range(ids), *(_cell(rows, v) for v in TOTALS_ORDER)]
         lines.append("| " + " | ".join(cells) + " |")
-    printed = claims[claims["calibration"].astype(str).str.startswith("printed")]
+    printed = (claims[claims["calibration"].astype(str).str.startswith("printed")] if "calibration" in claims
+               else claims.iloc[:0])
     if len(printed):
         lines += ["", "The privacy theorems under the papers' constants exactly as printed, judged under each paper's "
                   "own neighbouring relation (replacement); the package runs corrected and tight calibrations, in "

@@ -82,7 +82,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("linmix_audit", "linmix", ("linmix_audit",), "linmix:audit_fig", ("Z1",)),
     # private policy evaluation (2016)
     Figure("pe_rmse_loglog", "pe", ("pe_batch",), "pe:rmse_loglog", ("B3",)),
-    Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale", ("B2", "B4")),
+    Figure("pe_noise_scale", "pe", ("pe_batch",), "pe:noise_scale", ("B2", "B4", "F4")),
     Figure("pe_lambda_heatmap", "pe", ("pe_lambda",), "pe:lambda_heatmap", ("B5",)),
     Figure("pe_audit", "pe", ("pe_audit",), "pe:audit", ("B1",)),
     Figure("pe_regime", "pe", ("pe_batch",), "pe:regime", ("B2", "B5")),
