@@ -150,5 +150,5 @@ def test_z6_ldp_larger_and_faster():
 
 
 def test_claim_ids():
-    assert [c.id for c in CLAIMS] == ["Z1", "Z2", "Z3", "Z4", "Z5", "Z6", "F3"]
+    assert [c.id for c in CLAIMS] == ["Z1", "Z2", "Z3", "Z4", "Z5", "Z6", "Z7", "Z8", "F3"]
     assert [c.id for c in CLAIMS if c.finding] == ["F3"]

@@ -53,6 +53,11 @@ def _hard_linear(p: dict[str, Any]) -> list[Problem]:
     return []
 
 
+def _hard_linear_horizon(p: dict[str, Any]) -> list[Problem]:
+    # the same instance tuned to its own K (experiments/linmix/jobs.py run_hard)
+    return [("K", msg.replace("K_ref", "K")) for _, msg in _hard_linear({**p, "K_ref": p["K"]})]
+
+
 def _lowerbound_horizon(p: dict[str, Any]) -> list[Problem]:
     # envs/tabular.py hard_gap(): α' = gap_scale·sqrt(n·m/T) <= 1/2 keeps 1/2 + α' a probability
     gap = p["gap_scale"] * math.sqrt(p["n"] * p["m"] / p["T"])
@@ -78,6 +83,7 @@ ENVIRONMENT_RULES: dict[str, Rule] = {
     "spread_mixture": _mixture,  # the same cluster structure: S >= d2
     "tabular_as_linear": _tabular_as_linear,
     "hard_linear": _hard_linear,
+    "hard_linear_horizon": _hard_linear_horizon,
     "garnet": _garnet,
     "lowerbound_horizon": _lowerbound_horizon,
 }

@@ -23,7 +23,9 @@ Three instances (all validated at construction):
   ``S' > S`` states share ``θ``, the cluster-level kernels and the rows of states
   ``0..S-1``, and the instance with ``A`` actions contains the one with fewer.
 - :func:`make_hard_linear`: the hard instance of Zhou, Gu, Szepesvári (2021, lower-bound
-  construction, after Zhou et al. 2020), see its docstring.
+  construction, after Zhou et al. 2020), see its docstring. As ``hard_linear_horizon`` it is a family
+  indexed by the number of episodes ``K``, each member run for exactly the ``K`` its gap
+  is tuned to (experiment ``linmix_hard``).
 - :func:`make_tabular_as_linear`: a random tabular MDP written as a linear mixture with
   one-hot features (``d1 = S²A``, ``d2 = SA``).
 
@@ -332,6 +334,8 @@ def make_env(name: str, params: dict, rng: np.random.Generator, key: np.random.S
         return make_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], rng, params.get("concentration", 0.5))
     if name == "hard_linear":
         return make_hard_linear(params["d"], params["H"], params["K_ref"], rng)
+    if name == "hard_linear_horizon":  # the family hard at K: Δ tuned to the job's own K
+        return make_hard_linear(params["d"], params["H"], params["K"], rng)
     if name == "tabular_as_linear":
         return make_tabular_as_linear(params["S"], params["A"], params["H"], rng)
     raise ValueError(f"unknown linear mixture environment {name!r}")

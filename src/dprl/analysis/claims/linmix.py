@@ -11,7 +11,7 @@ from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import final_rows, paired_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
-    sqrt_sigma_exponent, t_interval, verdict_exponent, verdict_near, verdict_upper,
+    SQRT_RATE_WINDOW, sqrt_sigma_exponent, t_interval, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_upper,
 )
 
 PAPER = "linmix"
@@ -357,6 +357,89 @@ def z6(tables: Tables) -> list[ClaimResult]:
     return out
 
 
+# ------------------------------------------------------------------------------ Z7, Z8
+
+HARD_FAMILY = ("algorithm", "calibration", "epsilon", "env.H")
+Z8_TOL = 0.25  # the d-exponent of a fit over d - 1 in {1, 2, 4}: lower-order terms (log d in β) move it by ~0.2
+
+
+def _hard(tables: Tables) -> pd.DataFrame:
+    g = final_rows(tables["linmix_hard"]).copy()
+    g["epsilon"] = g["epsilon"].fillna(np.inf)  # the non-private rows group on their own
+    return g
+
+
+def _in_regime(g: pd.DataFrame) -> pd.Series:
+    """Per job: ``K`` past the predicted horizon of the rate (``horizon_needed``, 10·T* at
+    the job's instance, agents/linmix/regime.py). On the family hard at K regret grows like
+    √K from the first episodes on, so no onset is measured: the prediction is the criterion."""
+    return g["K"] >= g["horizon_needed"]
+
+
+def z7(tables: Tables) -> list[ClaimResult]:
+    """UCRL-VTR's, OPPO's and Private-LinOpt-VI/PO's regret-vs-K exponent on the family hard
+    at K (``hard_linear_horizon``), two-sided: each seed's log-log slope of its final regret
+    against K over the K grid inside the regime, Student's t over seeds, inside
+    :data:`~dprl.analysis.stats.SQRT_RATE_WINDOW`. Every policy's regret on the family is at
+    most ``K·H·(d−1)·2Δ·H ∝ √K``, so an exponent above 0.6 means Δ is not tuned to K, one
+    below 0.4 an algorithm beating the Ω(dH√K) lower bound (e.g. one that reads ``μ``)."""
+    out = []
+    df = _hard(tables)
+    for (alg, calib, eps, H, d), g in df.groupby([*HARD_FAMILY, "d"]):
+        Ks = sorted(g["K"].unique())
+        if len(Ks) < 2:
+            continue
+        inside = g[_in_regime(g)]
+        fit = inside if inside["K"].nunique() >= 2 else g
+        reg = "reached" if fit is inside else "not reached"
+        need = float("nan") if reg == "reached" else float(g.groupby("K")["horizon_needed"].median().max())
+        est = paired_slope_by_seed(fit, "K", "regret")
+        verdict = verdict_sqrt_rate(est)
+        zero = sorted(set(fit.loc[fit["regret"] <= 0, "seed"]))
+        if zero:
+            verdict = "not reproduced"
+        ratio = fit["regret"] / fit["dH_sqrtK"]
+        who = alg if not np.isfinite(eps) else f"{alg} ε={eps:g}"
+        lo, hi = SQRT_RATE_WINDOW
+        out.append(ClaimResult(
+            est.value, est.low, est.high, verdict, str(calib),
+            f"{who}, d={int(d)} H={int(H)}, Δ(K) = sqrt(1/(HK))/(4√2): log-log slope of the regret at K vs K over "
+            f"K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
+            f"two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = {ratio.min():.3g}-{ratio.max():.3g} (the lower "
+            f"bound's shape); regime: every K of the fit past 10·T* (the job's horizon_needed)"
+            + (f"; seed(s) {zero} with zero regret" if zero else ""),
+            reg, need, float(eps) if np.isfinite(eps) else float("nan"), kind=KINDS[0]))
+    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two K values on the hard family")]
+
+
+def z8(tables: Tables) -> list[ClaimResult]:
+    """The regret on the hard instance grows linearly with the dimension: each seed's
+    log-log slope of its final regret against ``d − 1`` (the instance's informative action
+    coordinates; the lower bound's ``d`` up to a constant) at one ``K`` over the d grid,
+    expected 1 ± :data:`Z8_TOL`."""
+    out = []
+    df = _hard(tables)
+    for (alg, calib, eps, H, K), g in df.groupby([*HARD_FAMILY, "K"]):
+        if g["d"].nunique() < 2:
+            continue
+        g = g.assign(informative=g["d"] - 1)
+        est = paired_slope_by_seed(g, "informative", "regret")
+        verdict = verdict_near(est, 1.0, tol=Z8_TOL)
+        inside = bool(_in_regime(g).all())
+        need = float("nan") if inside else float(g["horizon_needed"].max())
+        ratio = g.groupby("d")["regret"].mean() / g.groupby("d")["dH_sqrtK"].mean()
+        who = alg if not np.isfinite(eps) else f"{alg} ε={eps:g}"
+        out.append(ClaimResult(
+            est.value, est.low, est.high, verdict, str(calib),
+            f"{who}, H={int(H)}, K={int(K):.3g}: log-log slope of the final regret vs d − 1 over d ∈ "
+            f"{{{', '.join(str(int(x)) for x in sorted(g['d'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
+            f"expected 1 (Ω(dH√K)) within ±{Z8_TOL:g} of the CI; regret / (d·H·√K) by d: "
+            + ", ".join(f"{int(x)}: {r:.3g}" for x, r in ratio.items())
+            + "; regime: every d past 10·T* at this K",
+            "reached" if inside else "not reached", need, float(eps) if np.isfinite(eps) else float("nan")))
+    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two d values at one K")]
+
+
 CLAIMS = [
     Claim("Z1", PAPER, "Private-LinOpt-VI/PO are (ε,δ)-JDP; the local randomiser is (ε,δ)-LDP",
           ("linmix_audit",), "audited ε_lb / ε (tree counters of the Privatizer; local randomiser)", "<= 1", z1, "linmix_audit"),
@@ -375,6 +458,13 @@ CLAIMS = [
           f"CI upper end <= {0.5 + Z5_MARGIN:g} (one-sided equivalence); positive control (k ∝ |A|) above it", z5, "linmix_actions"),
     Claim("Z6", PAPER, "LDP regret is larger than JDP regret at the same (ε,δ) and grows faster in T",
           ("linmix_ldp",), "LDP minus JDP final regret; log-log slopes vs T", "> 0; LDP slope > JDP slope", z6, "linmix_ldp"),
+    Claim("Z7", PAPER, "the regret of UCRL-VTR, OPPO and Private-LinOpt-VI/PO grows like √K on the instance hard "
+          "at K (lower bound Ω(dH√K) of Zhou, Gu, Szepesvári 2021; the paper's Õ(√K) upper bound)", ("linmix_hard",),
+          "log-log slope of regret at K vs K over the family", "CI inside [0.4, 0.6]", z7, "linmix_hard_regret",
+          kind=KINDS[0]),
+    Claim("Z8", PAPER, "on the hard instance the regret grows linearly with the dimension d (Ω(dH√K))",
+          ("linmix_hard",), "log-log slope of final regret vs d − 1 at one K", f"1 ± {Z8_TOL:g}", z8,
+          "linmix_hard_regret"),
     Claim("F3", PAPER, "Package finding: under the tight calibration the privacy cost follows the exponents of sqrt(σ) "
           "for its own σ's, not the paper's −1/2 and +1/4", ("linmix_regret",),
           "log-log slope of private minus non-private regret vs ε (vs ln 1/δ), tight calibration",

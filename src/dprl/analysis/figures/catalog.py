@@ -76,6 +76,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog", ("Z2",)),
     Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3", "F3")),
     Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime", ("Z2", "Z3")),
+    Figure("linmix_hard_regret", "linmix", ("linmix_hard",), "linmix:hard_regret", ("Z7", "Z8")),
     Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig", ("Z4",)),
     Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig", ("Z5",)),
     Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig", ("Z6",)),

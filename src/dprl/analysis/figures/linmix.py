@@ -205,3 +205,42 @@ def audit_fig(tables: Tables):
     P.finish_axes(ax, log="", ylabel="ε")
     fig.suptitle("Linear mixture privatizers: privacy audit")
     return fig
+
+
+def hard_regret(tables: Tables):
+    """The family hard at K (``linmix_hard``: one run per K on the Zhou-Gu-Szepesvári
+    instance tuned to K). Left: regret at K vs K at the main d, per algorithm and ε (seed
+    mean, 95% bootstrap error bars), the √K reference and each private series' regime
+    start (10·T*, Z7's criterion). Right: regret vs d − 1 at the K of the d grid, with the
+    slope-1 reference of Ω(dH√K) (Z8)."""
+    df = final_rows(tables["linmix_hard"]).copy()
+    per_d = df.groupby("K")["d"].nunique()
+    k_d = float(per_d.idxmax()) if len(per_d) and per_d.max() >= 2 else float("nan")
+    main_d = int(df["d"].mode().iloc[0]) if len(df) else 0
+    fig, axes = P.subplots(1, 2, panel=(5.6, 4.4))
+    left, right = axes[0]
+    fam = df[df["d"] == main_d]
+    for style, g in _groups(fam, markers=True):
+        if g["K"].nunique() < 2:
+            continue
+        P.mean_band(left, g, "K", "regret", positive=True, errorbars=True, **{k: v for k, v in style.items() if k != "ls"})
+        if g["calibration"].iloc[0] != "none":
+            need = float(g["horizon_needed"].median())
+            P.mark_burn_in(left, need, style["color"], within=(g["K"].min(), g["K"].max()),
+                           beyond=f"{style['label']} regime start 10·T*")
+    P.reference_rate(left, REGRET_EXPONENT, "K")
+    extra = [P.burn_in_legend_entry("10·T*")] if any(ln.get_gid() == "burn-in" for ln in left.get_lines()) else []
+    P.finish_axes(left, extra=extra, title=f"regret at K on the instance hard at K (d = {main_d})",
+                  xlabel="K (each point: its own run on the instance tuned to K)", ylabel="cumulative regret at K")
+    if np.isfinite(k_d):
+        grid = df[df["K"] == k_d].assign(informative=lambda x: x["d"] - 1)
+        for style, g in _groups(grid, markers=True):
+            P.mean_band(right, g, "informative", "regret", positive=True, errorbars=True,
+                        **{k: v for k, v in style.items() if k != "ls"})
+        P.reference_rate(right, 1.0, "d")
+        P.finish_axes(right, title=f"regret vs dimension at K = {k_d:.3g}", xlabel="d − 1 (informative action coordinates)",
+                      ylabel="cumulative regret at K")
+    else:
+        P.empty_panel(right, "one d per K in this preset")
+    fig.suptitle("Linear mixture: the Zhou, Gu, Szepesvári (2021) instance hard at K (seed mean, 95% bootstrap error bars)")
+    return fig

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pandas as pd
@@ -31,11 +32,27 @@ def paired_key(ctx: JobContext) -> np.random.SeedSequence:
     return np.random.SeedSequence(stable_hash(["env-paired", rest]), spawn_key=(int(ctx.spec.seed),))
 
 
+def episodes(ctx: JobContext) -> int:
+    """The job's episodes: the ``episodes`` setting, or the ``K`` of a family tuned to it
+    (``linmix_hard``: one job per ``K``, no ``episodes`` setting)."""
+    return int(ctx.settings["episodes"]) if "episodes" in ctx.settings else int(ctx.spec.environment["K"])
+
+
+def family_rng(ctx: JobContext) -> np.random.Generator:
+    """For a family tuned to ``K``: a stream keyed by the family's parameters without ``K``
+    (and the seed), so a seed draws the same signs of ``μ`` at every ``K`` and the
+    regret-vs-K curves pair by seed; each seed draws its own ``μ``."""
+    family = {k: v for k, v in ctx.spec.environment.items() if k != "K"}
+    return np.random.default_rng(np.random.SeedSequence(stable_hash(["env-family", family]), spawn_key=(int(ctx.spec.seed),)))
+
+
 def make_job_env(ctx: JobContext):
     """The job's instance (``mixture``, ``hard_linear``, ``tabular_as_linear`` from the
-    environment stream; ``spread_mixture`` from :func:`paired_key`)."""
+    environment stream; ``spread_mixture`` from :func:`paired_key`;
+    ``hard_linear_horizon`` from :func:`family_rng`)."""
     env_params = {k: v for k, v in ctx.spec.environment.items() if k != "name"}
-    return make_env(ctx.spec.environment["name"], env_params, ctx.env_rng, paired_key(ctx))
+    rng = ctx.env_rng if "episodes" in ctx.settings else family_rng(ctx)
+    return make_env(ctx.spec.environment["name"], env_params, rng, paired_key(ctx))
 
 
 def build_job_agent(ctx: JobContext) -> tuple[LinearMixtureMDP, BuiltAgent]:
@@ -45,15 +62,14 @@ def build_job_agent(ctx: JobContext) -> tuple[LinearMixtureMDP, BuiltAgent]:
     spec = ctx.spec
     env = make_job_env(ctx)
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
-    return env, build_agent(spec.algorithm["name"], alg, spec.privacy, env, int(ctx.settings.get("episodes", 2000)),
-                            ctx.agent_rng, ctx.noise_rng)
+    return env, build_agent(spec.algorithm["name"], alg, spec.privacy, env, episodes(ctx), ctx.agent_rng, ctx.noise_rng)
 
 
 def run_regret(ctx: JobContext) -> pd.DataFrame:
     """Cumulative exact regret at log-spaced checkpoints (``linmix_regret``, ``_states``,
     ``_actions``, ``_ldp``)."""
     spec = ctx.spec
-    K = int(ctx.settings.get("episodes", 2000))
+    K = episodes(ctx)
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
     env, built = build_job_agent(ctx)
     ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
@@ -70,6 +86,18 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
         df[col] = v
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     return df
+
+
+def run_hard(ctx: JobContext) -> pd.DataFrame:
+    """Cumulative exact regret on the instance hard at ``K`` (``hard_linear_horizon``: Zhou,
+    Gu, Szepesvári 2021, ``Δ = sqrt(δ/K)/(4√2)``), run for exactly ``K`` episodes
+    (``linmix_hard``); ``μ``'s signs are drawn per seed from :func:`family_rng`. Records ``K``,
+    the gap ``Δ`` and the lower bound's shape ``d·H·√K``."""
+    e = ctx.spec.environment
+    K, d, H = int(e["K"]), int(e["d"]), int(e["H"])
+    df = run_regret(ctx)
+    gap = math.sqrt((1.0 / H) / K) / (4.0 * math.sqrt(2.0))  # envs.linear_mixture.make_hard_linear
+    return df.assign(K=K, d=d, gap=gap, dH_sqrtK=d * H * math.sqrt(K))
 
 
 # ------------------------------------------------------------------------------ audits
