@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dprl.agents.lq.build import build_agent as build_lq
@@ -256,7 +257,6 @@ UNCHANGED = {
     # re-measured when the job gained its trimmed-mean column and the smoke grid became α=0.2
     # only: the α=0.2 row's earlier columns are byte-identical to the old job's
     "jobs/private_mab/dp_se/mab/eps1_tight/seed0.csv": "829c5955fdeddc2d",
-    "jobs/lq_regret/private_ofu_rl_n_candidates32/random_lq/eps1_delta0.001_tight/seed0.csv": "597479283b5764b0",
     "jobs/linmix_regret/private_linopt_vi/mixture/eps1000_delta1e-05_tight/seed0.csv": "a31a55c22c886838",
     "jobs/pe_batch/lsw/chain/nonprivate/seed0.csv": "fe1393f527469efb",
     "jobs/pe_batch/dp_lsl/chain/eps1_delta0.1_paper/seed0.csv": "778ded0462438eb2",
@@ -274,6 +274,24 @@ def _digest(df) -> str:
 def test_valid_jobs_give_unchanged_results(path):
     job = load_config_file(str(ROOT / "config.yaml"), "smoke").jobs[path]
     assert _digest(execute(job.spec)) == UNCHANGED[path]
+
+
+# The LQ job solves Riccati equations and least squares through LAPACK, whose OpenBLAS
+# kernel is chosen by the CPU at run time (DYNAMIC_ARCH): kernels differ in the last bit
+# (measured: OPENBLAS_CORETYPE=Prescott moves theta_hat_error by 1.1e-16 relative and leaves
+# the regret identical), so a bit-exact digest holds on one CPU type only. Its numeric
+# columns are compared with the stored table at a relative 1e-9 instead (values of the code
+# at f1cf0c3, before the checks, and today: identical on the machine that stored them).
+LQ_UNCHANGED = ("jobs/lq_regret/private_ofu_rl_n_candidates32/random_lq/eps1_delta0.001_tight/seed0.csv",
+                Path(__file__).parent / "data" / "lq_regret_smoke_seed0.csv")
+
+
+def test_valid_lq_job_gives_unchanged_results():
+    path, stored = LQ_UNCHANGED
+    got = execute(load_config_file(str(ROOT / "config.yaml"), "smoke").jobs[path].spec).select_dtypes("number")
+    want = pd.read_csv(stored)
+    assert list(got.columns) == list(want.columns)
+    np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), rtol=1e-9, atol=1e-12)
 
 
 # ---------------------------------------------------------------------- run-job --spec
