@@ -93,6 +93,7 @@ ENVIRONMENT_NAMES: dict[str, str] = {
     "mixture": "linear mixture",
     "spread_mixture": "spread mixture",
     "hard_linear": "hard linear mixture",
+    "hard_linear_horizon": "hard linear mixture tuned to K",
     "tabular_as_linear": "tabular as linear mixture",
     "neighbouring_users": "neighbouring users",
     "chain": "chain MRP",

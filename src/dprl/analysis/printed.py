@@ -39,3 +39,31 @@ def printed_row(printed: pd.DataFrame, label: str) -> ClaimResult:
     return ClaimResult(worst, worst, worst, verdict, label,
                        f"the paper's constants exactly as printed, judged under its replacement relation: {where}{aud}",
                        epsilon=float(over.index.min()) if len(over) else float(grid.index.max()))
+
+
+def draw_printed(ax, printed: pd.DataFrame, claim: str) -> None:
+    """One panel of the audit figure of ``claim`` for its printed row: the exact ε under
+    replacement of the agent built with the printed constants, over ε, relative to the
+    nominal ε (above 1: not private), with the audited ε_lb/ε where it was audited."""
+    from dprl.analysis import plotting as P
+
+    if printed.empty:
+        P.empty_panel(ax, "no printed-constant rows in this preset")
+        return
+    grid = printed.groupby("printed_epsilon")["eps_exact"].max()
+    eps = grid.index.to_numpy(float)
+    ratio = grid.to_numpy(float) / eps
+    over = ratio > 1 + 1e-9
+    ax.plot(eps, ratio, color="0.4", lw=1.0, zorder=1)
+    ax.scatter(eps[~over], ratio[~over], marker="o", color="#009E73", zorder=3, label="exact ε ≤ nominal ε (private)")
+    ax.scatter(eps[over], ratio[over], marker="X", s=60, color="#D55E00", zorder=3, label="exact ε > nominal ε (not private)")
+    audited = printed[printed["eps_lb"].notna()] if "eps_lb" in printed else printed.iloc[:0]
+    positive = audited[audited["eps_lb"] > 0]
+    if len(positive):
+        ax.scatter(positive["printed_epsilon"], positive["eps_lb"] / positive["claimed_epsilon"], marker="^", color="0.2",
+                   zorder=4, label="audited ε_lb / ε")
+    if len(audited) > len(positive):  # a log axis cannot show ε_lb <= 0: said under the x label
+        P.note(ax, f"audited ε_lb <= 0 at ε = {', '.join(f'{e:g}' for e in sorted(set(audited['printed_epsilon']) - set(positive['printed_epsilon'])))}")
+    ax.axhline(1.0, color="0.2", ls="--", lw=1.0, label="nominal ε")
+    P.finish_axes(ax, title=f"{claim}, the paper's constants as printed (replacement)", xlabel="nominal ε",
+                  ylabel="ε / nominal ε")

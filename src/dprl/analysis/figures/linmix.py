@@ -9,7 +9,7 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.printed import as_run
+from dprl.analysis.printed import as_run, draw_printed
 from dprl.analysis.claims.linmix import privacy_cost
 from dprl.analysis.selection import final_rows
 
@@ -192,10 +192,14 @@ def ldp_fig(tables: Tables):
 
 
 def audit_fig(tables: Tables):
-    df = as_run(tables["linmix_audit"]).sort_values(["mechanism", "calibration", "epsilon"], kind="stable")
+    full = tables["linmix_audit"]
+    df = as_run(full).sort_values(["mechanism", "calibration", "epsilon"], kind="stable")
+    printed = full[full["constants"] == "printed"] if "constants" in full else full.iloc[:0]
     setting = [f"{P.algorithm_name(m)}\n{c}" for m, c in zip(df["mechanism"], df["calibration"])]
     x = np.arange(len(df))
-    fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
+    fig, axes = P.subplots(1, 2 if len(printed) else 1, panel=(6.0, 4.4))
+    if len(printed):
+        draw_printed(axes[0, 1], printed, "Z1")
     ax = axes[0, 0]
     ax.bar(x, df["eps_lb"].clip(lower=0), color=[P.CALIBRATION_COLORS.get(c, "0.5") for c in df["calibration"]],
            label="audited ε_lb")
