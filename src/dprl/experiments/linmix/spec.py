@@ -43,16 +43,20 @@ ENVS = environments(
         "H": Param(3, minimum=1, doc="horizon (S = H + 2)"),
         "K_ref": Param(1000, minimum=1, doc="episode count the gap Δ = sqrt(δ/K_ref)/(4 sqrt 2) is tuned for"),
     }, "hard instance of Zhou, Gu, Szepesvári (2021)"),
-    Environment("hard_linear_horizon", {
-        "d": Param(3, minimum=2, maximum=8, doc="feature dimension (A = 2^(d-1) actions)"),
-        "H": Param(2, minimum=1, doc="horizon (S = H + 2)"),
-        "K": Param(100000, minimum=10, doc="episodes K, and the K the gap Δ = sqrt(δ/K)/(4 sqrt 2) is tuned to"),
-    }, "the Zhou, Gu, Szepesvári (2021) instance hard at K, run for K episodes (one job per K)"),
     Environment("tabular_as_linear", {
         "S": Param(3, minimum=1, doc="number of states"),
         "A": Param(2, minimum=1, doc="number of actions (d1 = S²A must be <= 4096)"),
         "H": Param(2, minimum=1, doc="horizon"),
     }, "random tabular MDP with one-hot features"),
+)
+
+# the family hard at K: its own kind only (run_hard reads K and d from it)
+HARD_ENVS = environments(
+    Environment("hard_linear_horizon", {
+        "d": Param(3, minimum=2, maximum=8, doc="feature dimension (A = 2^(d-1) actions)"),
+        "H": Param(2, minimum=1, doc="horizon (S = H + 2)"),
+        "K": Param(100000, minimum=10, doc="episodes K, and the K the gap Δ = sqrt(δ/K)/(4 sqrt 2) is tuned to"),
+    }, "the Zhou, Gu, Szepesvári (2021) instance hard at K, run for K episodes (one job per K)")
 )
 
 _REGRET_SETTINGS = {
@@ -70,7 +74,7 @@ KINDS = [
     )
 ] + [
     ExperimentKind(
-        "linmix_hard", "linmix", "dprl.experiments.linmix.jobs:run_hard", AGENTS, ENVS,
+        "linmix_hard", "linmix", "dprl.experiments.linmix.jobs:run_hard", AGENTS, HARD_ENVS,
         {"checkpoints": _REGRET_SETTINGS["checkpoints"]},
         "regret at K on the instance hard at K (one job per K, hard_linear_horizon): the √K rate two-sided (Z7) "
         "and its growth with d (Z8)", mem_mb=500, runtime_min=20,
