@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from dprl.analysis.printed import AUDIT_DETAILS
 from dprl.analysis.base import (
     CLAIM_RULE, TOTALS_ORDER, VERDICTS, claim_verdicts, findings, kinds_sentence, outside_regime, paper_claims,
     verdict_totals,
@@ -109,7 +110,7 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
 def _first_clause(note: str) -> str:
     """The part of a printed row's note before its audit details (what a reader of the
     headline needs: where the constants stop being private)."""
-    head = str(note).split("; audited at")[0]
+    head = str(note).split(AUDIT_DETAILS)[0]
     return head[0].upper() + head[1:] + "." if head else ""
 
 

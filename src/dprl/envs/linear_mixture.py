@@ -257,6 +257,12 @@ def make_spread_mixture(
     return LinearMixtureMDP(psi, theta_p, phi_r, theta_r, H, 0, "spread_mixture")
 
 
+def hard_linear_gap(H: int, K: int) -> float:
+    """``Δ = sqrt(δ/K)/(4√2)`` with ``δ = 1/H``: the gap of :func:`make_hard_linear` tuned to
+    ``K`` episodes (Zhou, Gu, Szepesvári 2021, lower-bound construction)."""
+    return math.sqrt((1.0 / H) / K) / (4.0 * math.sqrt(2.0))
+
+
 def make_hard_linear(d: int, H: int, K_ref: int, rng: np.random.Generator) -> LinearMixtureMDP:
     """Hard linear mixture MDP of Zhou, Gu, Szepesvári (2021), lower-bound construction
     (episodic version of the instance of Zhou, He, Gu 2020).
@@ -277,7 +283,7 @@ def make_hard_linear(d: int, H: int, K_ref: int, rng: np.random.Generator) -> Li
     if H < 1 or K_ref < 1:
         raise ValueError(f"H and K_ref must be >= 1, got H={H}, K_ref={K_ref}")
     delta = 1.0 / H
-    gap = math.sqrt(delta / K_ref) / (4.0 * math.sqrt(2.0))
+    gap = hard_linear_gap(H, K_ref)
     if (d - 1) * gap > delta:
         raise ValueError(f"hard_linear needs (d-1) Δ <= δ for valid probabilities (d={d}, H={H}, K_ref={K_ref})")
     actions = np.array(np.meshgrid(*[[-1.0, 1.0]] * (d - 1), indexing="ij")).reshape(d - 1, -1).T  # (A, d-1)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.printed import as_run, printed_row
+from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import final_rows, paired_cost
 from dprl.analysis.stats import (
@@ -42,8 +42,8 @@ def z1(tables: Tables) -> list[ClaimResult]:
                 + gaussian_power_note(g, "epsilon", "delta", "runs"))
         out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced",
                                Z1_LABELS.get(str(calib), str(calib)), note, epsilon=float(g["epsilon"].min())))
-    if "constants" in df and (df["constants"] == "printed").any():
-        out.append(printed_row(df[df["constants"] == "printed"], Z1_LABELS["printed"]))
+    if len(printed_rows(df)):
+        out.append(printed_row(printed_rows(df), Z1_LABELS["printed"]))
     return out
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.printed import as_run, printed_row
+from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
@@ -48,8 +48,8 @@ def c1(tables: Tables) -> list[ClaimResult]:
             + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
             epsilon=float(g["epsilon"].min()),
         ))
-    if "constants" in df and (df["constants"] == "printed").any():
-        out.append(printed_row(df[df["constants"] == "printed"], C1_LABELS["printed"]))
+    if len(printed_rows(df)):
+        out.append(printed_row(printed_rows(df), C1_LABELS["printed"]))
     return out
 
 

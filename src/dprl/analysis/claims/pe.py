@@ -273,11 +273,11 @@ def exact_gs_sigma(gs: pd.DataFrame) -> np.ndarray:
     ℓ2 sensitivity ``Δ = a·σ_GS`` (the baseline is ``σ_GS = Δ/a`` with the smooth
     mechanism's ``a``) through the analytic Gaussian mechanism (Balle & Wang 2018) at the
     row's (ε, δ)."""
-    out = np.empty(len(gs))
-    for i, (eps, delta, dim, sigma) in enumerate(zip(gs["epsilon"], gs["delta"], gs["d"], gs["sigma"])):
-        a = smooth_gaussian_constants(float(eps), float(delta), int(dim)).a
-        out[i] = gaussian_sigma_tight(float(eps), float(delta), a * float(sigma))
-    return out
+    # σ is linear in Δ at fixed (ε, δ): one exact solve per (ε, δ, d), not per row
+    per = {(e, dl, dim): smooth_gaussian_constants(e, dl, int(dim)).a * gaussian_sigma_tight(e, dl, 1.0)
+           for e, dl, dim in set(zip(gs["epsilon"].astype(float), gs["delta"].astype(float), gs["d"]))}
+    scale = [per[key] for key in zip(gs["epsilon"].astype(float), gs["delta"].astype(float), gs["d"])]
+    return gs["sigma"].to_numpy(float) * np.asarray(scale)
 
 
 def f4(tables: Tables) -> list[ClaimResult]:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.printed import as_run, draw_printed
+from dprl.analysis.printed import as_run, draw_printed, printed_rows
 from dprl.analysis.claims.linmix import privacy_cost
 from dprl.analysis.selection import final_rows
 
@@ -194,7 +194,7 @@ def ldp_fig(tables: Tables):
 def audit_fig(tables: Tables):
     full = tables["linmix_audit"]
     df = as_run(full).sort_values(["mechanism", "calibration", "epsilon"], kind="stable")
-    printed = full[full["constants"] == "printed"] if "constants" in full else full.iloc[:0]
+    printed = printed_rows(full)
     setting = [f"{P.algorithm_name(m)}\n{c}" for m, c in zip(df["mechanism"], df["calibration"])]
     x = np.arange(len(df))
     fig, axes = P.subplots(1, 2 if len(printed) else 1, panel=(6.0, 4.4))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.printed import as_run, draw_printed
+from dprl.analysis.printed import as_run, draw_printed, printed_rows
 from dprl.analysis.claims import lq as lq_claims
 from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS
 from dprl.analysis.selection import final_rows
@@ -125,7 +125,7 @@ def audit(tables: Tables):
     """Audited ε lower bound vs claimed ε for B1, B2 and the pair, both calibrations."""
     full = tables["lq_audit"]
     df = as_run(full)  # the printed constants: their own panel (C1's printed row, analysis/printed.py)
-    printed = full[full["constants"] == "printed"] if "constants" in full else full.iloc[:0]
+    printed = printed_rows(full)
     fig, axes = P.subplots(1, 2 if len(printed) else 1, panel=(5.4, 4.2))
     if len(printed):
         draw_printed(axes[0, 1], printed, "C1")

@@ -14,7 +14,7 @@ from dprl.agents.linmix.privacy import AUDITED, audit_features, central_sampler,
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.agents.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent
-from dprl.envs.linear_mixture import LinearMixtureMDP, make_env
+from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, make_env
 from dprl.privacy.audit import audit
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
@@ -96,8 +96,7 @@ def run_hard(ctx: JobContext) -> pd.DataFrame:
     e = ctx.spec.environment
     K, d, H = int(e["K"]), int(e["d"]), int(e["H"])
     df = run_regret(ctx)
-    gap = math.sqrt((1.0 / H) / K) / (4.0 * math.sqrt(2.0))  # envs.linear_mixture.make_hard_linear
-    return df.assign(K=K, d=d, gap=gap, dH_sqrtK=d * H * math.sqrt(K))
+    return df.assign(K=K, d=d, gap=hard_linear_gap(H, K), dH_sqrtK=d * H * math.sqrt(K))
 
 
 # ------------------------------------------------------------------------------ audits
