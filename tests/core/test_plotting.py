@@ -43,13 +43,29 @@ def _registered() -> tuple[set[str], set[str]]:
 # ------------------------------------------------------------------ names and colours
 
 
-def test_every_registered_algorithm_and_environment_has_a_display_name_and_colour():
+def test_every_registered_algorithm_and_environment_declares_a_display_name():
+    from dprl.experiments.registry import kinds
+
+    unlabelled = [(k.name, x.name) for k in kinds().values() for x in [*k.algorithms.values(), *k.environments.values()] if not x.label]
+    assert not unlabelled, unlabelled
     algs, envs = _registered()
-    assert algs <= set(P.ALGORITHM_NAMES), sorted(algs - set(P.ALGORITHM_NAMES))
-    assert algs <= set(P.ALGORITHM_COLORS), sorted(algs - set(P.ALGORITHM_COLORS))
-    assert envs <= set(P.ENVIRONMENT_NAMES), sorted(envs - set(P.ENVIRONMENT_NAMES))
+    assert algs <= set(P.algorithm_names()) and algs <= set(P.algorithm_colors())
+    assert envs <= set(P.environment_names())
     with pytest.raises(KeyError, match="no display name"):
         P.environment_name("unknown_env_S3")
+
+
+def test_a_name_declared_twice_must_say_the_same(monkeypatch):
+    from dataclasses import replace
+
+    from dprl.experiments import registry
+
+    table = dict(registry.kinds())
+    lq = table["lq_oracle"]
+    table["lq_oracle"] = replace(lq, algorithms={**lq.algorithms, "ofu_rl": replace(lq.algorithms["ofu_rl"], colour="#ff0000")})
+    monkeypatch.setattr(P, "kinds", lambda: table)
+    with pytest.raises(ValueError, match="'ofu_rl' is declared with two colours"):
+        P.algorithm_color("ofu_rl")
 
 
 def test_environment_labels_of_every_preset_get_display_names():
@@ -220,7 +236,7 @@ def test_figures_speak_the_vocabulary(fid):
 
     fig = FIGURES[fid].function()(SYNTHETIC[fid]())
     algs, envs = _registered()
-    displays = " ".join([*P.ALGORITHM_NAMES.values(), *P.ENVIRONMENT_NAMES.values()])
+    displays = " ".join([*P.algorithm_names().values(), *P.environment_names().values()])
     raw = [n for n in algs | envs if n not in displays]  # ids no display name contains (pucb, garnet)
     for text in _texts(fig):
         assert not INTERNAL.search(text), (fid, text)

@@ -16,7 +16,7 @@ from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
 
 ALGS = ["ucrl_vtr", "oppo", "private_linopt_vi", "private_linopt_po", "ldp_linopt_vi", "ldp_linopt_po"]
-MIXTURE = {"S": 8, "A": 3, "d1": 2, "d2": 2, "H": 3}
+MIXTURE = {"S": 8, "A": 3, "d1": 2, "d2": 2, "H": 3, "concentration": 0.5}
 
 
 def _both(name, privacy, env_name="mixture", params=MIXTURE, K=300, seed=0, override=None):

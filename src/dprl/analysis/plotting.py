@@ -44,61 +44,34 @@ from dprl.analysis.figure_check import (  # noqa: E402
     stands_for,
 )
 from dprl.analysis.stats import bootstrap_ci  # noqa: E402
+from dprl.experiments.registry import kinds  # noqa: E402
 from dprl.runner.io import atomic_write_bytes  # noqa: E402
 
 # --------------------------------------------------------------------------- display names
 
-ALGORITHM_NAMES: dict[str, str] = {
-    # shared mechanisms
-    "laplace_tree": "Laplace tree counter",
-    "gaussian_tree_vector": "Gaussian tree counter (vector)",
-    "gaussian_tree_matrix": "Gaussian tree counter (matrix)",
-    # Vietri et al. (2020)
-    "pucb": "PUCB",
-    "ubev": "UBEV",
-    "dp_se": "DP successive elimination",
-    # Chowdhury, Zhou, Shroff (2021)
-    "ofu_rl": "OFU-RL",
-    "private_ofu_rl": "Private-OFU-RL",
-    "private_ofu_counters": "Private-OFU-RL counters",
-    # Zhou (2022)
-    "ucrl_vtr": "UCRL-VTR",
-    "oppo": "OPPO",
-    "private_linopt_vi": "Private-LinOpt-VI",
-    "private_linopt_po": "Private-LinOpt-PO",
-    "ldp_linopt_vi": "LDP-LinOpt-VI",
-    "ldp_linopt_po": "LDP-LinOpt-PO",
-    "central_privatizer": "central privatizer",
-    "local_randomizer": "local randomizer",
-    # Balle, Gomrokchi, Precup (2016)
-    "lsw": "LSW",
-    "lsl": "LSL",
-    "dp_lsw": "DP-LSW",
-    "dp_lsl": "DP-LSL",
-    "gs_dp_lsl": "GS-DP-LSL",
-}
+def _declared(part: str, attribute: str) -> dict[str, str]:
+    """``name -> attribute`` over every registered algorithm or environment (its display
+    name or colour, declared in ``experiments/<paper>/spec.py``); a name declared by several
+    kinds must say the same everywhere."""
+    out: dict[str, str] = {}
+    for kind in kinds().values():
+        for item in getattr(kind, part).values():
+            value = getattr(item, attribute)
+            if out.setdefault(item.name, value) != value:
+                raise ValueError(f"{part[:-1]} {item.name!r} is declared with two {attribute}s: {out[item.name]!r}, {value!r}")
+    return out
 
-ENVIRONMENT_NAMES: dict[str, str] = {
-    "stream": "counter stream",
-    "neighbouring_streams": "neighbouring streams",
-    "garnet": "Garnet",
-    "riverswim": "RiverSwim",
-    "lowerbound": "lower-bound MDP",
-    "lowerbound_horizon": "lower-bound MDP tuned to T",
-    "mab": "bandit",
-    "pucb_counters": "PUCB counters",
-    "random_lq": "random LQ",
-    "double_integrator": "double integrator",
-    "audit_stream": "audit stream",
-    "mixture": "linear mixture",
-    "spread_mixture": "spread mixture",
-    "hard_linear": "hard linear mixture",
-    "hard_linear_horizon": "hard linear mixture tuned to K",
-    "tabular_as_linear": "tabular as linear mixture",
-    "neighbouring_users": "neighbouring users",
-    "chain": "chain MRP",
-    "adversarial": "adversarial MRP",
-}
+
+def algorithm_names() -> dict[str, str]:
+    return _declared("algorithms", "display")
+
+
+def environment_names() -> dict[str, str]:
+    return _declared("environments", "display")
+
+
+def algorithm_colors() -> dict[str, str]:
+    return _declared("algorithms", "colour")
 
 # parameter names inside labels (``garnet_H2_S3``) -> their symbol in a display name
 PARAMETER_NAMES: dict[str, str] = {"n_candidates": "N", "A": "|A|", "S": "S", "H": "H", "gap": "gap", "gap_scale": "gap scale"}
@@ -108,7 +81,7 @@ CALIBRATION_NAMES: dict[str, str] = {"tight": "tight", "paper": "paper", "none":
 
 def algorithm_name(name: str) -> str:
     """Display name of a registered algorithm (``private_linopt_vi`` -> ``Private-LinOpt-VI``)."""
-    return ALGORITHM_NAMES[name]
+    return algorithm_names()[name]
 
 
 _PARAM = re.compile(r"([A-Za-z][A-Za-z_]*?)(-?\d[\d.e+\-]*)(?:_|$)")
@@ -117,19 +90,20 @@ _PARAM = re.compile(r"([A-Za-z][A-Za-z_]*?)(-?\d[\d.e+\-]*)(?:_|$)")
 def _split_label(label: str, names: dict[str, str]) -> tuple[str, str]:
     base = max((n for n in names if label == n or label.startswith(n + "_")), key=len, default=None)
     if base is None:
-        raise KeyError(f"no display name for {label!r}: add it to dprl.analysis.plotting")
+        raise KeyError(f"no display name for {label!r}: declare its label in experiments/<paper>/spec.py")
     return base, label[len(base) + 1:]
 
 
 def environment_name(label: str) -> str:
     """Display name of an environment label: ``garnet_H2_S3`` -> ``Garnet (H=2, S=3)``
     (the config's labels are the name plus its non-default parameters)."""
-    base, rest = _split_label(label, ENVIRONMENT_NAMES)
+    names = environment_names()
+    base, rest = _split_label(label, names)
     params = _PARAM.findall(rest)
     if rest and "".join(f"{k}{v}" for k, v in params).replace("_", "") != rest.replace("_", ""):
-        return f"{ENVIRONMENT_NAMES[base]} ({rest})"  # a hashed label: show what there is
+        return f"{names[base]} ({rest})"  # a hashed label: show what there is
     inner = ", ".join(f"{PARAMETER_NAMES.get(k, k)}={v}" for k, v in params)
-    return ENVIRONMENT_NAMES[base] + (f" ({inner})" if inner else "")
+    return names[base] + (f" ({inner})" if inner else "")
 
 
 def epsilon_text(eps: float) -> str:
@@ -150,19 +124,6 @@ def series_label(algorithm: str | None = None, epsilon: float | None = None, cal
 
 
 # --------------------------------------------------------------------------- colours and styles
-
-# One colour per algorithm, everywhere: non-private baselines in black/greys, private
-# algorithms in distinct hues (tab10/Dark2 entries, assigned by name).
-ALGORITHM_COLORS: dict[str, str] = {
-    "ubev": "#000000", "ofu_rl": "#000000", "ucrl_vtr": "#000000", "oppo": "#555555",
-    "lsw": "#000000", "lsl": "#777777",
-    "pucb": "#1f77b4", "dp_se": "#1f77b4", "private_ofu_rl": "#1f77b4", "private_ofu_counters": "#1f77b4",
-    "private_linopt_vi": "#1f77b4", "private_linopt_po": "#ff7f0e",
-    "ldp_linopt_vi": "#2ca02c", "ldp_linopt_po": "#d62728",
-    "central_privatizer": "#1f77b4", "local_randomizer": "#2ca02c",
-    "dp_lsw": "#1f77b4", "dp_lsl": "#d62728", "gs_dp_lsl": "#2ca02c",
-    "laplace_tree": "#9467bd", "gaussian_tree_vector": "#8c564b", "gaussian_tree_matrix": "#e377c2",
-}
 
 # ε is coloured by its value on a fixed logarithmic scale, so ε = 10 has the same colour
 # in every panel and figure whatever other ε are present.
@@ -201,7 +162,9 @@ def calibration_style(calibration: str) -> dict[str, Any]:
 
 
 def algorithm_color(name: str) -> str:
-    return ALGORITHM_COLORS[name]
+    # one colour per algorithm, everywhere, declared with it: non-private baselines in
+    # black/greys, private algorithms in distinct hues (tab10/Dark2 entries)
+    return algorithm_colors()[name]
 
 
 def categorical_colors(values: Iterable[Any]) -> dict[Any, str]:

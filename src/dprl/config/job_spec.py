@@ -101,14 +101,13 @@ def check_job_spec(payload: Any) -> tuple[JobSpec, dict[str, str]]:
             raise _fail(where + (part, "name"), f"unknown {part} {name!r} for experiment kind {kind.name!r}; allowed: {', '.join(sorted(declared))}")
         params = _resolved(where + (part,), spec[part], declared[name].params, f"{part} {name!r}")
         if part == "environment":
-            _apply_rule(where + (part,), spec[part], rules.ENVIRONMENT_RULES.get(name), params)
+            _apply_rule(where + (part,), spec[part], rules.environment_rule(declared[name]), params)
         parts[part] = {"name": name, **params}
-    items = {key: p for (k, key), p in rules.ITEM_PARAMS.items() if k == kind.name}
-    settings = _resolved(where + ("settings",), spec["settings"], kind.settings, f"experiment kind {kind.name!r} settings", items)
-    _apply_rule(where + ("settings",), spec["settings"], rules.SETTINGS_RULES.get(kind.name), settings)
+    settings = _resolved(where + ("settings",), spec["settings"], kind.settings, f"experiment kind {kind.name!r} settings", kind.item_params)
+    _apply_rule(where + ("settings",), spec["settings"], rules.settings_rule(kind), settings)
     algorithm = kind.algorithms[parts["algorithm"]["name"]]
     privacy = _privacy(where + ("privacy",), spec["privacy"], algorithm.privacy, algorithm.name)
-    for rel, what in rules.job_problems(kind.name, kind.paper, parts["environment"], settings, privacy):
+    for rel, what in rules.job_problems(kind, parts["environment"], settings, privacy):
         raise _fail(where + rel, what)
     labels = _mapping(("labels",), payload.get("labels", {}))
     for key, label in labels.items():

@@ -345,7 +345,7 @@ def _components(where: Where, entries: list[dict[str, Any]], declared: dict[str,
         comp = declared[name]
         swept = _resolve_params(w, entry, comp.params, f"{what} {name!r}")
         for params in swept:
-            _apply_rule(w, entry, rules.ENVIRONMENT_RULES.get(name) if what == "environment" else None, params)
+            _apply_rule(w, entry, rules.environment_rule(comp) if what == "environment" else None, params)
             label = entry.get("label") if "label" in entry and len(swept) == 1 else None
             label = label or component_label(name, params, comp.params)
             full = {"name": name, **params}
@@ -438,18 +438,17 @@ def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Li
     if kind_name not in registry:
         raise _fail(where + ("kind",) if "kind" in merged else where, f"unknown experiment kind {kind_name!r}{_suggest(kind_name, registry)}")
     kind = registry[kind_name]
-    item_params = {key: p for (k, key), p in rules.ITEM_PARAMS.items() if k == kind_name}
     given_settings = merged.get("settings") or {}
-    settings_list = _resolve_params(where + ("settings",), given_settings, kind.settings, f"experiment kind {kind_name!r} settings", item_params)
+    settings_list = _resolve_params(where + ("settings",), given_settings, kind.settings, f"experiment kind {kind_name!r} settings", kind.item_params)
     if len(settings_list) != 1:
         raise _fail(where + ("settings",), "settings cannot be swept; declare a second experiment instead")
     settings = settings_list[0]
-    _apply_rule(where + ("settings",), given_settings, rules.SETTINGS_RULES.get(kind_name), settings)
+    _apply_rule(where + ("settings",), given_settings, rules.settings_rule(kind), settings)
     algs = _components(where + ("algorithms",), merged["algorithms"], kind.algorithms, "algorithm", kind_name)
     envs = _components(where + ("environments",), merged["environments"], kind.environments, "environment", kind_name)
     privacy = {a.params["name"]: _privacy_settings(where + ("privacy",), merged.get("privacy"), kind.algorithms[a.params["name"]]) for a in algs}
     for env, priv in itertools.product(envs, [p for ps in privacy.values() for p in ps]):
-        for rel, what in rules.job_problems(kind_name, kind.paper, env.params, settings, priv):
+        for rel, what in rules.job_problems(kind, env.params, settings, priv):
             raise _fail(where + rel, what)
     seeds = _seeds(merged["seeds"])
     _check_size(where, name, kind, algs, envs, settings, {a: len(p) for a, p in privacy.items()}, seeds, limits)

@@ -335,9 +335,9 @@ def make_env(name: str, params: dict, rng: np.random.Generator, key: np.random.S
         if key is None:
             key = np.random.SeedSequence(int(rng.integers(2**63)))
         return make_spread_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], key,
-                                   params.get("concentration", 0.5), params.get("mix", 0.5))
+                                   params["concentration"], params["mix"])
     if name == "mixture":
-        return make_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], rng, params.get("concentration", 0.5))
+        return make_mixture(params["S"], params["A"], params["d1"], params["d2"], params["H"], rng, params["concentration"])
     if name == "hard_linear":
         return make_hard_linear(params["d"], params["H"], params["K_ref"], rng)
     if name == "hard_linear_horizon":  # the family hard at K: Δ tuned to the job's own K

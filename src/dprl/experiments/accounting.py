@@ -18,90 +18,33 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from dprl.experiments.base import load_ref
 from dprl.experiments.registry import get_kind
-from dprl.runner.job import JobContext, JobSpec
+from dprl.runner.job import JobSpec
 
 # relative tolerance for floating-point round-off in "accounted <= nominal"
 TOLERANCE = 1e-9
 
 
-def _read(calibration) -> float | None:
+def read_epsilon(calibration) -> float | None:
     """The accounted ε of a held calibration (``None``: the agent adds no noise)."""
     return None if calibration is None else float(calibration.accounted_epsilon)
 
 
-def _pucb(spec: JobSpec) -> float | None:
-    """The job's PUCB agent, built and not run (:func:`dprl.experiments.tabular.jobs.build_job_agent`),
-    accounted from its own counters (:func:`dprl.agents.tabular.privacy.held_calibration`)."""
-    from dprl.agents.tabular.privacy import held_calibration
-    from dprl.experiments.tabular.jobs import build_job_agent
-
-    return _read(held_calibration(build_job_agent(JobContext(spec))[1]))
-
-
-def _dp_se(spec: JobSpec) -> float:
-    """DP successive elimination: Laplace ``1/ε`` on disjoint epoch sums of {0,1} rewards,
-    replacement ℓ1 sensitivity 1 (parallel composition; :class:`~dprl.agents.tabular.private_bai.SECalibration`)."""
-    from dprl.agents.tabular.private_bai import se_calibration
-
-    return se_calibration(spec.epsilon).accounted_epsilon
-
-
-def _private_ofu_rl(spec: JobSpec) -> float | None:
-    """The job's Private-OFU-RL agent on its own system, built and not run
-    (:func:`dprl.experiments.lq.jobs.build_job_agent`), accounted from the σ's its
-    regularizer holds (:func:`dprl.agents.lq.privacy.held_calibration`): both counters at
-    ``Δ1 = H(1+γ)², Δ2 = H(1+γ)``, whose noise scales are proportional to them, so the
-    accounted ε does not depend on the draw of the system (a test checks it)."""
-    from dprl.agents.lq.privacy import held_calibration
-    from dprl.experiments.lq.jobs import build_job_agent
-
-    return _read(held_calibration(build_job_agent(JobContext(spec))[1]))
-
-
-def _linopt(spec: JobSpec) -> float | None:
-    """The job's LinOpt agent on its own instance, built and not run
-    (:func:`dprl.experiments.linmix.jobs.build_job_agent`), accounted from the σ's its two
-    regularizers hold (:func:`dprl.agents.linmix.privacy.held_calibration`)."""
-    from dprl.agents.linmix.privacy import held_calibration
-    from dprl.experiments.linmix.jobs import build_job_agent
-
-    return _read(held_calibration(build_job_agent(JobContext(spec))[1]))
-
-
-def _pe(spec: JobSpec) -> float | None:
-    """The job's estimators, built (:func:`dprl.experiments.pe.jobs.job_accounted_epsilon`)
-    and read (:func:`dprl.agents.pe.privacy.held_calibration`): DP-LSW/DP-LSL by NRS07's
-    theorem for the ``(a, b)`` they hold (``src/dprl/README.md``), GS-DP-LSL by the analytic
-    Gaussian ε of its σ."""
-    from dprl.experiments.pe.jobs import job_accounted_epsilon
-
-    return job_accounted_epsilon(spec)
-
-
-# (experiment kind prefix, algorithm) -> accounting. Audit kinds are not listed: they
-# exist to show that printed variants fail, and record their own exact ε.
-ACCOUNTING: dict[tuple[str, str], Callable[[JobSpec], float | None]] = {
-    ("tabular", "pucb"): _pucb,
-    ("tabular", "dp_se"): _dp_se,
-    ("lq", "private_ofu_rl"): _private_ofu_rl,
-    ("linmix", "private_linopt_vi"): _linopt,
-    ("linmix", "private_linopt_po"): _linopt,
-    ("linmix", "ldp_linopt_vi"): _linopt,
-    ("linmix", "ldp_linopt_po"): _linopt,
-    ("pe", "dp_lsw"): _pe,
-    ("pe", "dp_lsl"): _pe,
-    ("pe", "gs_dp_lsl"): _pe,
-}
+def accounting_of(spec: JobSpec) -> Callable[[JobSpec], float | None] | None:
+    """The accounting the job's algorithm declares (``Algorithm.accounting``), or ``None``.
+    Audit kinds declare none: they exist to show that printed variants fail, and record
+    their own exact ε."""
+    ref = get_kind(spec.kind).algorithms[spec.algorithm["name"]].accounting
+    return None if ref is None else load_ref(ref)
 
 
 def accounted_epsilon(spec: JobSpec) -> float | None:
-    """The job's accounted ε under replacement, or ``None`` (non-private, or a mechanism
-    audit that is meant to be checked by its audit)."""
-    if spec.privacy is None or spec.kind.endswith("_audit"):
+    """The job's accounted ε under replacement, or ``None`` (non-private, or an algorithm
+    that declares no accounting: the audits, which record their own exact ε)."""
+    if spec.privacy is None:
         return None
-    # the kind's declared paper: "private_mab" is a tabular kind (its name's prefix is not the paper)
-    fn = ACCOUNTING.get((get_kind(spec.kind).paper, spec.algorithm["name"]))
+    fn = accounting_of(spec)
     acc = None if fn is None else fn(spec)
     return None if acc is None else float(acc)
 

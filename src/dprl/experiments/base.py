@@ -6,6 +6,8 @@ validating ``config.yaml`` stay fast; the job function is imported only when a j
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,6 +51,15 @@ class Algorithm:
     privacy: PrivacyKind
     params: dict[str, Param] = field(default_factory=dict)
     doc: str = ""
+    label: str = ""  # display name in figures and tables (the name when empty)
+    colour: str = "#000000"  # one colour per algorithm in every figure; non-private baselines black/grey
+    # ``"module:function"`` taking a ``JobSpec`` and returning the ε the built agent is
+    # accounted at under the paper's neighbouring relation (``experiments/accounting.py``)
+    accounting: str | None = None
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,14 @@ class Environment:
     name: str
     params: dict[str, Param] = field(default_factory=dict)
     doc: str = ""
+    label: str = ""  # display name in figures (the name when empty)
+    # ``"module:function"``: a rule across its resolved parameters (a ``Rule``, below),
+    # checked at validation
+    rule: str | None = None
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
 
 
 @dataclass(frozen=True)
@@ -75,6 +94,46 @@ class ExperimentKind:
     # scale runtime by a settings-dependent factor via ``cost``.
     mem_mb: int = 500
     runtime_min: int = 10
+    # ``"module:function"`` taking a ``JobSpec`` and returning ``(bytes, work, text)``: the
+    # size of one job's dominant arrays and a count of its inner-loop steps, so that
+    # validation can refuse a job that cannot fit (``config/estimate.py``).
+    work: str | None = None
+    # measured seconds per unit of ``work`` (``python -m dprl.config.estimate`` after a
+    # default run recomputes them from ``workflow/resources.yaml``)
+    seconds_per_work: float | None = None
+    # ``"module:function"``: a ``Rule`` on the resolved settings, and a ``JobRule`` on one
+    # job's (environment, settings, privacy); both checked at validation
+    settings_rule: str | None = None
+    job_rule: str | None = None
+    # what each item of a list setting must be (type from the default, range here)
+    item_params: dict[str, Param] = field(default_factory=dict)
+
+
+# A rule gets resolved parameters (defaults filled) and returns ``(key, message)`` pairs,
+# ``key`` being the parameter the message is attached to.
+Problem = tuple[str, str]
+Rule = Callable[[dict[str, Any]], list[Problem]]
+# A job rule gets one job's resolved environment, settings and privacy setting (or None)
+# and returns ``(key path relative to the experiment, message)`` pairs.
+JobRule = Callable[[dict[str, Any], dict[str, Any], Any], list[tuple[tuple[Any, ...], str]]]
+
+
+def load_ref(ref: str) -> Callable:
+    """The function a declaration names as ``"module:function"`` (imported on first use, so
+    that declarations stay import-light)."""
+    module, _, func = ref.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def at_least(big: str, small: str, what: str = "") -> Rule:
+    """Rule: parameter ``big`` >= parameter ``small``."""
+
+    def rule(p: dict[str, Any]) -> list[Problem]:
+        if p[big] < p[small]:
+            return [(big, f"must be >= {small} ({p[small]!r}){what}, got {p[big]!r}")]
+        return []
+
+    return rule
 
 
 def algorithms(*algs: Algorithm) -> dict[str, Algorithm]:

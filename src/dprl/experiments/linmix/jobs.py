@@ -73,7 +73,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
     env, built = build_job_agent(ctx)
     ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
-    df = run_episodes(built, env, K, ctx.env_rng, log_checkpoints(K, int(ctx.settings.get("checkpoints", 30))), ctx.progress)
+    df = run_episodes(built, env, K, ctx.env_rng, log_checkpoints(K, int(ctx.settings["checkpoints"])), ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     # the non-private agents' transition regularizer is the ridge λ I
     for col, v in (built.calibration.result_columns() if built.calibration
@@ -82,7 +82,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     # regime (agents/linmix/regime.py): predicted burn-in from this job's radii and instance,
     # and the onset measured post hoc from the checkpointed cumulative regret
     scheme = ALGORITHMS[spec.algorithm["name"]][1]
-    for col, v in regime_columns(env, K, float(alg.get("alpha", 0.05)), scheme, spec.privacy, float(alg.get("lam", 1.0))).items():
+    for col, v in regime_columns(env, K, float(alg["alpha"]), scheme, spec.privacy, float(alg.get("lam", 1.0))).items():  # private agents have no λ: 1 as in their Z
         df[col] = v
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     return df
@@ -115,7 +115,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     feat = audit_features(d, H)
     priv = spec.privacy
     name = spec.algorithm["name"]
-    runs, alpha = int(ctx.settings.get("runs", 100000)), float(ctx.settings.get("alpha", 1e-3))
+    runs, alpha = int(ctx.settings["runs"]), float(ctx.settings["alpha"])
 
     def built_at(privacy: PrivacySetting, printed: bool = False) -> BuiltAgent:
         # The agent is built for K users (its m, or its K-1 noise terms); the privacy of a

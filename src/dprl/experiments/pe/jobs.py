@@ -85,7 +85,7 @@ def job_accounted_epsilon(spec: JobSpec) -> float | None:
     alg, env, st = spec.algorithm, spec.environment, spec.settings
     n = int(env["n_states"])
     rho = uniform_weights(n, n - 1)
-    feats = FEATURES if st.get("features", "both") == "both" else (st["features"],)
+    feats = FEATURES if st["features"] == "both" else (st["features"],)
     out = []
     for feat in feats:
         phi = feature_matrix(feat, n)

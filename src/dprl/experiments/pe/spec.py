@@ -3,20 +3,28 @@
 
 The DP estimators are (ε, δ)-DP ("approx"). The 2016 paper has a single calibration (its
 smooth-sensitivity constants); there is no ``tight`` variant, so config.yaml uses
-``calibration: [paper]`` and the jobs reject ``tight``.
+``calibration: [paper]``, and validation (``rules.one_calibration``) and the jobs reject ``tight``.
 """
+
+from dataclasses import replace
 
 from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param, algorithms, environments
 
 _C = Param(1.0, exclusive_minimum=0.0, doc="c in λ = ||ρ||_∞||Φ||_F² + c·m^p (must be > 0)")
 _P = Param(0.5, minimum=0.0, maximum=2.0, doc="p in λ = ||ρ||_∞||Φ||_F² + c·m^p")
+_ACCOUNTING = "dprl.experiments.pe.accounting:estimator"
+_ONE_CALIBRATION = "dprl.experiments.pe.rules:one_calibration"
+DP_LSW = Algorithm("dp_lsw", "approx", doc="LSW + smooth-sensitivity Gaussian output perturbation", label="DP-LSW",
+                   colour="#1f77b4", accounting=_ACCOUNTING)
+DP_LSL = Algorithm("dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + smooth-sensitivity Gaussian output perturbation",
+                   label="DP-LSL", colour="#d62728", accounting=_ACCOUNTING)
 
 CHAIN = Environment("chain", {
     "n_states": Param(40, minimum=3, maximum=2000, doc="N: states 0..N-1, N-1 absorbing, N-2 the goal"),
     "p_right": Param(0.5, exclusive_minimum=0.0, maximum=1.0, doc="probability that the evaluated policy moves right"),
     "gamma": Param(0.99, minimum=0.0, maximum=0.999, doc="discount γ (F_max = R_max/(1-γ))"),
     "max_len": Param(200, minimum=1, doc="transitions after which a trajectory is cut"),
-}, doc="the chain of the paper's experiments, R_max = 1 on every transition into the goal")
+}, doc="the chain of the paper's experiments, R_max = 1 on every transition into the goal", label="chain MRP")
 
 _BATCH_GRID = {
     "m_min": Param(10, minimum=1, doc="smallest batch size m"),
@@ -30,11 +38,13 @@ KINDS = [
         paper="pe",
         run="dprl.experiments.pe.jobs:run_batch",
         algorithms=algorithms(
-            Algorithm("lsw", "none", doc="first-visit MC + least squares with fixed weights ρ"),
-            Algorithm("lsl", "none", {"c": _C, "p": _P}, doc="first-visit MC + ridge with weights ρ m_s/m"),
-            Algorithm("dp_lsw", "approx", doc="LSW + smooth-sensitivity Gaussian output perturbation"),
-            Algorithm("dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + smooth-sensitivity Gaussian output perturbation"),
-            Algorithm("gs_dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + global-sensitivity Gaussian output perturbation"),
+            Algorithm("lsw", "none", doc="first-visit MC + least squares with fixed weights ρ", label="LSW"),
+            Algorithm("lsl", "none", {"c": _C, "p": _P}, doc="first-visit MC + ridge with weights ρ m_s/m", label="LSL",
+                      colour="#777777"),
+            DP_LSW,
+            DP_LSL,
+            Algorithm("gs_dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + global-sensitivity Gaussian output perturbation",
+                      label="GS-DP-LSL", colour="#2ca02c", accounting=_ACCOUNTING),
         ),
         environments=environments(CHAIN),
         settings={
@@ -45,13 +55,17 @@ KINDS = [
         doc="RMSE ||V - Φθ||_ρ and noise scale σ_X vs batch size m (nested batches of one sample)",
         mem_mb=600,  # measured peak ~0.18 GB, also at 10^6 trajectories (trajectories are streamed)
         runtime_min=5,
+        work="dprl.experiments.pe.work:batch",
+        seconds_per_work=1.41e-08,
+        settings_rule="dprl.experiments.pe.rules:batch_grid",
+        job_rule=_ONE_CALIBRATION,
     ),
     ExperimentKind(
         name="pe_lambda",
         paper="pe",
         run="dprl.experiments.pe.jobs:run_lambda",
         algorithms=algorithms(
-            Algorithm("dp_lsl", "approx", doc="DP-LSL over the (c, p) grid of the settings"),
+            replace(DP_LSL, params={}, doc="DP-LSL over the (c, p) grid of the settings"),
         ),
         environments=environments(CHAIN),
         settings={
@@ -69,22 +83,28 @@ KINDS = [
         doc="DP-LSL RMSE over λ = ||ρ||_∞||Φ||_F² + c·m^p",
         mem_mb=600,
         runtime_min=5,
+        work="dprl.experiments.pe.work:lambda_grid",
+        seconds_per_work=7.84e-09,
+        settings_rule="dprl.experiments.pe.rules:lambda_grid",
+        job_rule=_ONE_CALIBRATION,
     ),
     ExperimentKind(
         name="pe_audit",
         paper="pe",
         run="dprl.experiments.pe.jobs:run_audit",
         algorithms=algorithms(
-            Algorithm("dp_lsw", "approx", doc="DP-LSW on adversarial neighbouring batches"),
-            Algorithm("dp_lsl", "approx", {"c": Param(10000.0, exclusive_minimum=0.0, doc="c in λ (large c: the return-change pair is nearly tight; small c: the local sensitivity varies most with the counts)"),
-                                           "p": Param(0.0, minimum=0.0, maximum=2.0)},
-                      doc="DP-LSL on adversarial neighbouring batches"),
+            # the audits record their own exact ε (no accounting: not refused by the check)
+            replace(DP_LSW, doc="DP-LSW on adversarial neighbouring batches", accounting=None),
+            replace(DP_LSL, params={"c": Param(10000.0, exclusive_minimum=0.0, doc="c in λ (large c: the return-change pair is nearly tight; small c: the local sensitivity varies most with the counts)"),
+                                    "p": Param(0.0, minimum=0.0, maximum=2.0)},
+                    doc="DP-LSL on adversarial neighbouring batches", accounting=None),
         ),
         environments=environments(
             Environment("adversarial", {
                 "d": Param(2, minimum=1, maximum=16, doc="feature dimension: d non-absorbing states with identity features, ρ = 1/d each"),
                 "f_max": Param(1.0, exclusive_minimum=0.0, doc="return bound F_max (changed returns go 0 -> F_max)"),
-            }, doc="replacement pairs: a return changed 0 -> F_max (m = 1), every visit count 2 -> 1 (m = 2) and 1 -> 0 (m = 1)"),
+            }, doc="replacement pairs: a return changed 0 -> F_max (m = 1), every visit count 2 -> 1 (m = 2) and 1 -> 0 (m = 1)",
+                label="adversarial MRP"),
         ),
         settings={
             "runs": Param(200000, minimum=1000, doc="mechanism runs per input and per phase (calibration, evaluation)"),
@@ -94,5 +114,8 @@ KINDS = [
             "and negative controls (local-sensitivity noise, inverted β, the old k cap)",
         mem_mb=800,
         runtime_min=5,
+        work="dprl.experiments.pe.work:audit",
+        seconds_per_work=1.31e-07,
+        job_rule=_ONE_CALIBRATION,
     ),
 ]
