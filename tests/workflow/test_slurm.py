@@ -74,5 +74,5 @@ def test_smoke_on_slurm_is_bit_identical_to_local(slurm_cluster, smoke_local, tm
     assert set(ours.values()) == {"COMPLETED"}, ours
 
     assert all((wd / t).exists() for t in targets)
-    assert_identical_results(wd, smoke_local, "smoke")
+    assert_identical_results(wd, smoke_local, "smoke", claims=False)
     assert not stray_temp_files(wd, "smoke")
