@@ -129,7 +129,7 @@ def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.
 
 
 def job_burn_in(env: TabularMDP, privacy: PrivacySetting | None, T: int, beta: float, bonus_scale: float = 1.0,
-                l1_per_step: int = 2) -> tuple[float, float]:
+                l1_per_step: int | None = 2) -> tuple[float, float]:
     """:func:`pucb_burn_in` from a job's own constants: its instance, ``T``, ``β``,
     ``bonus_scale`` and privacy calibration (``None``: UBEV, ``E = 0``)."""
     if privacy is None:

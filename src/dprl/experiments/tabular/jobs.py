@@ -66,12 +66,12 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
     if spec.privacy is not None:
         info["e_eps"] = built.calibration.e_used(T)  # E_T, the bound of the last episode's release
         info["t_exploit_possible"] = cal.first_exploit_episode(spec.privacy, env.S, env.A, env.H, T, alg["beta"],
-                                                               alg.get("l1_per_step", 2))
+                                                               alg["l1_per_step"])
     else:
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
     # regime (src/dprl/README.md, "Regimes"): predicted burn-in T* and the measured onset, the first
     # episode after the last all-tied one (NaN: still all-tied at the end of the run)
-    consts = (alg["beta"], alg["bonus_scale"], alg.get("l1_per_step", 2))
+    consts = (alg["beta"], alg["bonus_scale"], alg.get("l1_per_step"))  # None for UBEV: no counters to calibrate
     info["first_untie_predicted"], info["burn_in_episodes"] = job_burn_in(env, spec.privacy, T, *consts)
     # the horizon a rate needs: smallest T with T >= RATE_FACTOR·T*(T) (E, hence T*, grows with T)
     info["horizon_needed"] = fixed_point(lambda k: job_burn_in(env, spec.privacy, k, *consts)[1], RATE_FACTOR)
