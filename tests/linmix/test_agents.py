@@ -145,6 +145,9 @@ def test_job_is_deterministic_and_uses_common_random_numbers():
 @pytest.mark.parametrize("alg", ["ucrl_vtr", "private_linopt_po", "ldp_linopt_vi"])
 def test_agents_run_on_every_environment(env, alg):
     priv = None if alg == "ucrl_vtr" else PrivacySetting(epsilon=10.0, delta=1e-5, calibration="paper")
-    spec = JobSpec("linmix_regret", "linmix_regret", {"name": alg}, env, priv, {"episodes": 40, "checkpoints": 5}, 0)
+    from dprl.experiments.linmix.spec import AGENTS
+
+    declared = {k: p.default for k, p in AGENTS[alg].params.items()}  # what the loader fills in
+    spec = JobSpec("linmix_regret", "linmix_regret", {"name": alg, **declared}, env, priv, {"episodes": 40, "checkpoints": 5}, 0)
     df = run_regret(JobContext(spec))
     assert len(df) == 5 and np.isfinite(df["regret"]).all() and (df["regret"] >= -1e-9).all()
