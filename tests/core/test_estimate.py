@@ -66,3 +66,11 @@ def test_a_new_experiment_name_gets_an_estimate_not_nan(tmp_path):
     for resources in ("no_pe.yaml", "missing.yaml"):
         model = preset_resources("default", str(tmp_path / "config.yaml"), str(tmp_path / resources))
         assert model["my_sweep"]["model_only"] and math.isfinite(model["my_sweep"]["hours"]) and model["my_sweep"]["hours"] > 0
+
+
+def test_work_models_count_tree_levels_as_the_counters_do():
+    """The work models' import-light level count equals the counters' own."""
+    from dprl.experiments.work import tree_levels
+    from dprl.privacy.tree_counter import tree_levels as counters
+
+    assert [tree_levels(T) for T in range(1, 4097)] == [counters(T) for T in range(1, 4097)]

@@ -107,7 +107,7 @@ def measured_reference(name: str, kind: str, measured: Mapping[str, Any], refere
     if name in measured and name in reference:
         return name
     model = work_model(kind)
-    same = [e for e, x in reference.items() if e in measured and x.kind.name == kind and x.jobs and model is not None]
+    same = [e for e, x in reference.items() if e in measured and x.kind.name == kind and x.jobs] if model else []
     if not same:
         return None
     return max(same, key=lambda e: sum(model(j.spec)[1] for j in reference[e].jobs) / len(reference[e].jobs))

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 from functools import cache
 
-from dprl.experiments.base import ExperimentKind
+from dprl.experiments.base import ExperimentKind, load_ref
 
 # One declaration module per paper (plus the shared mechanisms). Each defines ``KINDS``.
 DECLARATION_MODULES = (
@@ -35,5 +35,4 @@ def get_kind(name: str) -> ExperimentKind:
 
 
 def job_function(kind: ExperimentKind) -> Callable:
-    module, _, func = kind.run.partition(":")
-    return getattr(importlib.import_module(module), func)
+    return load_ref(kind.run)

@@ -42,8 +42,8 @@ def z1(tables: Tables) -> list[ClaimResult]:
                 + gaussian_power_note(g, "epsilon", "delta", "runs"))
         out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced",
                                Z1_LABELS.get(str(calib), str(calib)), note, epsilon=float(g["epsilon"].min())))
-    if len(printed_rows(df)):
-        out.append(printed_row(printed_rows(df), Z1_LABELS["printed"]))
+    if len(printed := printed_rows(df)):
+        out.append(printed_row(printed, Z1_LABELS["printed"]))
     return out
 
 

@@ -48,8 +48,8 @@ def c1(tables: Tables) -> list[ClaimResult]:
             + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
             epsilon=float(g["epsilon"].min()),
         ))
-    if len(printed_rows(df)):
-        out.append(printed_row(printed_rows(df), C1_LABELS["printed"]))
+    if len(printed := printed_rows(df)):
+        out.append(printed_row(printed, C1_LABELS["printed"]))
     return out
 
 
