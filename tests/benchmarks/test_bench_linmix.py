@@ -18,6 +18,7 @@ import pytest
 from linmix_reference import ReferenceAgent, reference_run_episodes
 
 from dprl.agents.linmix.build import build_agent
+from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.setting import PrivacySetting
@@ -28,7 +29,7 @@ LARGE, SMALL = (100, 5, 5, 5, 10), (10, 3, 2, 2, 2)
 
 
 def _setup(env, name, K):
-    return build_agent(name, {}, PRIVACY, env, K, np.random.default_rng(1), np.random.default_rng(2))
+    return build_agent(name, AGENTS[name].defaults(), PRIVACY, env, K, np.random.default_rng(1), np.random.default_rng(2))
 
 
 def _reference_rate(env, name, K) -> float:

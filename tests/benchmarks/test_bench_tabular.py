@@ -37,7 +37,7 @@ def _env(S: int, A: int, H: int):
 
 
 def _compiled(env, name, privacy, T):
-    agent = build_agent(name, {"beta": 0.05, "bonus_scale": 1.0}, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
+    agent = build_agent(name, {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
     feed_episodes(agent, env, T, np.random.default_rng(3), CheckpointSummary(np.array([T])))
 
 
@@ -78,7 +78,7 @@ def test_bench_compile_and_startup(benchmark):
     code = ("import time; t = time.perf_counter(); import numpy as np; "
             "from dprl.agents.tabular.build import build_agent; from dprl.agents.tabular.episodes import feed_episodes; from dprl.envs.tabular import garnet; "
             "from dprl.runner.online import EpisodeRecord; from dprl.privacy.setting import PrivacySetting; env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2); "
-            "[feed_episodes(build_agent(n, {'beta': 0.05, 'bonus_scale': 1.0}, p, env, 10, np.random.default_rng(1), np.random.default_rng(2)).agent, env, 10, "
+            "[feed_episodes(build_agent(n, {'beta': 0.05, 'bonus_scale': 1.0, 'l1_per_step': 2}, p, env, 10, np.random.default_rng(1), np.random.default_rng(2)).agent, env, 10, "
             "np.random.default_rng(3), EpisodeRecord()) for n, p in (('ubev', None), ('pucb', PrivacySetting(epsilon=1.0, calibration='tight')))]; "
             "print(time.perf_counter() - t)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the cache if cold
@@ -102,7 +102,7 @@ def test_bench_pucb_memory_100_states(benchmark):
     env = garnet(np.random.default_rng(0), S=100, A=4, H=20, branching=5)
 
     def run():
-        agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0}, PrivacySetting(epsilon=1.0, calibration="tight"), env, 10**6,
+        agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}, PrivacySetting(epsilon=1.0, calibration="tight"), env, 10**6,
                            np.random.default_rng(1), np.random.default_rng(2)).agent
         feed_episodes(agent, env, 20, np.random.default_rng(3), CheckpointSummary(np.array([20])))
         return agent

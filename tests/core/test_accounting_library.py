@@ -164,10 +164,12 @@ def test_linopt_agent_accounting_matches_the_library(scheme):
 
     from dprl.agents.linmix.build import build_agent
     from dprl.agents.linmix.privacy import audit_features, held_calibration, neighbouring_statistics
+    from dprl.experiments.linmix.spec import AGENTS
     from dprl.privacy.setting import PrivacySetting
 
     feat, K = audit_features(2, 2), 8
-    built = build_agent("private_linopt_vi" if scheme == "central" else "ldp_linopt_vi", {},
+    name = "private_linopt_vi" if scheme == "central" else "ldp_linopt_vi"
+    built = build_agent(name, AGENTS[name].defaults(),
                         PrivacySetting(epsilon=1.0, delta=1e-5, calibration="tight"), feat, K, _rng(), _rng())
     held = held_calibration(built)
     p, r = built.agent.reg_p.calibration, built.agent.reg_r.calibration

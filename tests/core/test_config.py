@@ -344,3 +344,20 @@ def test_cli_validate_reports_yaml_errors_with_exit_code_2_and_no_traceback(tmp_
     good.write_text(yaml.safe_dump(put(["bundle_seconds"], INF)))
     assert main(["validate", "--config", str(good)]) == 2
     assert "bundle_seconds: must be a finite number" in capsys.readouterr().err
+
+
+def test_schema_defaults_fill_after_a_preset_merges_and_never_override_the_base():
+    """A preset's partial override keeps what the experiment gives (dicts merge), and the
+    schema's defaults (privacy calibration, seeds start) fill what neither gives."""
+    cfg = base()
+    exp = cfg["experiments"]["counter_error"]
+    exp["seeds"] = {"start": 5, "count": 2}
+    exp["privacy"]["calibration"] = ["tight"]
+    exp["presets"] = {"smoke": {"seeds": {"count": 1}, "privacy": {"epsilon": [2.0]}},
+                      "full": {"privacy": [{"epsilon": [3.0], "delta": [1e-5]}], "seeds": [7]}}
+    jobs = {p: load_config(cfg, p).experiments["counter_error"].jobs for p in ("default", "smoke", "full")}
+    assert {(j.spec.seed, j.spec.privacy.calibration) for j in jobs["default"]} == {(5, "tight"), (6, "tight")}
+    assert {(j.spec.seed, j.spec.privacy.epsilon, j.spec.privacy.calibration) for j in jobs["smoke"]} == {(5, 2.0, "tight")}
+    assert {(j.spec.seed, j.spec.privacy.calibration) for j in jobs["full"]} == {(7, "paper"), (7, "tight")}
+    del exp["seeds"]["start"]
+    assert {j.spec.seed for j in load_config(cfg, "default").experiments["counter_error"].jobs} == {0, 1}

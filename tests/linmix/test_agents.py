@@ -11,6 +11,7 @@ from linmix_reference import reference_run_episodes
 from dprl.agents.linmix.linopt import LinOptAgent, plan
 from dprl.agents.linmix.loop import plan_into
 from dprl.agents.linmix.build import build_agent
+from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_mixture, make_tabular_as_linear
 from dprl.experiments.linmix.jobs import run_regret
@@ -26,7 +27,7 @@ def test_tabular_vtr_estimate_matches_empirical_counts():
     n|V|²/(λ + n|V|²) (the regression is block-diagonal over (s, a))."""
     env = make_tabular_as_linear(3, 2, 2, np.random.default_rng(0))
     lam = 1e-3
-    setup = build_agent("ucrl_vtr", {"lam": lam}, None, env, 400, np.random.default_rng(1), np.random.default_rng(2))
+    setup = build_agent("ucrl_vtr", {**AGENTS["ucrl_vtr"].defaults(), "lam": lam}, None, env, 400, np.random.default_rng(1), np.random.default_rng(2))
     agent = setup.agent
     V = np.array([0.3, 1.7, 0.9])
     rng = np.random.default_rng(3)
@@ -60,7 +61,7 @@ def test_private_regularizer_without_noise_reproduces_nonprivate(name):
     base = "ucrl_vtr" if "vi" in name else "oppo"
     cal = RegularizerCalibration(1.0, 1.0, lam, lam, lam, 0.0)
     runs = []
-    for alg, kw in ((base, {"lam": lam}), (name, {})):
+    for alg, kw in ((base, {**AGENTS[base].defaults(), "lam": lam}), (name, AGENTS[name].defaults())):
         setup = build_agent(alg, kw, None, env, K, np.random.default_rng(1), np.random.default_rng(2),
                             noise=False, override=(cal, cal))
         df = run_episodes(setup, env, K, np.random.default_rng(3), log_checkpoints(K, 10), record_actions=True)
@@ -108,7 +109,7 @@ def test_agent_reads_only_released_statistics():
 
 def test_po_policy_is_mirror_descent_of_q():
     env = make_mixture(5, 3, 2, 2, 2, np.random.default_rng(0))
-    setup = build_agent("oppo", {}, None, env, 10, np.random.default_rng(1), np.random.default_rng(2))
+    setup = build_agent("oppo", AGENTS["oppo"].defaults(), None, env, 10, np.random.default_rng(1), np.random.default_rng(2))
     agent = setup.agent
     pi0 = agent.policy.copy()
     np.testing.assert_allclose(pi0, 1 / 3)
@@ -120,7 +121,7 @@ def test_po_policy_is_mirror_descent_of_q():
 
 
 def _spec(alg: str, privacy, seed: int = 0) -> JobSpec:
-    return JobSpec("linmix_regret", "linmix_regret", {"name": alg, "alpha": 0.05},
+    return JobSpec("linmix_regret", "linmix_regret", {"name": alg, **AGENTS[alg].defaults()},
                    {"name": "mixture", "S": 6, "A": 3, "d1": 2, "d2": 2, "H": 2, "concentration": 0.5},
                    privacy, {"episodes": 150, "checkpoints": 8}, seed)
 
@@ -145,9 +146,7 @@ def test_job_is_deterministic_and_uses_common_random_numbers():
 @pytest.mark.parametrize("alg", ["ucrl_vtr", "private_linopt_po", "ldp_linopt_vi"])
 def test_agents_run_on_every_environment(env, alg):
     priv = None if alg == "ucrl_vtr" else PrivacySetting(epsilon=10.0, delta=1e-5, calibration="paper")
-    from dprl.experiments.linmix.spec import AGENTS
-
-    declared = {k: p.default for k, p in AGENTS[alg].params.items()}  # what the loader fills in
+    declared = AGENTS[alg].defaults()  # what the loader fills in
     spec = JobSpec("linmix_regret", "linmix_regret", {"name": alg, **declared}, env, priv, {"episodes": 40, "checkpoints": 5}, 0)
     df = run_regret(JobContext(spec))
     assert len(df) == 5 and np.isfinite(df["regret"]).all() and (df["regret"] >= -1e-9).all()

@@ -9,6 +9,7 @@ from linmix_reference import ReferenceAgent, reference_run_episodes
 
 from dprl.agents.linmix import episodes as linmix_episodes
 from dprl.agents.linmix.build import build_agent
+from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.envs.linear_mixture import make_env
 from dprl.privacy.regularizer import RegularizerCalibration
@@ -23,7 +24,7 @@ def _both(name, privacy, env_name="mixture", params=MIXTURE, K=300, seed=0, over
     env = make_env(env_name, params, np.random.default_rng(seed))
     runs = []
     for ref in (False, True):
-        setup = build_agent(name, {}, privacy, env, K, np.random.default_rng(seed + 1), np.random.default_rng(seed + 2),
+        setup = build_agent(name, AGENTS[name].defaults(), privacy, env, K, np.random.default_rng(seed + 1), np.random.default_rng(seed + 2),
                             override=override)
         if ref:
             setup.agent.__class__ = ReferenceAgent
@@ -107,7 +108,7 @@ def test_final_regret_over_seeds_is_indistinguishable():
 
 def test_compiled_loop_rejects_more_episodes_than_the_tree_horizon():
     env = make_env("mixture", MIXTURE, np.random.default_rng(0))
-    setup = build_agent("private_linopt_vi", {}, PrivacySetting(epsilon=10.0, delta=1e-5, calibration="tight"), env, 50,
+    setup = build_agent("private_linopt_vi", AGENTS["private_linopt_vi"].defaults(), PrivacySetting(epsilon=10.0, delta=1e-5, calibration="tight"), env, 50,
                         np.random.default_rng(1), np.random.default_rng(2))
     with pytest.raises(ValueError, match="horizon"):
         run_episodes(setup, env, 51, np.random.default_rng(3), log_checkpoints(51, 30))

@@ -15,6 +15,7 @@ from dprl.agents.linmix.calibration import (
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.calibration import gaussian_mu
 from dprl.agents.linmix.build import build_agent
+from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.privacy import audit_features
 from dprl.agents.linmix.privacy import central_sampler, local_sampler, neighbouring_statistics
 from dprl.experiments.linmix.jobs import run_audit
@@ -84,7 +85,8 @@ def test_replacement_sensitivities_of_nonnegative_features():
 def built_linopt(scheme: str, route: str, feat, K: int, sigma_scale: float = 1.0):
     """The private LinOpt agent built by the factory; ``sigma_scale`` != 1 scales the σ's of
     the agent's own regularizers after it is built (a test-only hook: a broken agent)."""
-    built = build_agent("private_linopt_vi" if scheme == "central" else "ldp_linopt_vi", {},
+    name = "private_linopt_vi" if scheme == "central" else "ldp_linopt_vi"
+    built = build_agent(name, AGENTS[name].defaults(),
                         PrivacySetting(epsilon=EPS, delta=DELTA, calibration=route), feat, K,
                         np.random.default_rng(0), np.random.default_rng(0))
     for reg in (built.agent.reg_p, built.agent.reg_r):
@@ -178,7 +180,8 @@ def test_agent_noise_path_has_the_calibrated_scales(scheme):
 
     feat = make_mixture(10, 3, 2, 2, 2, np.random.default_rng(0)).features()
     privacy = PrivacySetting(epsilon=EPS, delta=DELTA, calibration="tight")
-    setup = build_agent(f"{'private' if scheme == 'central' else 'ldp'}_linopt_vi", {}, privacy, feat, 64,
+    name = "private_linopt_vi" if scheme == "central" else "ldp_linopt_vi"
+    setup = build_agent(name, AGENTS[name].defaults(), privacy, feat, 64,
                         np.random.default_rng(0), np.random.default_rng(1))
     cal = setup.calibration
     assert setup.agent.reg_p.calibration == cal.p and setup.agent.reg_r.calibration == cal.r

@@ -40,7 +40,7 @@ AGENTS = [
 
 def _both(env, name, privacy, T, bonus_scale=1.0):
     """Compiled and reference runs on the same three random streams."""
-    agent = build_agent(name, {"beta": 0.05, "bonus_scale": bonus_scale}, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
+    agent = build_agent(name, {"beta": 0.05, "bonus_scale": bonus_scale, "l1_per_step": 2}, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
     new = feed_episodes(agent, env, T, np.random.default_rng(3), EpisodeRecord())
     ref_agent = make_reference_agent(name, env, T, privacy, 0.05, bonus_scale, np.random.default_rng(1), np.random.default_rng(2))
     return new, reference_run_episodes(env, ref_agent, T, np.random.default_rng(3))
@@ -68,7 +68,7 @@ def test_compiled_loop_with_tight_bonus_exploits_and_stays_identical():
     assert late.mean() < 0.5 * ref.gap[:200].mean()  # it learned: the comparison covers exploitation
     assert np.array_equal(new.gap, ref.gap) and np.array_equal(new.ret, ref.sampled_return)
     # positive control: a variant with a 10% larger bonus (a broken loop) is caught
-    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 0.055}, PrivacySetting(epsilon=100.0, calibration="tight"), env, 4000,
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 0.055, "l1_per_step": 2}, PrivacySetting(epsilon=100.0, calibration="tight"), env, 4000,
                        np.random.default_rng(1), np.random.default_rng(2)).agent
     broken = feed_episodes(agent, env, 4000, np.random.default_rng(3), EpisodeRecord())
     assert not np.array_equal(broken.gap, ref.gap)
@@ -108,7 +108,7 @@ def test_tree_kernel_equals_the_plain_tree_counter():
 
 def test_run_rejects_more_episodes_than_the_counters_horizon():
     env = ENVS["garnet"]()
-    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0}, PrivacySetting(epsilon=1.0, calibration="tight"), env, 100, np.random.default_rng(1), np.random.default_rng(2)).agent
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}, PrivacySetting(epsilon=1.0, calibration="tight"), env, 100, np.random.default_rng(1), np.random.default_rng(2)).agent
     with pytest.raises(ValueError, match="horizon"):
         feed_episodes(agent, env, 101, np.random.default_rng(3), EpisodeRecord())
 
@@ -174,7 +174,7 @@ def test_run_episodes_table_equals_the_per_episode_record():
     """``run_episodes`` (the protocol runner) reports at its checkpoints what the per-episode
     record of the same run gives, ``n_subopt`` included; bad checkpoints are refused first."""
     env = garnet(np.random.default_rng(0), S=3, A=2, H=2, branching=2)
-    privacy, params, T, alpha = PrivacySetting(epsilon=10.0, calibration="tight"), {"beta": 0.05, "bonus_scale": 1.0}, 3000, 0.05
+    privacy, params, T, alpha = PrivacySetting(epsilon=10.0, calibration="tight"), {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}, 3000, 0.05
 
     def built():
         return build_agent("pucb", params, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2))

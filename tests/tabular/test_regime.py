@@ -67,7 +67,7 @@ def test_all_tied():
 def _run(T: int, eps: float = 10.0, env=None):
     env = _garnet(0) if env is None else env
     priv = PrivacySetting(epsilon=eps, **TIGHT)
-    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0}, priv, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}, priv, env, T, np.random.default_rng(1), np.random.default_rng(2)).agent
     s = CheckpointSummary(np.array([T]))
     feed_episodes(agent, env, T, np.random.default_rng(3), s)
     return agent, pucb_burn_in(env, agent.source.e_rest, 0.05)

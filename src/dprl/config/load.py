@@ -101,13 +101,26 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     return f"{where}: {err.message}"
 
 
+def _resolve(sch: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    return root["$defs"][sch["$ref"].split("/")[-1]] if "$ref" in sch else sch
+
+
 def _fill_defaults(instance: Any, sch: dict[str, Any], root: dict[str, Any]) -> None:
-    """Fill ``default`` values of object properties (recursively, following $ref)."""
-    if "$ref" in sch:
-        name = sch["$ref"].split("/")[-1]
-        sch = root["$defs"][name]
+    """Fill ``default`` values of object properties (recursively, following $ref, array
+    items and the ``oneOf`` branch of the instance's JSON type: the instance is valid, so
+    the branch is the one it matched)."""
+    sch = _resolve(sch, root)
+    for branch in sch.get("oneOf", ()):
+        branch = _resolve(branch, root)
+        if branch.get("type") == ("object" if isinstance(instance, dict) else "array" if isinstance(instance, list) else None):
+            _fill_defaults(instance, branch, root)
+    if isinstance(instance, list) and isinstance(sch.get("items"), dict):
+        for item in instance:
+            _fill_defaults(item, sch["items"], root)
     if isinstance(instance, dict):
         for key, sub in (sch.get("properties") or {}).items():
+            if key == "presets":  # partial overrides: filled after merging (_resolve_experiment)
+                continue
             if key not in instance and isinstance(sub, dict) and "default" in sub:
                 instance[key] = copy.deepcopy(sub["default"])
             if key in instance and isinstance(sub, dict):
@@ -303,7 +316,7 @@ def _privacy_settings(where: Where, block: Any, alg: Algorithm) -> list[PrivacyS
     blocks = block if isinstance(block, list) else [block]
     out: list[PrivacySetting | None] = []
     for i, b in enumerate(blocks):
-        calibrations = b.get("calibration", ["paper", "tight"])
+        calibrations = b["calibration"]  # the schema's default fills it in
         if alg.privacy == "approx":
             if "delta" not in b:
                 raise _fail(where + ((i,) if isinstance(block, list) else ()), f"algorithm {alg.name!r} is (epsilon, delta)-DP; give 'delta' (values in (0, 1))")
@@ -321,7 +334,7 @@ def _seeds(spec: Any) -> range | list[int]:
     """The seeds (a lazy ``range`` for ``{start, count}``: counted before expanding)."""
     if isinstance(spec, list):
         return [int(s) for s in spec]
-    start = int(spec.get("start", 0))
+    start = int(spec["start"])  # the schema's default fills it in
     return range(start, start + int(spec["count"]))
 
 
@@ -404,9 +417,9 @@ def _check_size(where: Where, name: str, kind: ExperimentKind, algs: list[Compon
         # blame the part that, at its declared defaults, would bring the job within limits
         blame: Where = where
         for rel, trial in (
-            (("environments", env.index), dataclasses.replace(spec, environment={"name": env.params["name"], **{k: p.default for k, p in kind.environments[env.params["name"]].params.items()}})),
+            (("environments", env.index), dataclasses.replace(spec, environment={"name": env.params["name"], **kind.environments[env.params["name"]].defaults()})),
             (("settings",), dataclasses.replace(spec, settings={k: p.default for k, p in kind.settings.items()})),
-            (("algorithms", alg.index), dataclasses.replace(spec, algorithm={"name": alg.params["name"], **{k: p.default for k, p in kind.algorithms[alg.params["name"]].params.items()}})),
+            (("algorithms", alg.index), dataclasses.replace(spec, algorithm={"name": alg.params["name"], **kind.algorithms[alg.params["name"]].defaults()})),
         ):
             t = estimate(trial)
             if t is not None and t.mem_gib <= limits.job_memory_gb and t.hours <= limits.job_hours:
@@ -432,7 +445,8 @@ def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Lim
 def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits) -> Experiment:
     where: Where = ("experiments", name)
     over = (body.get("presets") or {}).get(preset)
-    merged = _merge({k: v for k, v in body.items() if k != "presets"}, over) if over else dict(body)
+    merged = _merge({k: v for k, v in body.items() if k != "presets"}, over) if over else copy.deepcopy(body)
+    _fill_defaults(merged, schema()["$defs"]["experiment"], schema())
     kind_name = merged.get("kind", name)
     registry = kinds()
     if kind_name not in registry:

@@ -6,6 +6,7 @@ validating ``config.yaml`` stay fast; the job function is imported only when a j
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,10 @@ class Algorithm:
     def display(self) -> str:
         return self.label or self.name
 
+    def defaults(self) -> dict[str, Any]:
+        """Every declared parameter at its default: what the loader fills in for it."""
+        return {k: copy.deepcopy(p.default) for k, p in self.params.items()}
+
 
 @dataclass(frozen=True)
 class Environment:
@@ -75,6 +80,10 @@ class Environment:
     @property
     def display(self) -> str:
         return self.label or self.name
+
+    def defaults(self) -> dict[str, Any]:
+        """Every declared parameter at its default: what the loader fills in for it."""
+        return {k: copy.deepcopy(p.default) for k, p in self.params.items()}
 
 
 @dataclass(frozen=True)

@@ -79,14 +79,14 @@ def build_agent(
     K = n_episodes
     mode, scheme = ALGORITHMS[name]
     H, d1, d2 = feat.horizon, feat.d1, feat.d2
-    alpha = float(params.get("alpha", 0.05))
+    alpha = float(params["alpha"])
     eta = None
     if mode == "po":
         A = feat.A
-        eta = float(check_number("eta_scale", params.get("eta_scale", 1.0), exclusive_minimum=0.0)) * np.sqrt(2.0 * np.log(max(A, 2)) / (H**2 * K))
+        eta = float(check_number("eta_scale", params["eta_scale"], exclusive_minimum=0.0)) * np.sqrt(2.0 * np.log(max(A, 2)) / (H**2 * K))
     cal = None
     if scheme == "none":
-        lam = float(params.get("lam", 1.0))
+        lam = float(params["lam"])
         reg_p = NonPrivateRegularizer((H,), d1, 1, lam)
         reg_r = NonPrivateRegularizer((H,), d2, 1, lam)
     else:

@@ -28,9 +28,9 @@ def build_agent(
 ) -> BuiltAgent[OptimisticAgent, PUCBCalibration]:
     """``ubev`` (exact counts) or ``pucb`` (private counters at ``privacy.epsilon`` with
     ``privacy.calibration``) for ``n_episodes`` episodes of ``env`` (the factory of
-    :mod:`dprl.agents.protocol`). ``params``: ``beta``, ``bonus_scale`` and optionally
+    :mod:`dprl.agents.protocol`). ``params``: ``beta``, ``bonus_scale`` and, for ``pucb``,
     ``l1_per_step`` (the ℓ1 change of one step's indicators, 2 under replacement)."""
-    beta, bonus_scale, l1_per_step = params["beta"], params["bonus_scale"], params.get("l1_per_step", 2)
+    beta, bonus_scale = params["beta"], params["bonus_scale"]
     calibration = None
     if name == "ubev":
         source: ExactStats | PrivateStats = ExactStats(env.S, env.A, env.H)
@@ -38,7 +38,7 @@ def build_agent(
         if privacy is None:
             raise ValueError("pucb is ε-JDP and needs a privacy setting")
         source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, beta, noise_rng,
-                              l1_per_step)
+                              params["l1_per_step"])
         calibration = source.calibration()
     else:
         raise ValueError(f"unknown tabular agent {name!r}")

@@ -15,6 +15,7 @@ from dprl.agents.linmix.episodes import run_episodes
 from dprl.agents.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent
 from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, make_env
+from dprl.experiments.linmix.spec import AGENTS
 from dprl.privacy.audit import audit
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
@@ -120,7 +121,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     def built_at(privacy: PrivacySetting, printed: bool = False) -> BuiltAgent:
         # The agent is built for K users (its m, or its K-1 noise terms); the privacy of a
         # user does not depend on how many later users there are.
-        return build_agent(AUDITED[name], {}, privacy, feat, K, ctx.agent_rng, ctx.noise_rng, printed=printed)
+        return build_agent(AUDITED[name], AGENTS[AUDITED[name]].defaults(), privacy, feat, K, ctx.agent_rng, ctx.noise_rng, printed=printed)
 
     def audited(built: BuiltAgent, constants: str) -> dict:
         sample = central_sampler(built, feat) if name == "central_privatizer" else local_sampler(built, feat)
