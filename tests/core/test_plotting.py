@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+from matplotlib.container import ErrorbarContainer
 import numpy as np
 import pandas as pd
 import pytest
@@ -202,6 +203,25 @@ def _counter_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _linmix_hard_table(epsilons: tuple[float, ...] = (10.0,)) -> pd.DataFrame:
+    """linmix_hard: one run per K on the instance tuned to K at d = 3, and a d grid at one K;
+    two private algorithms at each ε (they once shared a colour) and two non-private ones."""
+    rows = []
+    settings = [("ucrl_vtr", np.inf, "none"), ("oppo", np.inf, "none")]
+    settings += [(a, e, "tight") for a in ("private_linopt_vi", "private_linopt_po") for e in epsilons]
+    grid = [(3, K) for K in (1000, 10000, 100000)] + [(d, 10000) for d in (2, 5)]
+    for alg, eps, cal in settings:
+        for d, K in grid:
+            for seed in range(3):
+                for k in (K // 10, K):
+                    rows.append({"algorithm": alg, "alg_label": alg, "env_label": f"hard_d{d}_K{K}", "seed": seed,
+                                 "privacy_label": "nonprivate" if cal == "none" else f"{cal}{eps:g}", "epsilon": eps,
+                                 "delta": 1e-5, "calibration": cal, "episode": k, "K": K, "d": d, "H": 2,
+                                 "horizon_needed": 3e4, "regret": (d - 1) * np.sqrt(k) * (1 + 0.05 * seed)
+                                 * (1 if cal == "none" else 1 + 10 / eps) * (1.1 if "po" in alg or alg == "oppo" else 1)})
+    return pd.DataFrame(rows)
+
+
 SYNTHETIC = {
     "pe_rmse_loglog": lambda: {"pe_batch": _pe_table()},
     "pe_noise_scale": lambda: {"pe_batch": _pe_table()},
@@ -216,10 +236,11 @@ SYNTHETIC = {
     "tabular_regret_loglog": lambda: {"tabular_regret": _tabular_table()},
     "tabular_privacy_cost_eps": lambda: {"tabular_regret": _tabular_table()},
     "tabular_regime": lambda: {"tabular_regret": _tabular_table()},
+    "linmix_hard_regret": lambda: {"linmix_hard": _linmix_hard_table()},
 }
 # rate figures and the exponents of the references they must draw (through reference_rate)
 RATES = {"pe_noise_scale": {-1.0}, "lq_regret_loglog": {0.5}, "lq_privacy_cost": {-0.5, 0.25}, "linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
-         "tabular_privacy_cost_eps": {-1.0}}
+         "tabular_privacy_cost_eps": {-1.0}, "linmix_hard_regret": {0.5, 1.0}}
 INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_.]+\b")
 
 
@@ -543,7 +564,11 @@ def _legend_entries(fig) -> list[dict[str, tuple]]:
     legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
     for leg in legends:
         entries = {}
+        drawn_from = getattr(leg, P.LEGEND_HANDLES, {})
         for h, t in zip(leg.legend_handles, leg.get_texts()):
+            source = drawn_from.get(t.get_text())
+            if isinstance(source, ErrorbarContainer):  # its entry is the bars and the data line's marker
+                h = source.lines[0]
             if isinstance(h, plt.Line2D):
                 dash = h._unscaled_dash_pattern if h.get_linestyle() not in ("None", "", " ") else None
                 style = ("line", P.to_hex(h.get_color()), str(dash), str(h.get_marker()), str(h.get_markerfacecolor()))
@@ -635,6 +660,7 @@ DEFAULT_GRIDS = {
     "lq_regime": lambda: {"lq_regret": _lq_both_calibrations()},
     "linmix_ldp": lambda: {"linmix_ldp": _linmix_full_like("linmix_ldp")},
     "linmix_states": lambda: {"linmix_states": _linmix_full_like("linmix_states")},
+    "linmix_hard_regret": lambda: {"linmix_hard": _linmix_hard_table((1.0, 10.0, 100.0))},
 }
 
 

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib import colormaps  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.ticker import LogFormatterSciNotation  # noqa: E402
+from matplotlib.ticker import LogFormatterSciNotation, NullFormatter  # noqa: E402
 
 from dprl.analysis.base import outside_regime, verdict_totals  # noqa: E402
 from dprl.analysis.figure_check import (  # noqa: E402
@@ -430,16 +430,23 @@ def handles_of(axes: Iterable[plt.Axes]) -> dict[str, Any]:
     return out
 
 
-def legend(ax: plt.Axes, extra: Sequence[plt.Artist] = (), **kw) -> None:
-    """The panel's legend (labels deduplicated), small font, plus explanatory handles, each
-    only when what it explains is drawn in the panel (no burn-in entry when every burn-in
-    lies beyond the horizon). The original handles are kept on the legend for the figure
-    check (matplotlib draws copies). The panel's notes (:func:`note`) go under its x label."""
+def is_reference(handle: Any) -> bool:
+    """A theory-rate line of :func:`reference_rate`."""
+    return str(getattr(handle, "get_gid", lambda: "")() or "").startswith("reference:")
+
+
+def legend(ax: plt.Axes, extra: Sequence[plt.Artist] = (), keep: Callable[[Any], bool] | None = None, **kw) -> None:
+    """The panel's legend (labels deduplicated; ``keep``: only the handles it accepts), small
+    font, plus explanatory handles, each only when what it explains is drawn in the panel (no
+    burn-in entry when every burn-in lies beyond the horizon). The original handles are kept
+    on the legend for the figure check (matplotlib draws copies). The panel's notes
+    (:func:`note`) go under its x label."""
     flush_notes(ax)
     handles, labels = ax.get_legend_handles_labels()
     seen: dict[str, Any] = {}
     for h, lab in zip(handles, labels):
-        seen.setdefault(lab, h)
+        if keep is None or keep(h):
+            seen.setdefault(lab, h)
     for h in extra:
         if getattr(h, STANDS_FOR, None) is None or proxy_drawn(h, [ax]):
             seen.setdefault(h.get_label(), h)
@@ -501,6 +508,14 @@ def readable_log_ticks(ax: plt.Axes) -> None:
         if scale == "log":
             axis.set_major_formatter(ReadableLogFormatter(minor=False))
             axis.set_minor_formatter(ReadableLogFormatter(minor=True))
+
+
+def data_ticks(ax: plt.Axes, values: Sequence[float]) -> None:
+    """The runs' own x values as the x tick set, unlabelled minor ticks: on a grid of runs
+    (each point its own horizon or dimension), a log axis's default labels skip some points
+    (d − 1 = 4 had none on ``linmix_hard_regret``)."""
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(list(values), [f"{v:.3g}" for v in values])
 
 
 def finish_axes(ax: plt.Axes, log: str = "xy", extra: Sequence[plt.Artist] = (), legend_kw: dict | None = None,

@@ -20,12 +20,18 @@ ACTIONS_EXPONENT = 0.5  # Z5: at most √(log|A|)
 FAMILIES = (("VI", ("ucrl_vtr", "private_linopt_vi")), ("PO", ("oppo", "private_linopt_po")))
 
 
-def _groups(df: pd.DataFrame, markers: bool = False):
+def _groups(df: pd.DataFrame, markers: bool = False, by: str = "epsilon"):
     """(style with label, rows) per algorithm × ε × calibration; ``markers``: a marker per
-    calibration too (points at every x hide the line style that tells them apart)."""
+    calibration too (points at every x hide the line style that tells them apart).
+    ``by="algorithm"``: coloured by algorithm (two private algorithms at one ε differ), with a
+    marker per (ε, calibration) instead (one algorithm at several ε differs too)."""
+    privacies = sorted(set(zip(df["epsilon"], df["calibration"])), key=lambda p: (p[0], str(p[1])))
     for (alg, eps, cal), g in df.groupby(["algorithm", "epsilon", "calibration"], sort=True):
-        marker = {"marker": P.CALIBRATION_MARKERS.get(cal, "o")} if markers else {}
-        yield {**P.series_style(alg, eps, cal), **marker, "label": P.series_label(alg, eps, cal)}, g
+        if by == "algorithm":
+            marker = {"marker": P.COINCIDE_MARKERS[privacies.index((eps, cal)) % len(P.COINCIDE_MARKERS)]}
+        else:
+            marker = {"marker": P.CALIBRATION_MARKERS.get(cal, "o")} if markers else {}
+        yield {**P.series_style(alg, eps, cal, by=by), **marker, "label": P.series_label(alg, eps, cal)}, g
 
 
 def at_main_delta(df: pd.DataFrame) -> tuple[pd.DataFrame, float]:
@@ -211,6 +217,12 @@ def audit_fig(tables: Tables):
     return fig
 
 
+def _finish_panel(ax, **labels) -> None:
+    """Log axes, readable ticks and labels; the panel's legend holds its theory rate only
+    (the series go in one figure legend)."""
+    P.finish_axes(ax, legend_kw={"keep": P.is_reference, "loc": "upper left"}, **labels)
+
+
 def hard_regret(tables: Tables):
     """The family hard at K (``linmix_hard``: one run per K on the Zhou-Gu-Szepesvári
     instance tuned to K). Left: regret at K vs K at the main d, per algorithm and ε (seed
@@ -224,7 +236,7 @@ def hard_regret(tables: Tables):
     fig, axes = P.subplots(1, 2, panel=(5.6, 4.4))
     left, right = axes[0]
     fam = df[df["d"] == main_d]
-    for style, g in _groups(fam, markers=True):
+    for style, g in _groups(fam, by="algorithm"):
         if g["K"].nunique() < 2:
             continue
         P.mean_band(left, g, "K", "regret", positive=True, errorbars=True, **{k: v for k, v in style.items() if k != "ls"})
@@ -233,18 +245,23 @@ def hard_regret(tables: Tables):
             P.mark_burn_in(left, need, style["color"], within=(g["K"].min(), g["K"].max()),
                            beyond=f"{style['label']} regime start 10·T*")
     P.reference_rate(left, REGRET_EXPONENT, "K")
-    extra = [P.burn_in_legend_entry("10·T*")] if any(ln.get_gid() == "burn-in" for ln in left.get_lines()) else []
-    P.finish_axes(left, extra=extra, title=f"regret at K on the instance hard at K (d = {main_d})",
+    _finish_panel(left, title=f"regret at K on the instance hard at K (d = {main_d})",
                   xlabel="K (each point: its own run on the instance tuned to K)", ylabel="cumulative regret at K")
     if np.isfinite(k_d):
         grid = df[df["K"] == k_d].assign(informative=lambda x: x["d"] - 1)
-        for style, g in _groups(grid, markers=True):
+        for style, g in _groups(grid, by="algorithm"):
             P.mean_band(right, g, "informative", "regret", positive=True, errorbars=True,
                         **{k: v for k, v in style.items() if k != "ls"})
         P.reference_rate(right, 1.0, "d")
-        P.finish_axes(right, title=f"regret vs dimension at K = {k_d:.3g}", xlabel="d − 1 (informative action coordinates)",
+        _finish_panel(right, title=f"regret vs dimension at K = {k_d:.3g}", xlabel="d − 1 (informative action coordinates)",
                       ylabel="cumulative regret at K")
+        P.data_ticks(right, sorted(grid["informative"].unique()))
     else:
         P.empty_panel(right, "one d per K in this preset")
+    # one legend outside the panels (they share their series): inside, up to 8 series of the
+    # full preset hide the error bars
+    burn_in = P.burn_in_legend_entry("10·T*")
+    series = {lab: h for lab, h in P.handles_of([left, right]).items() if not P.is_reference(h)}
+    P.figure_legend(fig, {**series, **({burn_in.get_label(): burn_in} if P.proxy_drawn(burn_in, [left]) else {})})
     fig.suptitle("Linear mixture: the Zhou, Gu, Szepesvári (2021) instance hard at K (seed mean, 95% bootstrap error bars)")
     return fig

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import NullFormatter
 
 from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis import plotting as P
@@ -238,8 +237,7 @@ def hard_regret(tables: Tables):
         n, m, H, scale = fam
         P.log_axes(ax)
         P.readable_log_ticks(ax)
-        ax.xaxis.set_minor_formatter(NullFormatter())  # the T grid is the tick set: the runs' horizons
-        ax.set_xticks(Ts, [f"{t:.3g}" for t in Ts])
+        P.data_ticks(ax, Ts)  # the T grid is the tick set: the runs' horizons
         ax.set(xlabel="T (each point: its own run on the instance tuned to T)", ylabel="cumulative regret at T",
                title=f"S={int(n) + 2} A={int(m) + 1} H={int(H)}, gap α'(T) = {scale:g}·sqrt({int(n * m)}/T)")
         P.flush_notes(ax)
