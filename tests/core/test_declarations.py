@@ -50,9 +50,9 @@ def toy_kind(tmp_path, monkeypatch):
     (tmp_path / "toy_declarations.py").write_text(textwrap.dedent(DECLARATION))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "DECLARATION_MODULES", (*registry.DECLARATION_MODULES, "toy_declarations"))
-    registry.kinds.cache_clear()
+    registry.refresh()
     yield
-    registry.kinds.cache_clear()
+    registry.refresh()
     sys.modules.pop("toy_declarations", None)
 
 

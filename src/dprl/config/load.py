@@ -38,7 +38,7 @@ from dprl.config.bounds import output_dir_problems, path_text, value_problems
 from dprl.config.estimate import estimate
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
-from dprl.experiments.registry import kinds
+from dprl.experiments.registry import ENTRY_POINT_GROUP, kinds, plugin_problems, plugins
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.job import JobSpec, job_path, short_hash
 
@@ -347,6 +347,20 @@ class Component:
     index: int  # of its entry in the config list
 
 
+def _unknown(what: str, name: str, declared: dict[str, Any], kind_name: str) -> str:
+    """Why ``name`` is not an algorithm/environment of the kind: a broken plug-in (its entry
+    point and package), a plug-in of a setting this kind does not run, or a typo."""
+    if what == "algorithm" and name in plugin_problems():
+        return f"algorithm {name!r} cannot run: {plugin_problems()[name]}"
+    plugin = plugins().get(name) if what == "algorithm" else None
+    if plugin is not None:
+        open_kinds = sorted(k.name for k in kinds().values() if name in k.algorithms)
+        return (f"plug-in algorithm {name!r} (setting {plugin.setting!r}) does not run in experiment kind {kind_name!r}; "
+                f"it runs in {open_kinds}")
+    hint = f"; installed plug-ins register with the entry-point group {ENTRY_POINT_GROUP!r}" if what == "algorithm" else ""
+    return f"unknown {what} {name!r} for experiment kind {kind_name!r}{_suggest(name, declared)}{hint}"
+
+
 def _components(where: Where, entries: list[dict[str, Any]], declared: dict[str, Any], what: str, kind_name: str) -> list[Component]:
     out: list[Component] = []
     seen: dict[str, dict[str, Any]] = {}
@@ -354,7 +368,7 @@ def _components(where: Where, entries: list[dict[str, Any]], declared: dict[str,
         w = where + (i,)
         name = entry["name"]
         if name not in declared:
-            raise _fail(w + ("name",), f"unknown {what} {name!r} for experiment kind {kind_name!r}{_suggest(name, declared)}")
+            raise _fail(w + ("name",), _unknown(what, name, declared, kind_name))
         comp = declared[name]
         swept = _resolve_params(w, entry, comp.params, f"{what} {name!r}")
         for params in swept:

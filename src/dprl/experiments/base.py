@@ -57,6 +57,14 @@ class Algorithm:
     # ``"module:function"`` taking a ``JobSpec`` and returning the ε the built agent is
     # accounted at under the paper's neighbouring relation (``experiments/accounting.py``)
     accounting: str | None = None
+    # A plug-in (``dprl.experiments.registry``, entry-point group ``dprl.algorithms``): the
+    # setting it joins (one of ``SETTINGS``: it runs in every kind of that setting open to
+    # plug-ins) and its ``"module:function"`` factory, called like a paper's ``build_agent``
+    # without the name: ``factory(params, privacy, env, n_episodes, agent_rng, noise_rng)
+    # -> BuiltAgent`` whose agent follows the setting's step protocol (``agents/plugin.py``).
+    # Built-ins leave both empty (their paper's factory and compiled loop run them).
+    setting: str = ""
+    factory: str | None = None
 
     @property
     def display(self) -> str:
@@ -116,6 +124,14 @@ class ExperimentKind:
     job_rule: str | None = None
     # what each item of a list setting must be (type from the default, range here)
     item_params: dict[str, Param] = field(default_factory=dict)
+    # the setting (one of ``SETTINGS``) whose plug-in algorithms this kind also runs; empty:
+    # built-ins only (audits of one mechanism, experiments about one algorithm's constants)
+    plugins: str = ""
+
+
+# The settings a plug-in can join: each has a step protocol and a generic runner
+# (``agents/plugin.py``).
+SETTINGS = ("tabular",)
 
 
 # A rule gets resolved parameters (defaults filled) and returns ``(key, message)`` pairs,

@@ -120,11 +120,18 @@ def run_episodes(
     number of episodes."""
     summary = CheckpointSummary(checked_checkpoints(checkpoints, n_episodes), alpha)
     feed_episodes(built.agent, env, n_episodes, env_rng, summary, progress, block)
+    return regret_table(summary)
+
+
+def regret_table(summary: CheckpointSummary) -> pd.DataFrame:
+    """One row per checkpoint of a complete summary: ``episode``, cumulative exact
+    ``regret``, ``mean_return``, ``mean_gap_last`` and, with its ``alpha``, ``n_subopt``
+    (the table of every tabular runner: this loop and the plug-in runner)."""
     summary.check_complete()
     cp = summary.checkpoints
     out = pd.DataFrame({"episode": cp, "regret": summary.cum_gap, "mean_return": summary.cum_ret / cp,
                         "mean_gap_last": summary.window_mean})
-    if alpha is not None:
+    if summary.alpha is not None:
         out["n_subopt"] = summary.n_above
     return out
 

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import trim_mean
 
+from dprl.agents.plugin import run_tabular_episodes
 from dprl.agents.protocol import BuiltAgent
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.build import build_agent
@@ -16,6 +17,8 @@ from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bo
 from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
+from dprl.experiments.base import Algorithm, load_ref
+from dprl.experiments.registry import get_kind
 from dprl.runner.job import JobContext, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
@@ -46,14 +49,43 @@ def build_job_agent(ctx: JobContext) -> tuple[TabularMDP, BuiltAgent]:
     # instance generation uses a labelled env stream, transitions the main one: both keyed
     # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
     env = make_tabular_env(envp["name"], envp, _instance_rng(ctx))
-    return env, build_agent(alg["name"], alg, spec.privacy, env, _horizon(ctx), ctx.agent_rng,
-                            ctx.noise_rng if spec.privacy is not None else None)
+    noise_rng = ctx.noise_rng if spec.privacy is not None else None
+    plugin = _plugin(ctx)
+    if plugin is not None:  # the plug-in's own factory (registry), called as build_agent is
+        params = {k: v for k, v in alg.items() if k != "name"}
+        return env, load_ref(plugin.factory)(params, spec.privacy, env, _horizon(ctx), ctx.agent_rng, noise_rng)
+    return env, build_agent(alg["name"], alg, spec.privacy, env, _horizon(ctx), ctx.agent_rng, noise_rng)
+
+
+def _plugin(ctx: JobContext) -> Algorithm | None:
+    """The job's algorithm declaration if it is a plug-in (it has a factory), else ``None``."""
+    decl = get_kind(ctx.spec.kind).algorithms[ctx.spec.algorithm["name"]]
+    return decl if decl.factory else None
+
+
+def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, dict, pd.DataFrame]:
+    """A plug-in's run (:func:`dprl.agents.plugin.run_tabular_episodes`). The burn-in and
+    onset columns belong to PUCB's analysis and are NaN: the regime of a plug-in's rate is
+    not predicted, so its rate rows say so."""
+    T = _horizon(ctx)
+    env, built = build_job_agent(ctx)
+    df = run_tabular_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])),
+                              ctx.progress, alpha=alpha)
+    if ctx.spec.privacy is not None and built.calibration is None:
+        raise ValueError(f"plug-in {ctx.spec.algorithm['name']!r} is declared private but its built agent holds no calibration")
+    ctx.record_accounting(built.calibration)
+    nan = float("nan")
+    info = {"optimal_value": env.optimal_value, "e_eps": nan, "t_exploit_possible": nan, "first_untie_predicted": nan,
+            "burn_in_episodes": nan, "horizon_needed": nan, "onset_episode": nan, "all_tied_episodes": nan}
+    return env, info, df
 
 
 def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
     """Run the job's episodes (:func:`_horizon`); per-episode gaps and returns are
     summarised online at the log-spaced checkpoints (memory independent of the number of
     episodes)."""
+    if _plugin(ctx) is not None:
+        return _simulate_plugin(ctx, alpha)
     spec = ctx.spec
     alg = spec.algorithm
     T = _horizon(ctx)

@@ -1,0 +1,185 @@
+"""Plug-in algorithms (entry-point group ``dprl.algorithms``): the worked example of
+``tests/plugin_example`` installed into a temporary site directory (its package and a
+dist-info with the entry points of its ``pyproject.toml``, which is what ``pip install``
+leaves), then validated, run, accounted and drawn exactly like a built-in; broken, leaky
+and misplaced plug-ins are refused before any job runs."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprl.config.load import ConfigError, load_config
+from dprl.experiments import registry
+from dprl.experiments.accounting import accounted_epsilon, check_accounting
+from dprl.runner.job import JobContext
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "plugin_example"
+
+
+def install_dist(site: Path, name: str, version: str, entry_points: dict[str, str]) -> None:
+    """The dist-info ``pip install`` writes for a package: its metadata and entry points."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    lines = "".join(f"{k} = {v}\n" for k, v in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[{registry.ENTRY_POINT_GROUP}]\n{lines}")
+
+
+def install_example(site: Path) -> None:
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
+    shutil.copytree(EXAMPLE / "dprl_example_plugin", site / "dprl_example_plugin")
+    install_dist(site, project["name"], project["version"], project["entry-points"][registry.ENTRY_POINT_GROUP])
+
+
+LEAKY = '''
+from dprl.agents.protocol import BuiltAgent
+from dprl.agents.tabular.statistics import PrivateStats
+from dprl.experiments.base import Algorithm, Param
+from dprl_example_plugin.agent import DPUCBVI
+
+LEAKY = Algorithm("leaky_ucbvi", "pure", {"beta": Param(0.05)}, setting="tabular", factory="leaky_plugin:build",
+                  label="Leaky-UCBVI", colour="#8c564b")
+NOT_AN_ALGORITHM = 42
+
+
+def build(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    # half the Laplace scale PUCB's calibration asks for: accounted at 2 ε
+    source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, params["beta"], noise_rng, noise_multiplier=0.5)
+    return BuiltAgent(DPUCBVI(source, params["beta"], 1.0, env.n_actions), source.calibration())
+'''
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A site directory holding the example plug-in, a leaky one, and two broken entry points."""
+    site = tmp_path / "site"
+    site.mkdir()
+    install_example(site)
+    (site / "leaky_plugin.py").write_text(LEAKY)
+    install_dist(site, "leaky-plugin", "0.2", {"leaky_ucbvi": "leaky_plugin:LEAKY", "not_an_algorithm": "leaky_plugin:NOT_AN_ALGORITHM",
+                                               "missing_module": "no_such_module:ALG"})
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    yield site
+    for mod in [m for m in sys.modules if m.startswith(("dprl_example_plugin", "leaky_plugin"))]:
+        sys.modules.pop(mod)
+    registry.refresh()
+
+
+def _config(alg: dict, kind: str = "tabular_regret", env: dict | None = None, eps: float = 1.0) -> dict:
+    return {"experiments": {"mine": {
+        "kind": kind, "algorithms": [alg], "environments": [env or {"name": "riverswim", "S": 3, "H": 3}],
+        "privacy": {"epsilon": [eps], "calibration": ["tight"]}, "settings": {"episodes": 300, "checkpoints": 5},
+        "seeds": {"count": 2}}}}
+
+
+def _jobs(cfg: dict):
+    return load_config(cfg, "default").experiments["mine"].jobs
+
+
+def test_the_config_names_a_plugin_like_a_builtin(site):
+    jobs = _jobs(_config({"name": "dp_ucbvi", "bonus_scale": [0.5, 1.0]}))
+    assert len(jobs) == 4 and jobs[0].spec.algorithm == {"name": "dp_ucbvi", "beta": 0.05, "bonus_scale": 0.5}
+    with pytest.raises(ConfigError, match=r"algorithms\[0\]\.bonus_scale: must be > 0"):
+        _jobs(_config({"name": "dp_ucbvi", "bonus_scale": -1.0}))
+    with pytest.raises(ConfigError, match=r"algorithms\[0\]\.bonsu_scale: unknown parameter.*did you mean 'bonus_scale'"):
+        _jobs(_config({"name": "dp_ucbvi", "bonsu_scale": 1.0}))
+    with pytest.raises(ConfigError, match=r"unknown algorithm 'dp_ucbiv'.*did you mean 'dp_ucbvi'.*dprl\.algorithms"):
+        _jobs(_config({"name": "dp_ucbiv"}))
+    # the plug-in joins every kind of its setting that runs plug-ins, and no other
+    open_kinds = {k.name for k in registry.kinds().values() if "dp_ucbvi" in k.algorithms}
+    assert open_kinds == {"tabular_regret", "tabular_pac", "tabular_hard", "tabular_scaling"}
+    with pytest.raises(ConfigError, match=r"plug-in algorithm 'dp_ucbvi' \(setting 'tabular'\) does not run in experiment kind 'lq_regret'"):
+        _jobs({"experiments": {"mine": {"kind": "lq_regret", "algorithms": [{"name": "dp_ucbvi"}],
+                                        "environments": [{"name": "double_integrator"}], "seeds": {"count": 1}}}})
+
+
+@pytest.mark.parametrize("name, why", [
+    ("not_an_algorithm", r"is a int, not a dprl\.experiments\.base\.Algorithm"),
+    ("missing_module", r"failed to load: ModuleNotFoundError"),
+])
+def test_a_broken_plugin_is_refused_naming_its_entry_point_and_package(site, name, why):
+    with pytest.raises(ConfigError, match=rf"algorithm '{name}' cannot run: plug-in entry point {name} = \S+ "
+                                          rf"\(group dprl\.algorithms, package leaky-plugin 0\.2\) {why}"):
+        _jobs(_config({"name": name}))
+    assert len(_jobs(_config({"name": "dp_ucbvi"}))) == 2  # configs that do not name it still run
+
+
+def test_a_plugin_job_is_deterministic_exact_and_accounted_from_its_own_noise(site):
+    garnet = {"name": "garnet", "S": 4, "A": 2, "H": 3, "branching": 2}
+    spec = _jobs(_config({"name": "dp_ucbvi"}, env=garnet))[0].spec
+    run = registry.job_function(registry.get_kind(spec.kind))
+    a, b = JobContext(spec), JobContext(spec)
+    da, db = run(a), run(b)
+    pd.testing.assert_frame_equal(da, db)
+    assert list(da["episode"]) == sorted(da["episode"]) and da["episode"].iloc[-1] == 300
+    assert np.all(np.diff(da["regret"]) >= -1e-12) and np.isfinite(da["regret"]).all()
+    # accounted from the counters its built agent holds (PUCB's calibration at ε = 1)
+    assert a.accounted_epsilon == pytest.approx(1.0) and accounted_epsilon(spec) == pytest.approx(1.0)
+    assert check_accounting([("default", "mine", spec)]) == []
+    other = _jobs(_config({"name": "dp_ucbvi"}, env=garnet))[1].spec  # seed 1: its own instance and streams
+    assert not run(JobContext(other))["regret"].equals(da["regret"])
+
+
+def test_a_plugin_accounted_above_its_nominal_epsilon_is_refused(site):
+    spec = _jobs(_config({"name": "leaky_ucbvi"}))[0].spec
+    problems = check_accounting([("default", "mine", spec)])
+    assert len(problems) == 1 and "leaky_ucbvi" in problems[0] and "is 2 > 1" in problems[0]
+
+
+def test_the_generic_runner_gives_the_compiled_loops_numbers_on_the_builtin_agent():
+    """PUCB and UBEV follow the tabular step protocol: run step by step through the plug-in
+    runner, they give the compiled loop's table (same streams, exact regret)."""
+    from dprl.agents.plugin import run_tabular_episodes
+    from dprl.agents.tabular.build import build_agent
+    from dprl.agents.tabular.episodes import run_episodes
+    from dprl.envs.tabular import garnet
+    from dprl.experiments.tabular.spec import PUCB, UBEV
+    from dprl.privacy.setting import PrivacySetting
+
+    env = garnet(np.random.default_rng(0), S=4, A=2, H=3, branching=2)
+    marks = np.array([1, 10, 100, 400])
+    for decl, privacy in ((UBEV, None), (PUCB, PrivacySetting(epsilon=10.0, calibration="tight"))):
+        tables = []
+        for runner in (run_episodes, run_tabular_episodes):
+            built = build_agent(decl.name, decl.defaults(), privacy, env, 400, np.random.default_rng(1), np.random.default_rng(2))
+            tables.append(runner(built, env, 400, np.random.default_rng(3), marks, alpha=0.1))
+        pd.testing.assert_frame_equal(tables[0], tables[1], rtol=1e-12, atol=1e-12)
+
+
+def test_the_runner_refuses_a_policy_of_the_wrong_shape_or_action():
+    from dprl.agents.plugin import run_tabular_episodes
+    from dprl.agents.protocol import BuiltAgent
+    from dprl.envs.tabular import riverswim
+
+    env = riverswim(3, 2)
+
+    class Bad:
+        def __init__(self, pi):
+            self.pi = pi
+
+        def policy(self):
+            return self.pi
+
+        def observe(self, *trajectory):
+            pass
+
+    for pi, match in ((np.zeros((3, 2), dtype=int), r"episode 1: policy\(\) must return an \(H, S\) = \(2, 3\)"),
+                      (np.full((2, 3), 5), "outside a state's available actions")):
+        with pytest.raises(ValueError, match=match):
+            run_tabular_episodes(BuiltAgent(Bad(pi), None), env, 10, np.random.default_rng(0), np.array([10]))
+
+
+def test_figures_show_a_plugin_with_its_own_name_and_colour(site):
+    from dprl.analysis import plotting as P
+
+    assert P.algorithm_name("dp_ucbvi") == "DP-UCBVI (plug-in)" and P.algorithm_color("dp_ucbvi") == "#9467bd"
+    assert P.series_label("dp_ucbvi", 1.0, "tight") == "DP-UCBVI (plug-in) ε=1 (tight)"
+
