@@ -183,3 +183,33 @@ def test_figures_show_a_plugin_with_its_own_name_and_colour(site):
     assert P.algorithm_name("dp_ucbvi") == "DP-UCBVI (plug-in)" and P.algorithm_color("dp_ucbvi") == "#9467bd"
     assert P.series_label("dp_ucbvi", 1.0, "tight") == "DP-UCBVI (plug-in) ε=1 (tight)"
 
+
+
+def test_claims_for_any_algorithm_of_the_setting_get_plugin_rows_reported_apart(site):
+    """V8 (Theorem 6 bounds every ε-JDP algorithm) and V9 (the two-sided √T exponent on the
+    family hard at T) give the plug-in its own rows, marked 'plug-in' and not counted among
+    the papers' claims."""
+    from dprl.analysis.aggregate import identity_columns
+    from dprl.analysis.base import SOURCES, findings, paper_claims
+    from dprl.analysis.claims import claims_table, to_markdown
+    from dprl.experiments.tabular.jobs import run_hard
+    from dprl.privacy.setting import PrivacySetting
+    from dprl.runner.job import JobSpec
+
+    def job(name: str, T: int, seed: int) -> pd.DataFrame:
+        priv = PrivacySetting(epsilon=10.0, calibration="tight")
+        env = {"name": "lowerbound_horizon", "n": 2, "m": 1, "H": 2, "T": T, "gap_scale": 1.0}
+        alg = {"name": name, **registry.get_kind("tabular_hard").algorithms[name].defaults()}
+        spec = JobSpec("tabular_hard", "tabular_hard", alg, env, priv, {"checkpoints": 4}, seed)
+        labels = {"alg_label": name, "env_label": f"lbh_T{T}", "privacy_label": "eps10"}
+        return run_hard(JobContext(spec)).assign(**identity_columns({"spec": spec.to_dict(), "labels": labels}))
+
+    table = pd.concat([job(a, T, s) for a in ("pucb", "dp_ucbvi") for T in (500, 2000, 8000) for s in range(3)],
+                      ignore_index=True)
+    claims = claims_table({"tabular_hard": table}, papers=("tabular",))
+    hard = claims[claims["claim"].isin(["V8", "V9"])]
+    mine = hard[hard["source"] == SOURCES[2]]
+    assert sorted(mine["claim"]) == ["V8", "V9"] and mine["note"].str.contains("DP-UCBVI").all()
+    assert (hard.loc[hard["source"] == SOURCES[0], "note"].str.contains("PUCB")).all()
+    assert len(paper_claims(hard)) == 2 and len(findings(hard)) == 2
+    assert "measure an installed plug-in algorithm" in to_markdown(claims)

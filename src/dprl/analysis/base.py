@@ -32,7 +32,10 @@ TOTALS_ORDER = ("reproduced", "inconclusive", "not reproduced")
 
 # A row is a claim of a paper, or a finding of this package about a paper (e.g. about its
 # printed constants): findings are reported apart and never counted against the paper.
-SOURCES = ("paper claim", "package finding")
+# who a row is about: the paper's own claim; a finding of this package about the paper; a
+# plug-in algorithm measured against a claim that applies to any algorithm of its setting.
+# Only the first is counted as the papers' claims; the others are reported apart.
+SOURCES = ("paper claim", "package finding", "plug-in")
 
 
 # What a row can show (src/dprl/README.md, "Claims"). A rate is reproduced only two-sided on
@@ -65,12 +68,15 @@ def kinds_sentence(claims: pd.DataFrame) -> str:
 def paper_claims(claims: pd.DataFrame) -> pd.DataFrame:
     """The rows of a claims table that are claims of the papers (all rows of a table
     written before findings had their own ``source``)."""
-    return claims[claims["source"] != SOURCES[1]] if "source" in claims else claims
+    return claims[~claims["source"].isin(SOURCES[1:])] if "source" in claims else claims
 
 
 def findings(claims: pd.DataFrame) -> pd.DataFrame:
-    """The package's findings among the rows of a claims table."""
-    return claims[claims["source"] == SOURCES[1]] if "source" in claims else claims.iloc[0:0]
+    """The rows reported apart from the papers' claims: the package's findings, then the
+    plug-ins' rows."""
+    if "source" not in claims:
+        return claims.iloc[0:0]
+    return pd.concat([claims[claims["source"] == src] for src in SOURCES[1:]])
 
 
 def verdict_totals(claims: pd.DataFrame) -> dict[str, int]:
@@ -137,13 +143,16 @@ class ClaimResult:
     # (the most private point, whose regime decides the row's); NaN for non-private rows
     epsilon: float = float("nan")
     kind: str | None = None  # one of KINDS when this row differs from its claim's kind
+    algorithm: str | None = None  # the algorithm the row measures (a plug-in's rows are reported apart)
 
     @classmethod
     def from_estimate(
         cls, est: Estimate, verdict: Verdict, calibration: str, note: str, regime: Regime = "n/a",
         horizon_needed: float = float("nan"), epsilon: float = float("nan"), kind: str | None = None,
+        algorithm: str | None = None,
     ) -> ClaimResult:
-        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed, float(epsilon), kind)
+        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed, float(epsilon), kind,
+                   algorithm)
 
     def outside_regime_is_inconclusive(self) -> ClaimResult:
         """A rate measured outside its regime (where the theory applies) can neither refute

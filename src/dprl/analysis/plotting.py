@@ -44,34 +44,21 @@ from dprl.analysis.figure_check import (  # noqa: E402
     stands_for,
 )
 from dprl.analysis.stats import bootstrap_ci  # noqa: E402
-from dprl.experiments.registry import kinds  # noqa: E402
+from dprl.experiments.registry import declared  # noqa: E402
 from dprl.runner.io import atomic_write_bytes  # noqa: E402
 
 # --------------------------------------------------------------------------- display names
 
-def _declared(part: str, attribute: str) -> dict[str, str]:
-    """``name -> attribute`` over every registered algorithm or environment (its display
-    name or colour, declared in ``experiments/<paper>/spec.py``); a name declared by several
-    kinds must say the same everywhere."""
-    out: dict[str, str] = {}
-    for kind in kinds().values():
-        for item in getattr(kind, part).values():
-            value = getattr(item, attribute)
-            if out.setdefault(item.name, value) != value:
-                raise ValueError(f"{part[:-1]} {item.name!r} is declared with two {attribute}s: {out[item.name]!r}, {value!r}")
-    return out
-
-
 def algorithm_names() -> dict[str, str]:
-    return _declared("algorithms", "display")
+    return declared("algorithms", "display")
 
 
 def environment_names() -> dict[str, str]:
-    return _declared("environments", "display")
+    return declared("environments", "display")
 
 
 def algorithm_colors() -> dict[str, str]:
-    return _declared("algorithms", "colour")
+    return declared("algorithms", "colour")
 
 # parameter names inside labels (``garnet_H2_S3``) -> their symbol in a display name
 PARAMETER_NAMES: dict[str, str] = {"n_candidates": "N", "A": "|A|", "S": "S", "H": "H", "gap": "gap", "gap_scale": "gap scale"}

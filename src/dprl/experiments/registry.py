@@ -119,6 +119,18 @@ def refresh() -> None:
     _registry.cache_clear()
 
 
+def declared(part: str, attribute: str) -> dict[str, str]:
+    """``name -> attribute`` over every registered algorithm or environment (``part``), e.g.
+    its display name or colour; a name declared by several kinds must say the same everywhere."""
+    out: dict[str, str] = {}
+    for kind in kinds().values():
+        for item in getattr(kind, part).values():
+            value = getattr(item, attribute)
+            if out.setdefault(item.name, value) != value:
+                raise ValueError(f"{part[:-1]} {item.name!r} is declared with two {attribute}s: {out[item.name]!r}, {value!r}")
+    return out
+
+
 def get_kind(name: str) -> ExperimentKind:
     return kinds()[name]
 

@@ -15,9 +15,11 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import (
-    CLAIM_RULE, KINDS, REGIMES, VERDICTS, Claim, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
+    CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
     outside_regime, paper_claims, row_kinds, verdict_totals,
 )
+
+from dprl.experiments.registry import plugins
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +69,8 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
         if r.kind is not None and r.kind not in KINDS:
             raise ValueError(f"claim {claim.id} returned kind {r.kind!r}")
         r = r.outside_regime_is_inconclusive()
-        rows.append({**base, **({"kind": r.kind} if r.kind else {}), "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
+        source = {"source": SOURCES[2]} if r.algorithm in plugins() else {}
+        rows.append({**base, **source, **({"kind": r.kind} if r.kind else {}), "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
                      "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
                      "note": r.note})
     return rows
@@ -134,7 +137,10 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
             "## Package findings (not claims of the papers; not counted above)",
             "",
             "What this package measured about the papers on its own, e.g. under their printed constants. "
-            "A verdict here says whether the measurement supports the finding's statement.",
+            "A verdict here says whether the measurement supports the finding's statement."
+            + (" Rows whose source is 'plug-in' measure an installed plug-in algorithm against a claim that applies "
+               "to any algorithm of its setting (the claim's id; its note names the algorithm)."
+               if (found["source"] == SOURCES[2]).any() else ""),
             "",
             "| finding | paper | statement | expected |",
             "|---|---|---|---|",

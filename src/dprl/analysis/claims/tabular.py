@@ -12,6 +12,7 @@ from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
 from dprl.analysis.regime import median_onset
 from dprl.analysis.selection import final_rows, paired_cost
+from dprl.experiments.registry import declared, plugins
 
 PAPER = "tabular"
 
@@ -392,9 +393,16 @@ def v8(tables: Tables) -> list[ClaimResult]:
     a finite grid the constant alone fails only on a regret that vanishes somewhere; its
     shape in T is V9's two-sided exponent."""
     df = final_rows(tables["tabular_hard"])
-    pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")].copy()
-    if pu.empty:
+    # Theorem 6 bounds every ε-JDP algorithm: PUCB's row, and one per private plug-in
+    private = [a for a in df.loc[df["calibration"] == "tight", "algorithm"].unique() if a == "pucb" or a in plugins()]
+    if not private:
         return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no tight PUCB runs on the hard family")]
+    return [_v8_row(df[(df["algorithm"] == alg) & (df["calibration"] == "tight")].copy(), alg) for alg in private]
+
+
+def _v8_row(pu: pd.DataFrame, alg: str) -> ClaimResult:
+    """V8's row of one private algorithm (tight calibration)."""
+    who = declared("algorithms", "display")[alg]
     sq, pr = theorem6_bound(pu["S"], pu["A"], pu["H"], pu["T"], pu["epsilon"])
     pu["ratio"] = pu["regret"].to_numpy(float) / (sq + pr)
     pu["uniform"] = pu["regret"].to_numpy(float) / uniform_regret(pu)
@@ -404,13 +412,14 @@ def v8(tables: Tables) -> list[ClaimResult]:
     n, m, H, scale, e, T = pts[int(np.argmin([g.mean() for g in groups]))]
     share = pr / (sq + pr)  # the privacy term's part of the bound, per row
     u = pu["uniform"]
-    return [_res(est, verdict_positive(est), "tight",
-                 f"c = min over {len(pts)} (S, A, ε, T) points of PUCB's mean regret / (sqrt(HSAT) + SAH ln(T)/ε) on the "
+    return _res(est, verdict_positive(est), "tight",
+                 f"c = min over {len(pts)} (S, A, ε, T) points of {who}'s mean regret / (sqrt(HSAT) + SAH ln(T)/ε) on the "
                  f"Figure 1 instance tuned to each T (CI: 95% percentile bootstrap over seeds within each point; rule: CI "
-                 f"above 0); smallest at S={int(n) + 2} A={int(m) + 1} H={int(H)} gap scale {scale:g} ε={e:g} T={int(T):.3g}; PUCB's regret is "
+                 f"above 0); smallest at S={int(n) + 2} A={int(m) + 1} H={int(H)} gap scale {scale:g} ε={e:g} T={int(T):.3g}; {who}'s regret is "
                  f"{u.min():.3f}-{u.max():.3f}× that of uniform play at these points; a lower bound "
                  f"holds at every T, so burn-in points count (regime n/a); the privacy term SAH ln(T)/ε is "
-                 f"{np.min(share):.1%}-{np.max(share):.1%} of the bound over the points", epsilon=float(pu["epsilon"].min()))]
+                 f"{np.min(share):.1%}-{np.max(share):.1%} of the bound over the points", epsilon=float(pu["epsilon"].min()),
+                 algorithm=alg)
 
 
 def uniform_regret(rows: pd.DataFrame) -> np.ndarray:
@@ -458,7 +467,7 @@ def v9(tables: Tables) -> list[ClaimResult]:
         reg, need = overall_regime([(r[0], r[1]) for r in regs])
         t_star = float(g_all[g_all["T"] == Ts[-1]]["burn_in_episodes"].max())
         n, m, H, c = fam
-        who = "UBEV" if alg == "ubev" else f"PUCB ε={eps:g}"
+        who = declared("algorithms", "display")[alg] + (f" ε={eps:g}" if np.isfinite(eps) else "")
         lo, hi = HARD_EXPONENT
         res.append(_res(est, verdict, calib,
                         f"{who}, S={int(n) + 2} A={int(m) + 1} H={int(H)}, gap α'(T) = {c:g}·sqrt({int(n * m)}/T): log-log "
@@ -466,7 +475,7 @@ def v9(tables: Tables) -> list[ClaimResult]:
                         f"seeds; {per_seed_note(est)}); two-sided: CI inside [{lo:g}, {hi:g}]; regret {u.min():.3f}-{u.max():.3f}× that of "
                         f"uniform play, whose exponent is 1/2 by construction; regime: every T past "
                         f"{RATE_FACTOR:g}·T* (T* = {t_star:.3g} at the largest T){bad}", reg, need,
-                        eps if np.isfinite(eps) else float("nan")))
+                        eps if np.isfinite(eps) else float("nan"), algorithm=alg))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two T values on the hard family")]
 
 
