@@ -6,10 +6,7 @@ and misplaced plug-ins are refused before any job runs."""
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tomllib
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,24 +16,7 @@ from dprl.config.load import ConfigError, load_config
 from dprl.experiments import registry
 from dprl.experiments.accounting import accounted_epsilon, check_accounting
 from dprl.runner.job import JobContext
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "plugin_example"
-
-
-def install_dist(site: Path, name: str, version: str, entry_points: dict[str, str]) -> None:
-    """The dist-info ``pip install`` writes for a package: its metadata and entry points."""
-    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    lines = "".join(f"{k} = {v}\n" for k, v in entry_points.items())
-    (info / "entry_points.txt").write_text(f"[{registry.ENTRY_POINT_GROUP}]\n{lines}")
-
-
-def install_example(site: Path) -> None:
-    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    shutil.copytree(EXAMPLE / "dprl_example_plugin", site / "dprl_example_plugin")
-    install_dist(site, project["name"], project["version"], project["entry-points"][registry.ENTRY_POINT_GROUP])
-
+from plugin_site import install_dist, install_example
 
 LEAKY = '''
 from dprl.agents.protocol import BuiltAgent
