@@ -75,7 +75,7 @@ def test_the_config_names_a_plugin_like_a_builtin(site):
         _jobs(_config({"name": "dp_ucbiv"}))
     # the plug-in joins every kind of its setting that runs plug-ins, and no other
     open_kinds = {k.name for k in registry.kinds().values() if "dp_ucbvi" in k.algorithms}
-    assert open_kinds == {"tabular_regret", "tabular_pac", "tabular_hard", "tabular_scaling"}
+    assert open_kinds == {"tabular_regret", "tabular_pac", "tabular_hard", "tabular_scaling", "tabular_audit"}
     with pytest.raises(ConfigError, match=r"plug-in algorithm 'dp_ucbvi' \(setting 'tabular'\) does not run in experiment kind 'lq_regret'"):
         _jobs({"experiments": {"mine": {"kind": "lq_regret", "algorithms": [{"name": "dp_ucbvi"}],
                                         "environments": [{"name": "double_integrator"}], "seeds": {"count": 1}}}})
@@ -193,3 +193,29 @@ def test_claims_for_any_algorithm_of_the_setting_get_plugin_rows_reported_apart(
     assert (hard.loc[hard["source"] == SOURCES[0], "note"].str.contains("PUCB")).all()
     assert len(paper_claims(hard)) == 2 and len(findings(hard)) == 2
     assert "measure an installed plug-in algorithm" in to_markdown(claims)
+
+
+def test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_one(site):
+    """tabular_audit audits a plug-in that releases through dprl's counters (its agent's
+    ``source``); V1 gives it its own row, which a plug-in holding half the Laplace scale
+    fails (exact ε 2ε under replacement), while the example passes."""
+    from dprl.analysis.aggregate import identity_columns
+    from dprl.analysis.claims import claims_table
+
+    def audit(name: str) -> pd.DataFrame:
+        cfg = {"experiments": {"mine": {
+            "kind": "tabular_audit", "algorithms": [{"name": name}], "environments": [{"name": "pucb_counters", "S": 2, "A": 1, "H": 1, "T": 4}],
+            "privacy": {"epsilon": [1.0], "calibration": ["tight"]}, "settings": {"runs": 2000}, "seeds": [0]}}}
+        job = load_config(cfg, "default").experiments["mine"].jobs[0]
+        assert check_accounting([("default", "mine", job.spec)]) == []  # audits record their own exact ε
+        rows = registry.job_function(registry.get_kind("tabular_audit"))(JobContext(job.spec))
+        labels = {"alg_label": name, "env_label": "counters", "privacy_label": "tight1"}
+        return rows.assign(**identity_columns({"spec": job.spec.to_dict(), "labels": labels}))
+
+    good, leaky = audit("dp_ucbvi"), audit("leaky_ucbvi")
+    assert list(good["mechanism"]) == ["counter", "episode_l1x2"] and (good["eps_exact"] <= 1.0 + 1e-9).all()
+    np.testing.assert_allclose(leaky["eps_exact"], 2.0)
+    claims = claims_table({"tabular_audit": pd.concat([good, leaky], ignore_index=True)}, papers=("tabular",))
+    v1 = claims[(claims["claim"] == "V1") & (claims["source"] == "plug-in")].set_index("note")
+    verdicts = {("Leaky" if "Leaky-UCBVI" in note else "example"): v for note, v in v1["verdict"].items()}
+    assert verdicts == {"example": "reproduced", "Leaky": "not reproduced"}

@@ -36,7 +36,7 @@ def test_v3_exponent_in_epsilon():
 
 
 def test_v1_fails_when_an_audit_fails():
-    ok = pd.DataFrame(dict(calibration=["tight"] * 2, epsilon=[1.0, 1.0], mechanism=["counter", "episode"], claimed_epsilon=[0.1, 1.0],
+    ok = pd.DataFrame(dict(algorithm=["pucb"] * 2, calibration=["tight"] * 2, epsilon=[1.0, 1.0], mechanism=["counter", "episode"], claimed_epsilon=[0.1, 1.0],
                            eps_lb=[0.05, 0.5], passed=[True, True], expected_pass=[True, True], runs=[1000, 1000]))
     assert claims.v1({"tabular_audit": ok})[0].verdict == "reproduced"
     bad = ok.assign(eps_lb=[0.05, 1.5], passed=[True, False])

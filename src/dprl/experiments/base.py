@@ -127,6 +127,9 @@ class ExperimentKind:
     # the setting (one of ``SETTINGS``) whose plug-in algorithms this kind also runs; empty:
     # built-ins only (audits of one mechanism, experiments about one algorithm's constants)
     plugins: str = ""
+    # an audit: its jobs record their own exact ε, so the accounting check does not refuse
+    # them (they exist to show that printed variants fail); plug-ins join it unaccounted too
+    audit: bool = False
 
 
 # The settings a plug-in can join: each has a step protocol and a generic runner

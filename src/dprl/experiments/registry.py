@@ -92,7 +92,8 @@ def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[s
             continue
         plugins[alg.name] = alg
     for name, kind in list(kinds.items()):
-        joined = {n: a for n, a in plugins.items() if kind.plugins and a.setting == kind.plugins}
+        joined = {n: dataclasses.replace(a, accounting=None) if kind.audit else a
+                  for n, a in plugins.items() if kind.plugins and a.setting == kind.plugins}
         if joined:
             kinds[name] = dataclasses.replace(kind, algorithms={**kind.algorithms, **joined})
     return kinds, plugins, problems

@@ -47,10 +47,13 @@ def counters_only_env(S: int, A: int, H: int) -> TabularMDP:
     return TabularMDP(np.full((H, S, A, S), 1.0 / S), np.zeros((H, S, A)), np.full(S, 1.0 / S), name="pucb_counters")
 
 
-def _private_stats(built: BuiltAgent) -> PrivateStats:
-    source = built.agent.source
+def private_stats(built: BuiltAgent) -> PrivateStats:
+    """The tree counters the built agent holds (``agent.source``: PUCB's, or a plug-in's that
+    releases through dprl's counters), which the audits below examine."""
+    source = getattr(built.agent, "source", None)
     if not isinstance(source, PrivateStats):
-        raise ValueError("a privacy audit needs a private agent (PUCB), got one with exact counts")
+        raise ValueError("a privacy audit needs an agent holding dprl's tree counters (agent.source, a PrivateStats), "
+                         f"got {type(source).__name__}")
     return source
 
 
@@ -120,7 +123,7 @@ def audited_pair(mechanism: str, epsilon: float, S: int, A: int, H: int, T: int,
 def audit_counter(built: BuiltAgent, n: int, rng: np.random.Generator) -> AuditResult:
     """One of the built agent's counters against its claimed level ``ε'``
     (:func:`calibration.counter_epsilon`): streams ``(1, 0, ..., 0)`` vs all zeros."""
-    stats = _private_stats(built)
+    stats = private_stats(built)
     d0, d1 = counter_streams(stats.T)
     claimed = cal.counter_epsilon(stats.privacy.epsilon, stats.H, stats.l1_per_step)
     return audit(_tree_sampler(stats), d0, d1, claimed, n=n, rng=rng, statistics=_llr_statistic(d0, d1, stats.scale))
@@ -129,7 +132,7 @@ def audit_counter(built: BuiltAgent, n: int, rng: np.random.Generator) -> AuditR
 def audit_episode(built: BuiltAgent, n: int, rng: np.random.Generator) -> AuditResult:
     """All ``2SAH + S²AH`` counters of the built agent, audited against the claimed
     episode-level ``ε`` (Theorem 1) on the replacement pair of :func:`episode_streams`."""
-    stats = _private_stats(built)
+    stats = private_stats(built)
     if stats.S < 2:
         raise ValueError("the episode audit needs S >= 2 (two different trajectories)")
     d0, d1 = episode_streams(stats.S, stats.A, stats.H, stats.T)

@@ -66,9 +66,13 @@ def v1_detectable_inflation(rows: pd.DataFrame) -> dict[str, list[float]]:
     """Smallest ε inflation each V1 audit detects, per audited mechanism (its exact pair of
     Laplace node shifts, :func:`dprl.agents.tabular.privacy.audited_pair`)."""
     out: dict[str, list[float]] = {}
+    # a plug-in's rows record the ℓ1 of the counters its agent holds; PUCB's is its parameter
+    l1s = rows["l1_per_step"] if "l1_per_step" in rows else rows["alg.l1_per_step"]
+    if "alg.l1_per_step" in rows:
+        l1s = l1s.fillna(rows["alg.l1_per_step"])
     for mech, eps, claimed, runs, S, A, H, T, l1 in zip(
             rows["mechanism"], rows["epsilon"], rows["claimed_epsilon"], rows["runs"], rows["env.S"], rows["env.A"],
-            rows["env.H"], rows["env.T"], rows["alg.l1_per_step"]):
+            rows["env.H"], rows["env.T"], l1s):
         pair = audited_pair(mech, float(eps), int(S), int(A), int(H), int(T), int(l1))
         out.setdefault(mech, []).append(laplace_inflation(pair, claimed, 0.0, runs))
     return out
@@ -93,21 +97,24 @@ def v1(tables: Tables) -> list[ClaimResult]:
     replacement relation, from the audit and exact accounting of an agent built with it."""
     df = tables["tabular_audit"]
     out = []
-    for calib, g in df.groupby("calibration"):
+    for (alg, calib), g in df.groupby(["algorithm", "calibration"]):
         exp = g[g["expected_pass"].astype(bool)]
         if exp.empty:  # only broken variants audited: nothing certifies this calibration
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", V1_LABELS.get(calib, calib),
                                    "no audit of the correct calibration in this preset"))
             continue
+        planner = ("planner structurally reads only released statistics (tests)" if alg == "pucb" else
+                   f"{declared('algorithms', 'display')[alg]}: the counters it holds are audited; that its planner "
+                   "reads only their releases is the plug-in's to show")
         ratio = float((exp["eps_lb"] / exp["claimed_epsilon"]).max())
         over = _exact_over(exp)
         ok = bool(exp["passed"].astype(bool).all()) and over == 0
         note = (f"max audited ε_lb/claimed ε over {len(exp)} audits (one counter at ε', all counters of an episode at ε), "
                 f"{int(exp['runs'].min())} runs each; exact ε of the agent's Laplace scale under replacement above ε in "
-                f"{over}/{len(exp)}; planner structurally reads only released statistics (tests); "
+                f"{over}/{len(exp)}; {planner}; "
                 + power_note(exp, ("mechanism", "epsilon", "claimed_epsilon", *V1_PAIR_COLUMNS), v1_detectable_inflation, "runs"))
         out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", V1_LABELS.get(calib, calib),
-                               note, epsilon=float(exp["epsilon"].min())))
+                               note, epsilon=float(exp["epsilon"].min()), algorithm=alg))
     printed = df[(df["mechanism"] == "episode_printed_eps_3H") & (df["calibration"] == "paper")]
     if len(printed):
         ratio = float((printed["eps_lb"] / printed["claimed_epsilon"]).max())

@@ -14,7 +14,7 @@ from dprl.agents.tabular.episodes import run_episodes
 from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound, se_calibration
-from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration
+from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration, private_stats
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
 from dprl.experiments.base import Algorithm, load_ref
@@ -186,14 +186,25 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     spec = ctx.spec
     e = spec.environment
     alg = spec.algorithm
-    l1 = int(alg["l1_per_step"])
     n = int(ctx.settings["runs"])
     rng = ctx.noise_rng
     env = counters_only_env(e["S"], e["A"], e["H"])
 
+    plugin = _plugin(ctx)
+    if plugin is not None:  # a plug-in releasing through dprl's counters: the counters its agent holds
+        params = {k: v for k, v in alg.items() if k != "name"}
+        built = load_ref(plugin.factory)(params, spec.privacy, env, e["T"], ctx.agent_rng, rng)
+        stats = private_stats(built)
+        return pd.DataFrame([
+            {"mechanism": m, **r.columns(), "expected_pass": True, "eps_exact": held_calibration(built).accounted_epsilon,
+             "l1_per_step": stats.l1_per_step}
+            for m, r in (("counter", audit_counter(built, n, rng)), (f"episode_l1x{stats.l1_per_step:g}", audit_episode(built, n, rng)))
+        ])
+
     def pucb(l1_per_step: int) -> BuiltAgent:  # the agent whose counters are audited
         return build_agent("pucb", {**alg, "l1_per_step": l1_per_step}, spec.privacy, env, e["T"], ctx.agent_rng, rng)
 
+    l1 = int(alg["l1_per_step"])
     built = pucb(l1)
     rows = []
     res = audit_counter(built, n, rng)

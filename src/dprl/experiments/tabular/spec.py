@@ -100,7 +100,8 @@ KINDS: list[ExperimentKind] = [
         environments(Environment("pucb_counters", {"S": Param(2, minimum=2), "A": Param(1, minimum=1), "H": Param(1, minimum=1), "T": Param(4, minimum=2)},
                                  doc="smallest counter set", label="PUCB counters")),
         {"runs": Param(100000, minimum=1000)},
-        doc="audits of PUCB's counters (per counter and whole episode)", mem_mb=2000, runtime_min=10,
-        work="dprl.experiments.tabular.work:audit", seconds_per_work=6.78e-07,
+        doc="audits of PUCB's counters (per counter and whole episode), and of a plug-in's that releases through them",
+        mem_mb=2000, runtime_min=10, work="dprl.experiments.tabular.work:audit", seconds_per_work=6.78e-07,
+        plugins="tabular", audit=True,
     ),
 ]
