@@ -88,7 +88,7 @@ def test_claims_state_the_detectable_inflation():
     assert "laplace_tree 1.0" in m1.note  # the LLR statistic: about 1.08x
     v1_rows = pd.DataFrame({"mechanism": ["counter", "episode_l1x2"], "claimed_epsilon": [1 / 6, 1.0],
                             "eps_lb": [0.1, 0.8], "passed": True, "expected_pass": True, "runs": 200_000,
-                            "calibration": "tight", "epsilon": 1.0, "env.S": 2, "env.A": 1, "env.H": 1, "env.T": 2,
+                            "algorithm": "pucb", "calibration": "tight", "epsilon": 1.0, "env.S": 2, "env.A": 1, "env.H": 1, "env.T": 2,
                             "alg.l1_per_step": 2})
     (v1,) = v_claims.v1({"tabular_audit": v1_rows})
     assert "counter 1.1" in v1.note and "episode_l1x2 1.5" in v1.note

@@ -64,7 +64,7 @@ def test_a_name_declared_twice_must_say_the_same(monkeypatch):
     table = dict(registry.kinds())
     lq = table["lq_oracle"]
     table["lq_oracle"] = replace(lq, algorithms={**lq.algorithms, "ofu_rl": replace(lq.algorithms["ofu_rl"], colour="#ff0000")})
-    monkeypatch.setattr(P, "kinds", lambda: table)
+    monkeypatch.setattr(registry, "kinds", lambda: table)
     with pytest.raises(ValueError, match="'ofu_rl' is declared with two colours"):
         P.algorithm_color("ofu_rl")
 

@@ -28,17 +28,17 @@ def _claim(claims, cid):
 
 def _spec(kind, alg, env, privacy, settings, **env_over):
     k = get_kind(kind)
-    a = {"name": alg, **{n: p.default for n, p in k.algorithms[alg].params.items()}}
-    e = {"name": env, **{n: p.default for n, p in k.environments[env].params.items()}, **env_over}
+    a = {"name": alg, **k.algorithms[alg].defaults()}
+    e = {"name": env, **k.environments[env].defaults(), **env_over}
     s = {n: p.default for n, p in k.settings.items()}
     s.update(settings)
     return JobSpec(kind, kind, a, e, privacy, s, 0)
 
 
 def _run(spec):
-    """The job's table with the privacy columns the aggregation adds to every row."""
+    """The job's table with the algorithm and privacy columns the aggregation adds to every row."""
     df = job_function(get_kind(spec.kind))(JobContext(spec))
-    return df.assign(**{k: getattr(spec.privacy, k) for k in ("epsilon", "delta", "calibration")})
+    return df.assign(algorithm=spec.algorithm["name"], **{k: getattr(spec.privacy, k) for k in ("epsilon", "delta", "calibration")})
 
 
 def _rows(claim, table_name, table):

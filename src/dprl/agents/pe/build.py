@@ -45,20 +45,37 @@ def build_agent(
     (audits only): a class with the estimator's constructor, e.g. a deliberately broken
     variant of :mod:`dprl.agents.pe.broken`.
     """
-    phi, rho, f_max = env.phi, env.rho, env.f_max
     if name not in ESTIMATORS:
         raise ValueError(f"unknown policy-evaluation algorithm {name!r}; choose one of {ESTIMATORS}")
-    if name == "lsw":
-        return BuiltAgent((estimator_class or LSW)(phi, rho), None)
-    if name == "lsl":
-        return BuiltAgent((estimator_class or LSL)(phi, rho, params["c"], params["p"]), None)
-    if privacy is None or privacy.delta is None:
-        raise ValueError(f"algorithm {name!r} is (epsilon, delta)-DP: it needs a privacy setting with epsilon and delta")
-    if privacy.calibration != "paper":
-        raise ValueError("the 2016 policy-evaluation paper has a single calibration; use calibration: [paper]")
-    eps, delta = privacy.epsilon, float(privacy.delta)
-    if name == "dp_lsw":
-        est = (estimator_class or DPLSW)(phi, rho, f_max, eps, delta)
-    else:
-        est = (estimator_class or DPLSL)(phi, rho, params["c"], params["p"], f_max, eps, delta, smooth=name == "dp_lsl")
-    return BuiltAgent(est, est.const)
+    private = name in PRIVATE_ESTIMATORS
+    if private:
+        if privacy is None or privacy.delta is None:
+            raise ValueError(f"algorithm {name!r} is (epsilon, delta)-DP: it needs a privacy setting with epsilon and delta")
+        if privacy.calibration != "paper":
+            raise ValueError("the 2016 policy-evaluation paper has a single calibration; use calibration: [paper]")
+    est = (BUILDERS[name])(estimator_class, params, privacy, env)
+    return BuiltAgent(est, est.const if private else None)
+
+
+def _lsw(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting | None, env: EstimationTask) -> LSW:
+    return (cls or LSW)(env.phi, env.rho)
+
+
+def _lsl(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting | None, env: EstimationTask) -> LSL:
+    return (cls or LSL)(env.phi, env.rho, params["c"], params["p"])
+
+
+def _dp_lsw(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting, env: EstimationTask) -> DPLSW:
+    return (cls or DPLSW)(env.phi, env.rho, env.f_max, privacy.epsilon, float(privacy.delta))
+
+
+def _dp_lsl(smooth: bool):
+    """DP-LSL with smooth sensitivity (``dp_lsl``) or its global-sensitivity variant (``gs_dp_lsl``)."""
+    def build(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting, env: EstimationTask) -> DPLSL:
+        return (cls or DPLSL)(env.phi, env.rho, params["c"], params["p"], env.f_max, privacy.epsilon, float(privacy.delta),
+                              smooth=smooth)
+    return build
+
+
+# estimator name -> its constructor call
+BUILDERS = {"lsw": _lsw, "lsl": _lsl, "dp_lsw": _dp_lsw, "dp_lsl": _dp_lsl(True), "gs_dp_lsl": _dp_lsl(False)}

@@ -22,6 +22,25 @@ _NOISE_DOUBLES = 1 << 20
 
 
 
+def _exact_stats(params: Mapping[str, Any], privacy: PrivacySetting | None, env: TabularMDP, n_episodes: int,
+                 noise_rng: np.random.Generator | None) -> tuple[ExactStats, None]:
+    """UBEV: exact counts, ``E = 0``."""
+    return ExactStats(env.S, env.A, env.H), None
+
+
+def _private_stats(params: Mapping[str, Any], privacy: PrivacySetting | None, env: TabularMDP, n_episodes: int,
+                   noise_rng: np.random.Generator | None) -> tuple[PrivateStats, PUCBCalibration]:
+    """PUCB: Laplace tree counters at ``privacy.epsilon`` with ``privacy.calibration``."""
+    if privacy is None:
+        raise ValueError("pucb is ε-JDP and needs a privacy setting")
+    source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, params["beta"], noise_rng, params["l1_per_step"])
+    return source, source.calibration()
+
+
+# algorithm name -> its statistics source, the only difference between UBEV and PUCB
+STATISTICS = {"ubev": _exact_stats, "pucb": _private_stats}
+
+
 def build_agent(
     name: str, params: Mapping[str, Any], privacy: PrivacySetting | None, env: TabularMDP, n_episodes: int,
     agent_rng: np.random.Generator, noise_rng: np.random.Generator | None,
@@ -30,17 +49,7 @@ def build_agent(
     ``privacy.calibration``) for ``n_episodes`` episodes of ``env`` (the factory of
     :mod:`dprl.agents.protocol`). ``params``: ``beta``, ``bonus_scale`` and, for ``pucb``,
     ``l1_per_step`` (the ℓ1 change of one step's indicators, 2 under replacement)."""
-    beta, bonus_scale = params["beta"], params["bonus_scale"]
-    calibration = None
-    if name == "ubev":
-        source: ExactStats | PrivateStats = ExactStats(env.S, env.A, env.H)
-    elif name == "pucb":
-        if privacy is None:
-            raise ValueError("pucb is ε-JDP and needs a privacy setting")
-        source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, beta, noise_rng,
-                              params["l1_per_step"])
-        calibration = source.calibration()
-    else:
-        raise ValueError(f"unknown tabular agent {name!r}")
-    return BuiltAgent(OptimisticAgent(source, beta, bonus_scale, agent_rng, env.n_actions), calibration)
-
+    if name not in STATISTICS:
+        raise ValueError(f"unknown tabular agent {name!r}; choose one of {sorted(STATISTICS)}")
+    source, calibration = STATISTICS[name](params, privacy, env, n_episodes, noise_rng)
+    return BuiltAgent(OptimisticAgent(source, params["beta"], params["bonus_scale"], agent_rng, env.n_actions), calibration)
