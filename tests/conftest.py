@@ -94,3 +94,37 @@ def slurm_cluster(slurm_owner: SlurmClusterOwner) -> SlurmCluster:
     stopped the previous one (tests/cluster/test_slurm_cluster.py), and a cached
     session value would then hand out a dead cluster."""
     return slurm_owner.get()
+
+
+# ---------------------------------------------------------------------------- parallel runs
+
+# With pytest-xdist (``-n auto --dist loadgroup`` in pyproject.toml) the tests of these
+# folders run on one worker, one after another, as without it: they share session fixtures
+# (one smoke run, one SLURM cluster at a time) and each drives Snakemake on every core. The
+# other tests spread over the remaining workers.
+SERIAL_DIRS = ("workflow", "cluster")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    root = Path(__file__).resolve().parent
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path.is_relative_to(root) and path.relative_to(root).parts[0] in SERIAL_DIRS:
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
+def pytest_configure(config) -> None:
+    """Before the workers start (the controller, or a run without xdist): import every
+    module that defines Numba kernels, so that stale caches are flushed and stamped once
+    (``dprl.runner.kernel_cache``) rather than by two workers at the same time."""
+    if hasattr(config, "workerinput"):
+        return
+    import importlib
+    import pkgutil
+
+    import dprl
+    from dprl.runner.kernel_cache import defines_kernels
+
+    for mod in pkgutil.walk_packages(dprl.__path__, "dprl."):
+        if defines_kernels(mod.name):
+            importlib.import_module(mod.name)

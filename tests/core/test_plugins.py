@@ -219,3 +219,13 @@ def test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_
     v1 = claims[(claims["claim"] == "V1") & (claims["source"] == "plug-in")].set_index("note")
     verdicts = {("Leaky" if "Leaky-UCBVI" in note else "example"): v for note, v in v1["verdict"].items()}
     assert verdicts == {"example": "reproduced", "Leaky": "not reproduced"}
+
+
+def test_a_plugin_job_is_estimated_at_the_generic_runners_measured_slowdown(site):
+    from dprl.config.estimate import PLUGIN_SLOWDOWN, STARTUP_SECONDS, estimate
+
+    cfg = _config({"name": "dp_ucbvi"})
+    mine = estimate(_jobs(cfg)[0].spec)
+    cfg["experiments"]["mine"]["algorithms"] = [{"name": "pucb"}]
+    builtin = estimate(_jobs(cfg)[0].spec)
+    assert mine.seconds - STARTUP_SECONDS == pytest.approx(PLUGIN_SLOWDOWN * (builtin.seconds - STARTUP_SECONDS))
