@@ -105,6 +105,7 @@ def slurm_cluster(slurm_owner: SlurmClusterOwner) -> SlurmCluster:
 SERIAL_DIRS = ("workflow", "cluster")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks into the node ids
 def pytest_collection_modifyitems(config, items) -> None:
     root = Path(__file__).resolve().parent
     for item in items:
