@@ -190,6 +190,11 @@ def test_claims_for_any_algorithm_of_the_setting_get_plugin_rows_reported_apart(
     hard = claims[claims["claim"].isin(["V8", "V9"])]
     mine = hard[hard["source"] == SOURCES[2]]
     assert sorted(mine["claim"]) == ["V8", "V9"] and mine["note"].str.contains("DP-UCBVI").all()
+    assert mine.loc[mine["claim"] == "V9", "note"].str.contains("no burn-in is predicted").all()
+    # without PUCB, the paper's V8 row still stands (inconclusive), beside the plug-in's
+    alone = claims_table({"tabular_hard": table[table["algorithm"] == "dp_ucbvi"]}, papers=("tabular",))
+    v8 = alone[alone["claim"] == "V8"]
+    assert list(v8["source"]) == [SOURCES[0], SOURCES[2]] and v8["verdict"].iloc[0] == "inconclusive"
     assert (hard.loc[hard["source"] == SOURCES[0], "note"].str.contains("PUCB")).all()
     assert len(paper_claims(hard)) == 2 and len(findings(hard)) == 2
     assert "measure an installed plug-in algorithm" in to_markdown(claims)

@@ -51,9 +51,8 @@ def build_job_agent(ctx: JobContext) -> tuple[TabularMDP, BuiltAgent]:
     env = make_tabular_env(envp["name"], envp, _instance_rng(ctx))
     noise_rng = ctx.noise_rng if spec.privacy is not None else None
     plugin = _plugin(ctx)
-    if plugin is not None:  # the plug-in's own factory (registry), called as build_agent is
-        params = {k: v for k, v in alg.items() if k != "name"}
-        return env, load_ref(plugin.factory)(params, spec.privacy, env, _horizon(ctx), ctx.agent_rng, noise_rng)
+    if plugin is not None:
+        return env, _build_plugin(plugin, ctx, env, _horizon(ctx), noise_rng)
     return env, build_agent(alg["name"], alg, spec.privacy, env, _horizon(ctx), ctx.agent_rng, noise_rng)
 
 
@@ -61,6 +60,14 @@ def _plugin(ctx: JobContext) -> Algorithm | None:
     """The job's algorithm declaration if it is a plug-in (it has a factory), else ``None``."""
     decl = get_kind(ctx.spec.kind).algorithms[ctx.spec.algorithm["name"]]
     return decl if decl.factory else None
+
+
+def _build_plugin(plugin: Algorithm, ctx: JobContext, env: TabularMDP, n_episodes: int,
+                  noise_rng: np.random.Generator | None) -> BuiltAgent:
+    """The plug-in's agent from its own factory (``Algorithm.factory``), called as a paper's
+    ``build_agent`` is, without the name."""
+    params = {k: v for k, v in ctx.spec.algorithm.items() if k != "name"}
+    return load_ref(plugin.factory)(params, ctx.spec.privacy, env, n_episodes, ctx.agent_rng, noise_rng)
 
 
 def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, dict, pd.DataFrame]:
@@ -192,8 +199,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
 
     plugin = _plugin(ctx)
     if plugin is not None:  # a plug-in releasing through dprl's counters: the counters its agent holds
-        params = {k: v for k, v in alg.items() if k != "name"}
-        built = load_ref(plugin.factory)(params, spec.privacy, env, e["T"], ctx.agent_rng, rng)
+        built = _build_plugin(plugin, ctx, env, e["T"], rng)
         stats = private_stats(built)
         return pd.DataFrame([
             {"mechanism": m, **r.columns(), "expected_pass": True, "eps_exact": held_calibration(built).accounted_epsilon,
