@@ -1,5 +1,7 @@
-"""The generic episode runner of plug-in algorithms (``dprl.experiments.registry``): any agent
-that follows its setting's step protocol runs through the experiments of that setting.
+"""The generic episode runners of plug-in algorithms (``dprl.experiments.registry``): any agent
+that follows its setting's step protocol runs through the experiments of that setting
+(``tabular``, ``lq``, ``linmix``). Each runner gives the columns of its setting's compiled
+loop that do not depend on the algorithm (episode, cumulative exact regret, sampled return).
 
 Tabular step protocol (:class:`TabularStepAgent`; the built-in UBEV/PUCB agent
 :class:`~dprl.agents.tabular.agent.OptimisticAgent` follows it too):
@@ -16,6 +18,30 @@ the ``agent_rng`` and ``noise_rng`` its factory was given), regret is exact (eve
 policy evaluated by backward induction on the true model, which the agent never sees),
 checkpoints are summarised online (memory bounded by the block), and progress is reported
 per block. Plain Python: a plug-in pays its own per-episode cost.
+
+LQ step protocol (:class:`LQStepAgent`; OFU-RL's ``act().gains`` / ``observe``):
+
+- ``policy() -> (H, d, n) floats``: the linear feedback ``u_h = K_h x_h`` of the next episode;
+- ``observe(states, controls)``: that episode's ``H + 1`` states ``(H+1, n)`` and ``H``
+  controls ``(H, d)`` (the costs are known: ``Q``, ``R``).
+
+The environment noise of episode ``k`` is the ``k``-th block of ``H`` ball draws of the
+environment stream (``ball_noise_into``, as in :mod:`dprl.agents.lq.loop`), and regret is
+the exact ``J^{π_k}_1 − J*_1`` (eq. 6, ``policy_cost_one`` on the true ``Θ*``).
+
+Linear-mixture step protocol (:class:`LinmixStepAgent`; LinOpt's ``begin_episode`` +
+``act_policy`` / ``end_episode``):
+
+- ``policy() -> (H, S, A) floats``: the (possibly stochastic) policy of the next episode,
+  each ``policy[h, s]`` a distribution over actions;
+- ``observe(states, actions, rewards)``: that episode's trajectory (``H + 1`` states).
+
+``2H`` environment uniforms per episode (next state, reward), drawn whatever the agent
+does (as the compiled loop, :mod:`dprl.agents.linmix.loop`). A deterministic policy (every
+row one-hot) is played as is; a stochastic one draws its ``H`` action uniforms from the
+``action_rng`` the job gives, its ``agent_rng``, by inverse CDF, as LinOpt-PO's loop does,
+so a built-in run through this runner is its compiled run. Regret is exact: ``V*_1(s_1) −
+V^{π_k}_1(s_1)`` by backward induction on the true model.
 """
 
 from __future__ import annotations
@@ -28,11 +54,25 @@ import pandas as pd
 
 from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.agents.tabular.episodes import regret_table
+from dprl.envs.linear_mixture import LinearMixtureMDP
+from dprl.envs.lq import LQSystem, RegretEvaluator, policy_cost_one, rollout
 from dprl.envs.tabular import TabularMDP
 from dprl.runner.online import CheckpointSummary
 
 
 class TabularStepAgent(Protocol):
+    def policy(self) -> np.ndarray: ...
+
+    def observe(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None: ...
+
+
+class LQStepAgent(Protocol):
+    def policy(self) -> np.ndarray: ...
+
+    def observe(self, states: np.ndarray, controls: np.ndarray) -> None: ...
+
+
+class LinmixStepAgent(Protocol):
     def policy(self) -> np.ndarray: ...
 
     def observe(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None: ...
@@ -77,3 +117,93 @@ def run_tabular_episodes(
         if progress is not None:
             progress(done, n_episodes)
     return regret_table(summary)
+
+
+def _checked_array(value: object, shape: tuple[int, ...], what: str, episode: int) -> np.ndarray:
+    """``value`` as a finite float array of ``shape``, or a clear error naming the episode."""
+    arr = np.asarray(value)
+    if arr.shape != shape or not np.issubdtype(arr.dtype, np.number) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"episode {episode}: policy() must return finite {what} of shape {shape}, "
+                         f"got {arr.dtype} of shape {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=float)
+
+
+def run_lq_episodes(
+    built: BuiltAgent, env: LQSystem, n_episodes: int, env_rng: np.random.Generator, checkpoints: np.ndarray,
+    progress: Callable[[int, int], None] | None = None, *, block: int = 1024,
+) -> pd.DataFrame:
+    """Run ``K = n_episodes`` episodes of an :class:`LQStepAgent` on the system ``env``: per
+    checkpoint the cumulative exact regret ``Σ_k (J^{π_k}_1 − J*_1)`` (eq. 6), the sampled
+    one, the last episode's exact regret and ``J*_1``: the columns of
+    :func:`dprl.agents.lq.episodes.run_episodes` that do not depend on the algorithm, with the
+    same floating-point operations (sequential sums of ``policy_cost_one``)."""
+    marks = checked_checkpoints(checkpoints, n_episodes)
+    agent = built.agent
+    system = env
+    optimal = RegretEvaluator(system).optimal
+    shape = (system.horizon, system.d, system.n)
+    cum = cum_sampled = last = 0.0
+    rows, m = [], 0
+    for k in range(1, n_episodes + 1):
+        gains = _checked_array(agent.policy(), shape, "gains K_h (H, d, n)", k)
+        noise = system.sample_noise(env_rng, system.horizon)  # the k-th block of H ball draws
+        states, controls, cost = rollout(system, gains, noise)
+        agent.observe(states, controls)
+        last = policy_cost_one(system.a, system.b, system.q, system.r, gains, system.w_cov, system.x1) - optimal
+        cum += last
+        cum_sampled += cost - optimal
+        if m < marks.size and k == marks[m]:
+            rows.append({"episode": k, "regret": cum, "regret_sampled": cum_sampled, "episode_regret": last,
+                         "optimal_cost": optimal})
+            m += 1
+        if progress is not None and (k % block == 0 or k == n_episodes):
+            progress(k, n_episodes)
+    return pd.DataFrame(rows)
+
+
+def run_linmix_episodes(
+    built: BuiltAgent, env: LinearMixtureMDP, n_episodes: int, env_rng: np.random.Generator, checkpoints: np.ndarray,
+    progress: Callable[[int, int], None] | None = None, *, action_rng: np.random.Generator, block: int = 1024,
+) -> pd.DataFrame:
+    """Run ``K = n_episodes`` episodes of a :class:`LinmixStepAgent`: per checkpoint the
+    cumulative exact regret ``Σ_k (V*_1(s_1) − V^{π_k}_1(s_1))``, the cumulative sampled
+    return and ``V*_1(s_1)``: the columns of :func:`dprl.agents.linmix.episodes.run_episodes`
+    that do not depend on the algorithm (``T = K·H`` steps)."""
+    marks = checked_checkpoints(checkpoints, n_episodes)
+    agent = built.agent
+    H, S, A = env.horizon, env.S, env.A
+    v_star = float(env.optimal_values()[0, env.s1])
+    states = np.empty(H + 1, dtype=np.int64)
+    actions = np.empty(H, dtype=np.int64)
+    rewards = np.empty(H)
+    cum_regret = cum_return = 0.0
+    rows, m, done = [], 0, 0
+    while done < n_episodes:
+        b = min(block, n_episodes - done)
+        u = env_rng.random((b, H, 2))  # 2H uniforms per episode, used or not
+        for j in range(b):
+            k = done + j + 1
+            pi = _checked_array(agent.policy(), (H, S, A), "action distributions (H, S, A)", k)
+            if np.any(pi < 0) or not np.allclose(pi.sum(axis=2), 1.0, atol=1e-9):
+                raise ValueError(f"episode {k}: policy() must give a distribution over actions in every (h, s)")
+            cum_regret += v_star - env.policy_value(pi)
+            stochastic = not np.all((pi == 0.0) | (pi == 1.0))
+            a_u = action_rng.random(H) if stochastic else None
+            s = env.s1
+            states[0] = s
+            for h in range(H):
+                a = int(pi[h, s].argmax()) if a_u is None else \
+                    int(min(np.searchsorted(np.cumsum(pi[h, s]), a_u[h], side="right"), A - 1))
+                actions[h] = a
+                rewards[h], s = env.step(s, a, u[j, h, 0], u[j, h, 1])
+                states[h + 1] = s
+            cum_return += rewards.sum()
+            agent.observe(states.copy(), actions.copy(), rewards.copy())
+            if m < marks.size and k == marks[m]:
+                rows.append({"episode": k, "T": k * H, "regret": cum_regret, "sampled_return": cum_return,
+                             "optimal_value": v_star})
+                m += 1
+        done += b
+        if progress is not None:
+            progress(done, n_episodes)
+    return pd.DataFrame(rows)
