@@ -23,6 +23,7 @@ from dprl.privacy.setting import PrivacySetting
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugin_example"))
 from dprl_example_plugin.agent import build as build_example  # noqa: E402
+from step_agents import StepLinOpt, StepOFU  # noqa: E402
 
 PRIVACY = PrivacySetting(epsilon=1.0, calibration="tight")
 PARAMS = {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}
@@ -53,3 +54,56 @@ def test_bench_example_plugin_against_compiled_pucb(benchmark, env_name):
     rate = T / benchmark.stats.stats.min
     benchmark.extra_info.update(episodes_per_s=rate, compiled_pucb_episodes_per_s=compiled, ratio_to_compiled=rate / compiled)
     assert rate > 0 and compiled > rate  # a plain-Python plug-in is slower than the compiled loop
+
+
+
+def _lq(step: bool, K: int) -> None:
+    from dprl.agents.lq.build import build_agent as build_lq
+    from dprl.agents.lq.episodes import run_episodes as run_lq
+    from dprl.agents.plugin import run_lq_episodes
+    from dprl.envs.lq import random_system
+
+    system = random_system(2, 1, 10, np.random.default_rng(0))
+    privacy = PrivacySetting(epsilon=1.0, delta=1e-3, calibration="tight")
+    built = build_lq("private_ofu_rl", {"n_candidates": 64, "alpha": 0.1}, privacy, system, K, np.random.default_rng(1),
+                     np.random.default_rng(2))
+    if step:
+        built.agent = StepOFU(built.agent)
+        run_lq_episodes(built, system, K, np.random.default_rng(3), np.array([K]))
+    else:
+        run_lq(built, system, K, np.random.default_rng(3), np.array([K]))
+
+
+def _linmix(step: bool, K: int) -> None:
+    from dprl.agents.linmix.build import build_agent as build_linmix
+    from dprl.agents.linmix.episodes import run_episodes as run_linmix
+    from dprl.agents.plugin import run_linmix_episodes
+    from dprl.envs.linear_mixture import make_env
+
+    env = make_env("mixture", {"S": 10, "A": 3, "d1": 2, "d2": 2, "H": 2, "concentration": 0.5}, np.random.default_rng(0))
+    privacy = PrivacySetting(epsilon=10.0, delta=1e-3, calibration="tight")
+    agent_rng = np.random.default_rng(1)
+    built = build_linmix("private_linopt_vi", {"alpha": 0.05}, privacy, env, K, agent_rng, np.random.default_rng(2))
+    if step:
+        built.agent = StepLinOpt(built.agent)
+        run_linmix_episodes(built, env, K, np.random.default_rng(3), np.array([K]), action_rng=agent_rng)
+    else:
+        run_linmix(built, env, K, np.random.default_rng(3), np.array([K]))
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+@pytest.mark.parametrize("setting", ["lq", "linmix"])
+def test_bench_step_runner_against_the_compiled_loop(benchmark, setting):
+    """The generic LQ / linear-mixture runner driving the built-in private agent through its
+    step interface (what a plug-in built on dprl's Regularizers pays), against the compiled
+    loop of the same agent in the same run."""
+    run = {"lq": _lq, "linmix": _linmix}[setting]
+    K, K_compiled = 2_000, 20_000
+    run(False, 10)  # compiled once, outside the timings
+    t = time.process_time()
+    run(False, K_compiled)
+    compiled = K_compiled / (time.process_time() - t)
+    benchmark.pedantic(run, args=(True, K), rounds=3, iterations=1)
+    rate = K / benchmark.stats.stats.min
+    benchmark.extra_info.update(episodes_per_s=rate, compiled_episodes_per_s=compiled, ratio_to_compiled=rate / compiled)
+    assert rate > 0 and compiled > rate

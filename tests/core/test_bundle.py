@@ -65,3 +65,14 @@ def test_bundle_seconds_defaults_to_zero_and_is_validated():
         load_config(_raw(bundle_seconds=-1))
     with pytest.raises(ConfigError, match="bundle_seconds"):
         load_config(_raw(bundle_seconds="fast"))
+
+
+def test_a_slow_job_is_a_bundle_of_its_own_and_the_others_pack_as_before():
+    """A plug-in's simulation (60x its kind's compiled time) is bundled alone with its own
+    estimate; the experiment's other jobs pack exactly as without it."""
+    jobs = {"a": [f"jobs/a/x/seed{k}.csv" for k in range(10)]}
+    plain = make_bundles(jobs, {"a": 10.0}, 30.0)
+    slow = "jobs/a/mine/seed0.csv"
+    both = make_bundles({"a": jobs["a"] + [slow]}, {"a": 10.0}, 30.0, {slow: 60.0})
+    assert both[: len(plain)] == plain
+    assert both[-1].paths == (slow,) and both[-1].seconds == 600.0

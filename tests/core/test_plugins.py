@@ -200,6 +200,38 @@ def test_claims_for_any_algorithm_of_the_setting_get_plugin_rows_reported_apart(
     assert "measure an installed plug-in algorithm" in to_markdown(claims)
 
 
+def test_v3_measures_a_plugins_privacy_cost_against_the_baseline_it_declares(site):
+    """The example declares UBEV its baseline: V3 gives it its own rows (cost slope in T,
+    exponent in ε), reported apart; PUCB's paper rows are unchanged by its presence."""
+    from dprl.analysis.aggregate import identity_columns
+    from dprl.analysis.base import SOURCES
+    from dprl.analysis.claims import claims_table
+    from dprl.analysis.selection import privacy_costs
+
+    def table(names: list[str], eps: list[float]) -> pd.DataFrame:
+        cfg = _config({"name": names[0]})
+        cfg["experiments"]["mine"]["algorithms"] = [{"name": n} for n in names]
+        cfg["experiments"]["mine"]["privacy"]["epsilon"] = eps
+        frames = []
+        for job in _jobs(cfg):
+            rows = registry.job_function(registry.get_kind("tabular_regret"))(JobContext(job.spec))
+            labels = {"alg_label": job.spec.algorithm["name"], "env_label": "riverswim",
+                      "privacy_label": "np" if job.spec.privacy is None else f"eps{job.spec.epsilon:g}"}
+            frames.append(rows.assign(**identity_columns({"spec": job.spec.to_dict(), "labels": labels})))
+        return pd.concat(frames, ignore_index=True)
+
+    df = table(["ubev", "pucb", "dp_ucbvi"], [1.0, 10.0])
+    cost = privacy_costs(df, ["env_label", "seed", "episode"])
+    assert set(cost["algorithm"]) == {"pucb", "dp_ucbvi"} and set(cost["baseline"]) == {"ubev"}
+    claims = claims_table({"tabular_regret": df}, papers=("tabular",))
+    v3 = claims[claims["claim"] == "V3"]
+    mine = v3[v3["source"] == SOURCES[2]]
+    assert len(mine) == 2 and mine["note"].str.contains("DP-UCBVI").all()
+    alone = claims_table({"tabular_regret": df[df["algorithm"] != "dp_ucbvi"]}, papers=("tabular",))
+    pd.testing.assert_frame_equal(v3[v3["source"] == SOURCES[0]].reset_index(drop=True),
+                                  alone[alone["claim"] == "V3"].reset_index(drop=True))
+
+
 def test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_one(site):
     """tabular_audit audits a plug-in that releases through dprl's counters (its agent's
     ``source``); V1 gives it its own row, which a plug-in holding half the Laplace scale
@@ -233,4 +265,10 @@ def test_a_plugin_job_is_estimated_at_the_generic_runners_measured_slowdown(site
     mine = estimate(_jobs(cfg)[0].spec)
     cfg["experiments"]["mine"]["algorithms"] = [{"name": "pucb"}]
     builtin = estimate(_jobs(cfg)[0].spec)
-    assert mine.seconds - STARTUP_SECONDS == pytest.approx(PLUGIN_SLOWDOWN * (builtin.seconds - STARTUP_SECONDS))
+    assert mine.seconds - STARTUP_SECONDS == pytest.approx(PLUGIN_SLOWDOWN["tabular"] * (builtin.seconds - STARTUP_SECONDS))
+    # Snakemake's runtime resource of its jobs (workflow/rules/common.smk), the built-in's unchanged
+    from dprl.config.estimate import job_resources
+
+    measured = {"mem_mb": 300, "runtime": 4, "seconds": 7.5}
+    assert job_resources(measured, _jobs(_config({"name": "dp_ucbvi"}))[0].spec) == {**measured, "runtime": 240}
+    assert job_resources(measured, _jobs(cfg)[0].spec) == measured

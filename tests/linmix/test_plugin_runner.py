@@ -16,23 +16,12 @@ from dprl.envs.linear_mixture import make_env
 from dprl.experiments.linmix.spec import AGENTS
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
+from step_agents import StepLinOpt
 
 MIXTURE = {"S": 8, "A": 3, "d1": 2, "d2": 2, "H": 3, "concentration": 0.5}
 COLUMNS = ["episode", "T", "regret", "sampled_return", "optimal_value"]
 
 
-class StepLinOpt:
-    """A LinOpt agent behind the linear-mixture step protocol."""
-
-    def __init__(self, agent):
-        self.agent = agent
-
-    def policy(self):
-        self.agent.begin_episode()
-        return self.agent.act_policy()
-
-    def observe(self, states, actions, rewards):
-        self.agent.end_episode(states, actions, rewards)
 
 
 def _run(name, privacy, runner, K=150, seed=0):

@@ -14,22 +14,12 @@ from dprl.agents.protocol import BuiltAgent
 from dprl.envs.lq import random_system
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
+from step_agents import StepOFU
 
 PARAMS = {"n_candidates": 16, "alpha": 0.1, "lam": 0.1}
 COLUMNS = ["episode", "regret", "regret_sampled", "episode_regret", "optimal_cost"]
 
 
-class StepOFU:
-    """OFU-RL's agent behind the LQ step protocol."""
-
-    def __init__(self, agent):
-        self.agent = agent
-
-    def policy(self):
-        return self.agent.act().gains
-
-    def observe(self, states, controls):
-        self.agent.observe(states, controls)
 
 
 def _run(name, privacy, runner, K=120, seed=0):

@@ -156,8 +156,13 @@ def experiment_resources(experiment):
     return RESOURCES[experiment]
 
 
+from dprl.config import estimate as _estimate
+
+
 def job_resources(wildcards):
-    return experiment_resources(wildcards.experiment)
+    """The experiment's measured resources; a plug-in's job (plain Python through the
+    generic runner) gets its runtime times the measured slowdown of its setting."""
+    return _estimate.job_resources(experiment_resources(wildcards.experiment), job_of(wildcards).spec)
 
 
 # Bundles (config `bundle_seconds` > 0, set by the SLURM profile): several simulations per
@@ -169,6 +174,7 @@ BUNDLES = (
         {e: [j.path for j in x.jobs] for e, x in EXPERIMENTS.items()},
         {e: experiment_resources(e)["seconds"] for e in EXPERIMENTS},
         CFG.bundle_seconds,
+        {p: _estimate.runtime_factor(j.spec) for p, j in JOBS.items()},
     )
     if CFG.bundle_seconds > 0
     else []

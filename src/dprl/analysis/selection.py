@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from dprl.experiments.registry import declared
+
 JOB_KEYS = ("alg_label", "env_label", "privacy_label", "seed")
 
 
@@ -40,3 +42,22 @@ def paired_cost(private: pd.DataFrame, baseline: pd.DataFrame, on: Sequence[str]
     out = private.merge(base, on=list(on), how="inner", validate="many_to_one")
     out["cost"] = out[value] - out[baseline_column]
     return out
+
+
+def privacy_costs(df: pd.DataFrame, on: Sequence[str], value: str = "regret") -> pd.DataFrame:
+    """Every private algorithm's rows paired by ``on`` with its declared non-private baseline
+    (``Algorithm.baseline``: PUCB with UBEV, Private-OFU-RL with OFU-RL, a plug-in with the
+    one it names) in the same table: :func:`paired_cost` per algorithm, with the baseline's
+    name in ``baseline`` and its ``value`` in ``regret_baseline``. Algorithms without a
+    baseline, or whose baseline did not run, give no rows."""
+    baselines = declared("algorithms", "baseline")
+    parts = []
+    for alg, g in df.groupby("algorithm", sort=True):
+        base = baselines.get(alg, "")
+        ref = df[df["algorithm"] == base] if base else df.iloc[:0]
+        if len(ref):
+            parts.append(paired_cost(g, ref, on, "regret_baseline", value).assign(baseline=base))
+    if not parts:
+        return df.iloc[:0].assign(regret_baseline=pd.Series(dtype=float), cost=pd.Series(dtype=float),
+                                  baseline=pd.Series(dtype=str))
+    return pd.concat(parts, ignore_index=True)

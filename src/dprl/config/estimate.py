@@ -60,11 +60,28 @@ def seconds_per_work(kind: str) -> float:
     return own if own is not None else max(k.seconds_per_work or 0.0 for k in kinds().values())
 
 
-# A plug-in runs through the generic step runner (agents/plugin.py), plain Python: the
-# example plug-in measured 19-54x slower than PUCB's compiled loop on the same instances
-# (tests/benchmarks/test_bench_plugin.py), so its jobs are estimated at this multiple of the
-# kind's compiled rate.
-PLUGIN_SLOWDOWN = 60.0
+# A plug-in runs through its setting's generic step runner (agents/plugin.py), plain Python,
+# so its jobs are estimated at a multiple of the kind's compiled rate, per setting, measured
+# in tests/benchmarks/test_bench_plugin.py against the compiled loop in the same run
+# (2026-11-27): tabular, the example plug-in 19-54x slower than PUCB; LQ, Private-OFU-RL's
+# NumPy agent through the runner 7.3x slower than its loop; linear mixture, Private-LinOpt-VI's
+# 147x (its loop is the most optimised). Rounded up.
+PLUGIN_SLOWDOWN = {"tabular": 60.0, "lq": 10.0, "linmix": 200.0}
+
+
+def runtime_factor(spec: JobSpec) -> float:
+    """How many times its kind's measured (compiled) time a job takes: a plug-in's
+    :data:`PLUGIN_SLOWDOWN` for its setting (estimates, Snakemake's runtime resource,
+    bundles), else 1."""
+    plugin = plugins().get(spec.algorithm["name"])
+    return 1.0 if plugin is None else PLUGIN_SLOWDOWN[plugin.setting]
+
+
+def job_resources(measured: Mapping[str, float], spec: JobSpec) -> dict[str, float]:
+    """One job's Snakemake resources: its experiment's measured ones (``mem_mb``,
+    ``runtime`` in minutes, ``seconds``), the runtime times :func:`runtime_factor`."""
+    factor = runtime_factor(spec)
+    return dict(measured) if factor == 1.0 else {**measured, "runtime": math.ceil(float(measured["runtime"]) * factor)}
 
 
 def estimate(spec: JobSpec) -> Estimate | None:
@@ -73,7 +90,7 @@ def estimate(spec: JobSpec) -> Estimate | None:
     if model is None:
         return None
     mem, work, text = model(spec)
-    rate = seconds_per_work(spec.kind) * (PLUGIN_SLOWDOWN if spec.algorithm["name"] in plugins() else 1.0)
+    rate = seconds_per_work(spec.kind) * runtime_factor(spec)
     return Estimate(BASE_BYTES + float(mem), STARTUP_SECONDS + rate * float(work), text)
 
 

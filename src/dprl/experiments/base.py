@@ -65,6 +65,10 @@ class Algorithm:
     # Built-ins leave both empty (their paper's factory and compiled loop run them).
     setting: str = ""
     factory: str | None = None
+    # A private algorithm's non-private baseline: the algorithm of the same kind whose
+    # regret, paired by seed (common random numbers), its privacy cost is measured against
+    # (PUCB: UBEV). Empty: no privacy-cost rows. A plug-in names a built-in or another plug-in.
+    baseline: str = ""
 
     @property
     def display(self) -> str:
@@ -133,8 +137,8 @@ class ExperimentKind:
 
 
 # The settings a plug-in can join: each has a step protocol and a generic runner
-# (``agents/plugin.py``).
-SETTINGS = ("tabular",)
+# (``agents/plugin.py``), and a package ``dprl.experiments.<setting>`` whose jobs run it.
+SETTINGS = ("tabular", "lq", "linmix")
 
 
 # A rule gets resolved parameters (defaults filled) and returns ``(key, message)`` pairs,

@@ -75,12 +75,28 @@ def _load_plugin(ep: EntryPoint, builtin_names: set[str]) -> Algorithm:
     return alg
 
 
+def _baseline_problem(alg: Algorithm, kinds: dict[str, ExperimentKind], plugins: dict[str, Algorithm]) -> str:
+    """Why a plug-in's declared ``baseline`` cannot be its privacy cost's reference ('' if it can):
+    it must be a non-private algorithm of the plug-in's setting, built-in or plug-in."""
+    if not alg.baseline:
+        return ""
+    if alg.privacy == "none":
+        return f"is non-private but declares a baseline {alg.baseline!r} (a privacy cost needs a private algorithm)"
+    pool = {a.name: a for k in kinds.values() if k.plugins == alg.setting for a in k.algorithms.values()}
+    pool.update({n: a for n, a in plugins.items() if a.setting == alg.setting})
+    if alg.baseline not in pool or pool[alg.baseline].privacy != "none":
+        return (f"declares the baseline {alg.baseline!r}, which is not a non-private algorithm of the {alg.setting} "
+                f"setting ({sorted(n for n, a in pool.items() if a.privacy == 'none')})")
+    return ""
+
+
 @cache
 def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[str, str]]:
     kinds = _builtin_kinds()
     builtin_names = {n for k in kinds.values() for n in k.algorithms}
     plugins: dict[str, Algorithm] = {}
     problems: dict[str, str] = {}
+    where: dict[str, EntryPoint] = {}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
             alg = _load_plugin(ep, builtin_names)
@@ -91,6 +107,12 @@ def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[s
             problems[ep.name] = f"{_where(ep)} is declared by two installed packages"
             continue
         plugins[alg.name] = alg
+        where[alg.name] = ep
+    for ep in where.values():
+        why = _baseline_problem(plugins[ep.name], kinds, plugins)
+        if why:
+            problems[ep.name] = f"{_where(ep)} {why}"
+    plugins = {n: a for n, a in plugins.items() if n not in problems}
     for name, kind in list(kinds.items()):
         joined = {n: dataclasses.replace(a, accounting=None) if kind.audit else a
                   for n, a in plugins.items() if kind.plugins and a.setting == kind.plugins}

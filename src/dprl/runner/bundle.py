@@ -57,15 +57,23 @@ def make_bundles(
     jobs_by_experiment: Mapping[str, Sequence[str]],
     seconds_per_job: Mapping[str, float],
     target_s: float,
+    slowdown: Mapping[str, float] | None = None,
 ) -> list[Bundle]:
-    """Bundles of every experiment's job paths; each path is in exactly one bundle."""
+    """Bundles of every experiment's job paths; each path is in exactly one bundle.
+    ``slowdown``: paths whose simulation runs that many times the experiment's measured
+    seconds (a plug-in through the generic runner); each is a bundle of its own, after the
+    experiment's other bundles, so packing the others does not change."""
     out: list[Bundle] = []
     names: dict[str, str] = {}
+    slowdown = slowdown or {}
     for exp, paths in jobs_by_experiment.items():
-        ordered = sorted(paths)
+        slow = sorted(p for p in paths if slowdown.get(p, 1.0) != 1.0)
+        ordered = sorted(p for p in paths if slowdown.get(p, 1.0) == 1.0)
         secs = float(seconds_per_job[exp])
-        for k, r in enumerate(pack(len(ordered), secs, target_s)):
-            b = Bundle(exp, k, tuple(ordered[r.start : r.stop]), secs * len(r))
+        runs = [(tuple(ordered[r.start : r.stop]), secs * len(r)) for r in pack(len(ordered), secs, target_s)]
+        runs += [((p,), secs * float(slowdown[p])) for p in slow]
+        for k, (members, seconds) in enumerate(runs):
+            b = Bundle(exp, k, members, seconds)
             if names.setdefault(b.rule_name, exp) != exp:
                 raise ValueError(f"experiments {names[b.rule_name]!r} and {exp!r} map to the same rule name {b.rule_name}")
             out.append(b)

@@ -8,14 +8,14 @@ import pandas as pd
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
-from dprl.analysis.selection import final_rows, paired_cost
+from dprl.analysis.selection import final_rows, privacy_costs
+from dprl.experiments.registry import declared, plugins
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
     SQRT_RATE_WINDOW, sqrt_sigma_exponent, t_interval, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_upper,
 )
 
 PAPER = "linmix"
-NONPRIVATE = {"private_linopt_vi": "ucrl_vtr", "private_linopt_po": "oppo", "ldp_linopt_vi": "ucrl_vtr", "ldp_linopt_po": "oppo"}
 
 
 _res = ClaimResult.from_estimate
@@ -81,12 +81,17 @@ def z2(tables: Tables) -> list[ClaimResult]:
     for name in Z2_TABLES:
         full = tables.get(name)
         if full is not None and not full.empty:
-            out += _z2_rows(full[full["episode"] >= full["episode"].max() / SLOPE_DECADE],
-                            "" if name == "linmix_regret" else f"{name}: ")
+            tail = full[full["episode"] >= full["episode"].max() / SLOPE_DECADE]
+            where = "" if name == "linmix_regret" else f"{name}: "
+            mine = tail["algorithm"].isin(plugins())
+            out += _z2_rows(tail[~mine], where)
+            # each plug-in's curves get their own rows (the statement applies to any algorithm)
+            for alg, g in tail[mine].groupby("algorithm"):
+                out += _z2_rows(g, f"{where}{declared('algorithms', 'display')[alg]}, ", alg)
     return out
 
 
-def _z2_rows(df: pd.DataFrame, where: str) -> list[ClaimResult]:
+def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list[ClaimResult]:
     out = []
     for (calib, eps), g in df.groupby(["calibration", "epsilon"], dropna=False):
         slopes = {}
@@ -107,7 +112,7 @@ def _z2_rows(df: pd.DataFrame, where: str) -> list[ClaimResult]:
         out.append(_res(worst, verdict, str(calib),
                         f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row); "
                         f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}", reg, need,
-                        float("nan") if calib == "none" else float(eps)))
+                        float("nan") if calib == "none" else float(eps), algorithm=algorithm))
     return out
 
 
@@ -115,17 +120,14 @@ def _z2_rows(df: pd.DataFrame, where: str) -> list[ClaimResult]:
 
 
 def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """Final private regret minus the paired non-private regret of the same algorithm family
-    (:data:`NONPRIVATE`), environment and seed (common random numbers)."""
-    fin = final_rows(df)
-    base = fin[fin["calibration"] == "none"].rename(columns={"algorithm": "base_alg"})
-    priv = fin[fin["calibration"] != "none"]
-    priv = priv.assign(base_alg=priv["algorithm"].map(NONPRIVATE))
-    return paired_cost(priv, base, ["base_alg", "env_label", "seed"], "regret_np")
+    """Final private regret minus the paired regret of the algorithm's declared non-private
+    baseline (``Algorithm.baseline``: UCRL-VTR for the VI family, OPPO for PO; a plug-in's
+    own), same environment and seed (common random numbers)."""
+    return privacy_costs(final_rows(df), ["env_label", "seed"])
 
 
 def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: float, wrong: float, calib: str,
-                  what: str) -> ClaimResult:
+                  what: str, alg: str) -> ClaimResult:
     """Fit the privacy cost's exponent in ``var`` over the grid points inside their regime
     (>= 2 of them), else over the whole grid (regime ``not reached``)."""
     k_max = float(g["episode"].max())
@@ -143,7 +145,7 @@ def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: 
     # applied to the σ's in use; under `tight` σ ∝ 1/μ(ε, δ) gives −0.44…−0.30 in ε
     pred = sqrt_sigma_exponent(sig) if len(sig) >= 2 else paper
     sig_fit = group_slope(list(np.log(sig.to_numpy(float))), [g[g[var] == x]["cost"].to_numpy() for x in grid]) if len(sig) == len(grid) else None
-    if calib == "paper":  # the paper's statement: its exponent, told apart from the nearest wrong one
+    if calib == "paper" or alg in plugins():  # the paper's statement (a plug-in's rows: at any calibration)
         v = verdict_exponent(est, paper, wrong)
         rule = (f"the paper's exponent {paper:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while excluding "
                 f"{wrong:+g}; this calibration's σ's give {pred:+.3f}")
@@ -155,7 +157,7 @@ def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: 
                 f"{rule}"
                 + (f"; exponent in σ itself {sig_fit.value:+.2f} [{sig_fit.low:+.2f}, {sig_fit.high:+.2f}] (expected +0.5)" if sig_fit is not None else "")
                 + f"; regime per point: {', '.join(f'{x:g}: {r[0]}' for x, r in regimes.items())}",
-                reg, need, float(g["epsilon"].min()))
+                reg, need, float(g["epsilon"].min()), algorithm=alg)
 
 
 # Z3's exponents and the nearest wrong ones a plausible bug gives: −1/4 in ε (σ ∝ ε^(-1/2)),
@@ -178,7 +180,9 @@ def _z3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
     cost = privacy_cost(tables["linmix_regret"])
     out = []
     for (alg, calib), g in cost.groupby(["algorithm", "calibration"]):
-        if (calib == "paper") == package:
+        plugin = alg in plugins()
+        # a plug-in's rows are judged by the paper's statement (Z3), at any calibration
+        if (package and plugin) or (not plugin and (calib == "paper") == package):
             continue
         # ε part at the most common δ
         delta0 = g["delta"].mode().iloc[0]
@@ -186,20 +190,20 @@ def _z3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
         eps_vals = sorted(ge["epsilon"].unique())
         if len(eps_vals) >= 2:
             out.append(_exponent_row(ge, "epsilon", eps_vals, float, Z3_EPS, Z3_EPS_WRONG, str(calib),
-                                     f"{alg}: log-log slope of the privacy cost (final regret minus paired non-private) vs ε at δ={delta0:g}"))
+                                     f"{alg}: log-log slope of the privacy cost (final regret minus paired non-private) vs ε at δ={delta0:g}", alg))
         else:
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib), f"{alg}: only one ε at this calibration; no ε fit",
-                                   epsilon=float(ge["epsilon"].min())))
+                                   epsilon=float(ge["epsilon"].min()), algorithm=alg))
         eps0 = g["epsilon"].mode().iloc[0]
         gd = g[g["epsilon"] == eps0]
         deltas = sorted(gd["delta"].unique())
         if len(deltas) >= 2:
             out.append(_exponent_row(gd, "delta", deltas, lambda d: float(np.log(1.0 / d)), Z3_DELTA, Z3_DELTA_WRONG, str(calib),
-                                     f"{alg}: log-log slope of the privacy cost vs ln(1/δ) at ε={eps0:g}, δ"))
+                                     f"{alg}: log-log slope of the privacy cost vs ln(1/δ) at ε={eps0:g}, δ", alg))
         else:
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
                                    f"{alg}: δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={[float(d) for d in deltas]}",
-                                   epsilon=float(eps0)))
+                                   epsilon=float(eps0), algorithm=alg))
     return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
                                f"no {'non-paper' if package else 'paper'}-calibration runs paired with non-private runs")]
 
@@ -392,7 +396,9 @@ def z7(tables: Tables) -> list[ClaimResult]:
         inside = g[_in_regime(g)]
         fit = inside if inside["K"].nunique() >= 2 else g
         reg = "reached" if fit is inside else "not reached"
-        need = float("nan") if reg == "reached" else float(g.groupby("K")["horizon_needed"].median().max())
+        if g["horizon_needed"].isna().all():  # a plug-in: no burn-in predicted, every K fitted
+            fit, reg = g, "n/a"
+        need = float("nan") if reg != "not reached" else float(g.groupby("K")["horizon_needed"].median().max())
         est = paired_slope_by_seed(fit, "K", "regret")
         verdict = verdict_sqrt_rate(est)
         zero = sorted(set(fit.loc[fit["regret"] <= 0, "seed"]))
@@ -406,9 +412,11 @@ def z7(tables: Tables) -> list[ClaimResult]:
             f"{who}, d={int(d)} H={int(H)}, Δ(K) = sqrt(1/(HK))/(4√2): log-log slope of the regret at K vs K over "
             f"K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
             f"two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = {ratio.min():.3g}-{ratio.max():.3g} (the lower "
-            f"bound's shape); regime: every K of the fit past 10·T* (the job's horizon_needed)"
+            f"bound's shape); "
+            + ("regime: every K of the fit past 10·T* (the job's horizon_needed)" if reg != "n/a" else
+               "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
             + (f"; seed(s) {zero} with zero regret" if zero else ""),
-            reg, need, float(eps) if np.isfinite(eps) else float("nan"), kind=KINDS[0]))
+            reg, need, float(eps) if np.isfinite(eps) else float("nan"), kind=KINDS[0], algorithm=alg))
     return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two K values on the hard family")]
 
 
@@ -426,7 +434,8 @@ def z8(tables: Tables) -> list[ClaimResult]:
         est = paired_slope_by_seed(g, "informative", "regret")
         verdict = verdict_near(est, 1.0, tol=Z8_TOL)
         inside = bool(_in_regime(g).all())
-        need = float("nan") if inside else float(g["horizon_needed"].max())
+        predicted = not g["horizon_needed"].isna().all()  # a plug-in: no burn-in predicted
+        need = float("nan") if inside or not predicted else float(g["horizon_needed"].max())
         ratio = g.groupby("d")["regret"].mean() / g.groupby("d")["dH_sqrtK"].mean()
         who = alg if not np.isfinite(eps) else f"{alg} ε={eps:g}"
         out.append(ClaimResult(
@@ -435,8 +444,9 @@ def z8(tables: Tables) -> list[ClaimResult]:
             f"{{{', '.join(str(int(x)) for x in sorted(g['d'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
             f"expected 1 (Ω(dH√K)) within ±{Z8_TOL:g} of the CI; regret / (d·H·√K) by d: "
             + ", ".join(f"{int(x)}: {r:.3g}" for x, r in ratio.items())
-            + "; regime: every d past 10·T* at this K",
-            "reached" if inside else "not reached", need, float(eps) if np.isfinite(eps) else float("nan")))
+            + ("; regime: every d past 10·T* at this K" if predicted else "; regime n/a: no burn-in is predicted (a plug-in)"),
+            "reached" if inside else ("not reached" if predicted else "n/a"), need, float(eps) if np.isfinite(eps) else float("nan"),
+            algorithm=alg))
     return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two d values at one K")]
 
 

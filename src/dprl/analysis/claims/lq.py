@@ -13,7 +13,8 @@ from dprl.analysis.stats import (
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
 from dprl.analysis.regime import median_onset
-from dprl.analysis.selection import final_rows, paired_cost
+from dprl.analysis.selection import final_rows, privacy_costs
+from dprl.experiments.registry import declared, plugins
 
 PAPER = "lq"
 CENTRE_EPS, CENTRE_DELTA = 1.0, 1e-3
@@ -79,20 +80,21 @@ def c2(tables: Tables) -> list[ClaimResult]:
     for name, df in _regret_tables(tables):
         if name == "lq_regret":  # its ε/δ grids serve C3; C2 reads its centre setting
             df = df[_centre(df)]
-        for (env, _alg, calib, eps, delta), g in df.groupby(
+        for (env, alg, calib, eps, delta), g in df.groupby(
                 ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
             k_max = int(g["episode"].max())
             regime, need, start, regime_note = _regime(g, k_max)
             tail = g[g["episode"] >= start]
             est = paired_slope_by_seed(tail, "episode", "regret")
-            label = "OFU-RL" if calib == "none" else f"Private-OFU-RL (ε={eps:g}, δ={delta:g})"
+            who = declared("algorithms", "display")[alg]
+            label = who if calib == "none" else f"{who} (ε={eps:g}, δ={delta:g})"
             out.append(ClaimResult(
                 est.value, est.low, est.high, verdict_sqrt_rate(est), "n/a" if calib == "none" else str(calib),
                 f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
                 f"k ∈ [{int(start)}, {k_max}], t interval over {est.n} seeds ({per_seed_note(est)}); "
                 f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
                 f"λ_min = {_median(g, 'lam_min'):.3g}{regime_note}",
-                regime, need, float("nan") if calib == "none" else float(eps),
+                regime, need, float("nan") if calib == "none" else float(eps), algorithm=alg,
             ))
     return out
 
@@ -119,12 +121,11 @@ def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
 
 
 def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (env, seed, private setting): final regret minus the same seed's OFU-RL regret
-    (``regret_ofu``; common random numbers: same system and noise), with ``log_inv_delta``
-    = ln(1/δ) for C3's δ fit."""
-    last = final_rows(df)
-    cost = paired_cost(last[last["calibration"] != "none"], last[last["calibration"] == "none"], ["env_label", "seed"],
-                       "regret_ofu")
+    """Per (env, seed, private algorithm and setting): final regret minus the same seed's
+    regret of the algorithm's declared baseline (Private-OFU-RL: OFU-RL; a plug-in: the one it
+    names; common random numbers: same system and noise), with ``log_inv_delta`` = ln(1/δ)
+    for C3's δ fit."""
+    cost = privacy_costs(final_rows(df), ["env_label", "seed"])
     cost["log_inv_delta"] = np.log(1.0 / cost["delta"])
     return cost.dropna(subset=["cost"])
 
@@ -138,9 +139,14 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
     calibrations' rows, judged against the exponent their own σ's predict (a finding of this
     package, not the paper's statement)."""
     out = []
-    for (env, calib), g in cost.groupby(["env_label", "calibration"]):
-        if (calib == "paper") == package:
+    for (alg, env, calib), g in cost.groupby(["algorithm", "env_label", "calibration"]):
+        plugin = alg in plugins()
+        # a plug-in's rows are judged by the paper's statement (C3), at any calibration
+        if (package and plugin) or (not plugin and (calib == "paper") == package):
             continue
+        who = declared("algorithms", "display")[alg]
+        if plugin:
+            env = f"{who} on {env}"
         counts = g.groupby(fixed)[x].nunique()
         fixed_value = float(counts.idxmax())
         g = g[np.isclose(g[fixed], fixed_value)]
@@ -149,14 +155,14 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
         if len(grid) < 3:
             out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
                                    f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3",
-                                   epsilon=float(g["epsilon"].min())))
+                                   epsilon=float(g["epsilon"].min()), algorithm=alg))
             continue
         means = g.groupby(x)["cost"].mean()
         shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
         est = paired_slope_by_seed(g, x, "cost")
         # the exponent this calibration predicts: the paper's derivation (privacy term ∝ sqrt(σ))
         # applied to the σ's actually used (agents/lq/regime.py: sigma_exponents)
-        pred = sqrt_sigma_exponent(g.groupby(x)["sigma_gram"].median())
+        pred = sqrt_sigma_exponent(g.groupby(x)["sigma_gram"].median() if "sigma_gram" in g else pd.Series(dtype=float))
         if package:
             verdict = verdict_near(est, pred, width_limit=2.0)  # a CI wider than 2: too little data
             rule = f"expected {pred:+.3f} for the σ's of this calibration (the paper's zCDP route gives {expected:+g})"
@@ -174,7 +180,7 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
             f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
             f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds; "
             f"regime: {'every grid point past max(T*, 10·onset)' if regime == 'reached' else f'needs K >= {need:.3g}'}",
-            regime, need, float(g["epsilon"].min()),
+            regime, need, float(g["epsilon"].min()), algorithm=alg,
         ))
     return out
 

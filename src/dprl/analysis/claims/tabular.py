@@ -11,17 +11,17 @@ from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
 from dprl.analysis.regime import median_onset
-from dprl.analysis.selection import final_rows, paired_cost
+from dprl.analysis.selection import final_rows, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
 PAPER = "tabular"
 
 
 def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """PUCB regret minus UBEV regret at every checkpoint, paired by (environment, seed,
-    episode) (common random numbers: both see the same instance and environment uniforms)."""
-    return paired_cost(df[df["algorithm"] == "pucb"], df[df["algorithm"] == "ubev"], ["env_label", "seed", "episode"],
-                       "regret_ubev")
+    """Each private algorithm's regret minus its declared baseline's (PUCB: UBEV; a plug-in:
+    the one it names) at every checkpoint, paired by (environment, seed, episode) (common
+    random numbers: both see the same instance and environment uniforms)."""
+    return privacy_costs(df, ["env_label", "seed", "episode"])
 
 
 CENSOR_FRACTION = 0.01  # V5: more α-suboptimal episodes than this in the last decade: censored by T
@@ -201,8 +201,24 @@ V3_EPS, V3_EPS_WRONG = -1.0, -0.5
 
 
 def v3(tables: Tables) -> list[ClaimResult]:
+    """PUCB's privacy cost against UBEV (the paper's rows), and each private plug-in's against
+    the baseline it declares (its own rows, judged by the same rules)."""
     df = tables["tabular_regret"]
     cost = privacy_cost(df[df["calibration"].isin(["none", "tight"])])
+    res = []
+    for alg, ga in cost.groupby("algorithm", sort=False):
+        res += _v3_rows(ga, alg)
+    if not (cost["algorithm"] == "pucb").any():
+        res.insert(0, ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs"))
+    return res
+
+
+def _v3_rows(cost: pd.DataFrame, alg: str) -> list[ClaimResult]:
+    """V3's two rows per environment for one private algorithm: the cost's slope in T at the
+    largest ε, and its exponent in ε."""
+    names = declared("algorithms", "display")
+    who, base = names[alg], names[cost["baseline"].iloc[0]]
+    subject = "the final privacy cost" if alg == "pucb" else f"{who}'s final privacy cost"
     res = []
     for env, g in cost.groupby("env_label"):
         eps_max = g["epsilon"].max()
@@ -210,9 +226,9 @@ def v3(tables: Tables) -> list[ClaimResult]:
         reg, need, start, note = regime(g_max)
         est = paired_slope_by_seed(g_max[g_max["episode"] >= start], "episode", "cost")
         res.append(_res(est, verdict_upper(est, 0.5), "tight",
-                        f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_PUCB − Regret_UBEV vs T over "
+                        f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_{who} − Regret_{base} vs T over "
                         f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need,
-                        eps_max))
+                        eps_max, algorithm=alg))
         fin = final_rows(g)
         epss = sorted(fin["epsilon"].unique())
         if len(epss) >= 2:
@@ -223,14 +239,15 @@ def v3(tables: Tables) -> list[ClaimResult]:
             reached = all(r[0] == "reached" for r in regs)
             known = any(r[0] != "n/a" for r in regs)
             need_e = float(np.nanmax([r[1] for r in regs])) if known and not reached else float("nan")
+            model = (f"this package's burn-in model predicts {expected:+.3f} (the burn-in's regret ∝ T*(ε)); regime: "
+                     + ("every ε past 3·T*" if reached else f"needs T >= {need_e:.3g}") if known else
+                     "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
             res.append(_res(est, verdict_exponent(est, V3_EPS, V3_EPS_WRONG), "tight",
-                            f"{env}: exponent of the final privacy cost vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
+                            f"{env}: exponent of {subject} vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
                             f"the paper's 1/ε: {V3_EPS:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
-                            f"excluding {V3_EPS_WRONG:+g} (Laplace noise of both calibrations ∝ 1/ε); this package's burn-in "
-                            f"model predicts {expected:+.3f} (the burn-in's regret ∝ T*(ε)); regime: "
-                            f"{'every ε past 3·T*' if reached else f'needs T >= {need_e:.3g}'}",
-                            "reached" if reached else ("not reached" if known else "n/a"), need_e, min(epss)))
-    return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs")]
+                            f"excluding {V3_EPS_WRONG:+g} (Laplace noise of both calibrations ∝ 1/ε); {model}",
+                            "reached" if reached else ("not reached" if known else "n/a"), need_e, min(epss), algorithm=alg))
+    return res
 
 
 # ------------------------------------------------------------------------------ V5
@@ -352,6 +369,7 @@ def v6(tables: Tables) -> list[ClaimResult]:
 def v7(tables: Tables) -> list[ClaimResult]:
     df = tables["tabular_scaling"]
     cost = final_rows(privacy_cost(df))
+    cost = cost[cost["algorithm"] == "pucb"]  # PUCB's analysis: the S·A factor of its burn-in
     res = []
     for (eps, calib), g in cost.groupby(["epsilon", "calibration"]):
         Ss = sorted(g["S"].unique())

@@ -12,6 +12,7 @@ from dprl.analysis.base import Tables
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
 from dprl.analysis.claims.linmix import privacy_cost
 from dprl.analysis.selection import final_rows
+from dprl.experiments.registry import declared, plugins
 
 REGRET_EXPONENT = 0.5  # Z2: regret ∝ √T
 LDP_EXPONENT = 0.75  # Z6: the local model's regret grows like T^{3/4}
@@ -65,18 +66,29 @@ def _note_unmarked(ax, unmarked: list[str | None], private: int) -> None:
         P.note(ax, "burn-in T*·H beyond the data (not drawn): " + ", ".join(names))
 
 
+def panels(df: pd.DataFrame) -> list[tuple[str, tuple[str, ...]]]:
+    """The regret figure's panels: each LinOpt family, joined by the plug-ins that declare its
+    non-private algorithm their baseline; the other plug-ins in a panel of their own."""
+    baseline = declared("algorithms", "baseline")
+    mine = [a for a in sorted(df["algorithm"].unique()) if a in plugins()]
+    out = [(f"LinOpt-{fam}", (*algs, *(a for a in mine if baseline[a] == algs[0]))) for fam, algs in FAMILIES]
+    rest = tuple(a for a in mine if not any(a in algs for _, algs in out))
+    return out + ([("Plug-ins", rest)] if rest else [])
+
+
 def regret_loglog(tables: Tables):
     df, delta0 = at_main_delta(tables["linmix_regret"])
-    fig, axes = P.subplots(1, 2, panel=(5.6, 4.3), sharey=True)
-    for ax, (fam, algs) in zip(axes[0], FAMILIES):
+    families = panels(df)
+    fig, axes = P.subplots(1, len(families), panel=(5.6, 4.3), sharey=True)
+    for ax, (fam, algs) in zip(axes[0], families):
         sub = df[df["algorithm"].isin(algs)]
-        ax.set(title=f"LinOpt-{fam}: {', '.join(P.algorithm_name(a) for a in algs)}", xlabel="T = KH",
+        ax.set(title=f"{fam}: {', '.join(P.algorithm_name(a) for a in algs)}", xlabel="T = KH",
                ylabel="cumulative regret")
         if sub.empty:
             P.empty_panel(ax)
             continue
         unmarked = []
-        for style, g in _groups(sub):
+        for style, g in _groups(sub, by="algorithm" if any(a in plugins() for a in algs) else "epsilon"):
             P.mean_band(ax, g, "T", "regret", positive=True, **style)
             unmarked.append(_mark_t_star(ax, g, style["color"]))
         _note_unmarked(ax, unmarked, int((sub.groupby(["algorithm", "epsilon", "calibration"])["calibration"].first()
@@ -128,12 +140,17 @@ def privacy_cost_fig(tables: Tables):
     cost = privacy_cost(df)
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
     ax = axes[0, 0]
+    drawn = 0
     for (alg, cal), g in cost.groupby(["algorithm", "calibration"], sort=True):
         style = P.series_style(alg, None, cal, by="algorithm")
-        P.mean_band(ax, g, "epsilon", "cost", label=f"{P.algorithm_name(alg)} ({cal})",
-                    marker=P.CALIBRATION_MARKERS.get(cal), positive=True, **style)
-    P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
-    P.finish_axes(ax, xlabel="ε", ylabel="private − non-private final regret")
+        drawn += len(P.mean_band(ax, g, "epsilon", "cost", label=f"{P.algorithm_name(alg)} ({cal})",
+                                 marker=P.CALIBRATION_MARKERS.get(cal), positive=True, **style))
+    if drawn:
+        P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
+        P.finish_axes(ax, xlabel="ε", ylabel="private − non-private final regret")
+    else:  # nothing positive to draw on a log scale
+        P.empty_panel(ax, "no positive mean privacy cost")
+        ax.set(xlabel="ε", ylabel="private − non-private final regret")
     fig.suptitle(f"Linear mixture: privacy cost against ε at δ = {delta0:g} (paired by seed; seed mean, 95% bootstrap "
                  "band; non-positive means not shown)")
     return fig

@@ -14,6 +14,7 @@ from dprl.analysis.claims import lq as lq_claims
 from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS
 from dprl.analysis.selection import final_rows
 from dprl.analysis.stats import loglog_slope
+from dprl.experiments.registry import plugins
 
 REGRET_EXPONENT = 0.5  # C2: regret ∝ √K
 COST_EPS_EXPONENT, COST_DELTA_EXPONENT = -0.5, 0.25  # C3 (the paper's zCDP route)
@@ -25,6 +26,8 @@ COUNTER_MARKERS = {"B1": "o", "B2": "s", "joint": "^"}
 
 def _style(alg: str, eps: float, cal: str, delta: float | None = None) -> dict:
     d = delta if cal != "none" else None
+    if alg in plugins():  # a plug-in in its own colour, with a marker (private built-ins are coloured by ε)
+        return {**P.series_style(alg, eps, cal, by="algorithm"), "marker": "D", "label": P.series_label(alg, eps, cal, d)}
     return {**P.series_style(alg, eps, cal), "label": P.series_label(alg, eps, cal, d)}
 
 
@@ -65,8 +68,9 @@ def regret_loglog(tables: Tables):
     return fig
 
 
-def _cost_panel(ax, g: pd.DataFrame, x: str, cal: str) -> None:
-    style = P.series_style("private_ofu_rl", None, cal, by="algorithm")
+def _cost_panel(ax, g: pd.DataFrame, x: str, cal: str, alg: str = "private_ofu_rl") -> int:
+    """Draw one series' privacy cost against ``x``; the number of (positive) means drawn."""
+    style = P.series_style(alg, None, cal, by="algorithm")
     s = P.mean_band(ax, g, x, "cost", label=None, errorbars=True, marker=P.CALIBRATION_MARKERS[cal], positive=True,
                     **style)
     if len(s) >= 2:
@@ -74,9 +78,10 @@ def _cost_panel(ax, g: pd.DataFrame, x: str, cal: str) -> None:
         c = np.polyfit(np.log(s.index.to_numpy(float)), np.log(s["mean"].to_numpy()), 1)
         xs = np.geomspace(s.index.min(), s.index.max(), 20)
         ax.plot(xs, np.exp(np.polyval(c, np.log(xs))), color=style["color"], ls=style["ls"], lw=1,
-                label=f"{cal}: fitted exponent {slope:.2f}")
+                label=f"{'' if alg == 'private_ofu_rl' else P.algorithm_name(alg) + ' '}{cal}: fitted exponent {slope:.2f}")
     else:
-        P.note(ax, f"{cal}: no fit (fewer than 2 positive means)")
+        P.note(ax, f"{'' if alg == 'private_ofu_rl' else P.algorithm_name(alg) + ' '}{cal}: no fit (fewer than 2 positive means)")
+    return len(s)
 
 
 def privacy_cost(tables: Tables):
@@ -87,14 +92,19 @@ def privacy_cost(tables: Tables):
     fig, axes = P.subplots(len(envs), 2, panel=(5.2, 3.8))
     for i, env in enumerate(envs):
         g = cost[cost["env_label"] == env]
-        for cal, gc in g.groupby("calibration", sort=True):
-            _cost_panel(axes[i, 0], gc[np.isclose(gc["delta"], CENTRE_DELTA)], "epsilon", cal)
-            _cost_panel(axes[i, 1], gc[np.isclose(gc["epsilon"], CENTRE_EPS)], "log_inv_delta", cal)
+        drawn = [0, 0]
+        for (alg, cal), gc in g.groupby(["algorithm", "calibration"], sort=True):  # a plug-in: against its baseline
+            drawn[0] += _cost_panel(axes[i, 0], gc[np.isclose(gc["delta"], CENTRE_DELTA)], "epsilon", cal, alg)
+            drawn[1] += _cost_panel(axes[i, 1], gc[np.isclose(gc["epsilon"], CENTRE_EPS)], "log_inv_delta", cal, alg)
         name = P.environment_name(env) if env != "(none)" else env
-        for ax, exp, var, fixed in ((axes[i, 0], COST_EPS_EXPONENT, "ε", f"δ={CENTRE_DELTA:g}"),
-                                    (axes[i, 1], COST_DELTA_EXPONENT, "ln(1/δ)", f"ε={CENTRE_EPS:g}")):
+        for ax, n, exp, var, fixed in ((axes[i, 0], drawn[0], COST_EPS_EXPONENT, "ε", f"δ={CENTRE_DELTA:g}"),
+                                       (axes[i, 1], drawn[1], COST_DELTA_EXPONENT, "ln(1/δ)", f"ε={CENTRE_EPS:g}")):
+            if n == 0:  # nothing positive to draw on a log scale
+                P.empty_panel(ax, "no positive mean privacy cost")
+                ax.set(xlabel=var, title=f"{name}: against {var} ({fixed})")
+                continue
             P.reference_rate(ax, exp, var)
-            P.finish_axes(ax, xlabel=var, ylabel="Regret(private) − Regret(OFU-RL) at K",
+            P.finish_axes(ax, xlabel=var, ylabel="Regret(private) − Regret(its baseline, OFU-RL) at K",
                           title=f"{name}: against {var} ({fixed})")
     n_seeds = int(cost.groupby(["env_label", "privacy_label"])["seed"].nunique().min()) if not cost.empty else 0
     fig.suptitle(f"Privacy cost of Private-OFU-RL (seed mean, 95% bootstrap interval over {n_seeds} seeds; "

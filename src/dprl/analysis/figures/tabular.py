@@ -12,6 +12,7 @@ from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.claims.tabular import HARD_FAMILY, HARD_POINT, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret
 from dprl.analysis.selection import final_rows
+from dprl.experiments.registry import plugins
 
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
 COST_EPS_EXPONENT = -1.0  # V3: privacy cost ∝ 1/ε
@@ -57,14 +58,15 @@ def privacy_cost_eps(tables: Tables):
     fig, axes = P.subplots(1, len(envs), panel=(5.0, 4.0))
     for ax, env in zip(axes[0], envs):
         g = cost[cost["env_label"] == env]
-        for cal, gc in g.groupby("calibration", sort=True):
-            # the two calibrations of one algorithm: told apart by colour, marker and line
-            # style (the algorithm's colour alone made "paper" and "tight" look identical)
-            P.mean_band(ax, gc, "epsilon", "cost", label=P.series_label("pucb") + f" ({cal})",
-                        **P.calibration_style(cal))
+        for (alg, cal), gc in g.groupby(["algorithm", "calibration"], sort=True):
+            # PUCB's two calibrations: told apart by colour, marker and line style (the
+            # algorithm's colour alone made "paper" and "tight" look identical); another
+            # private algorithm (a plug-in, against the baseline it declares) in its own colour
+            style = P.calibration_style(cal) if alg == "pucb" else {**P.calibration_style(cal), "color": P.algorithm_color(alg)}
+            P.mean_band(ax, gc, "epsilon", "cost", label=P.series_label(alg) + f" ({cal})", **style)
         P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
         ax.axhline(0, color="0.6", lw=0.5)
-        P.finish_axes(ax, log="x", xlabel="ε", ylabel="Regret(PUCB) − Regret(UBEV) at the final T",
+        P.finish_axes(ax, log="x", xlabel="ε", ylabel="Regret(private) − Regret(its baseline) at the final T",
                       title=P.environment_name(env) if env != "(none)" else env)
     fig.suptitle("Privacy cost at the final T against ε (paired by seed; seed mean, 95% bootstrap band)")
     return fig
@@ -99,6 +101,12 @@ def pac_counts(tables: Tables):
                 c = np.exp(np.mean(np.log(means.to_numpy()[pos] / shape[pos])))  # least squares in log space
                 ax.plot((1 / (a * e))[order], (c * shape)[order], color="0.2", ls=ls, lw=0.9,
                         label=f"{name} × {c:.2g} (fitted constant)")
+    # a plug-in's counts in its own colour (V5's shapes are PUCB's analysis, fitted to PUCB only)
+    mine = df[df["algorithm"].isin(plugins()) & (df["calibration"] != "none")].copy()
+    mine["x"] = 1.0 / (mine["alpha"] * mine["epsilon"])
+    for (alg, cal), g in mine.groupby(["algorithm", "calibration"], sort=True):
+        P.mean_band(ax, g, "x", "n_subopt", label=f"{P.algorithm_name(alg)} ({cal})", errorbars=True, marker="D",
+                    positive=True, **P.series_style(alg, None, cal, by="algorithm"))
     for _alpha, g in ub.groupby("alpha"):
         ax.axhline(g["n_subopt"].mean(), color=P.algorithm_color("ubev"), lw=0.6, ls=":",
                    label="UBEV (one line per α)")
@@ -111,9 +119,10 @@ def scaling_S(tables: Tables):
     cost = final_rows(privacy_cost(tables["tabular_scaling"]))
     fig, axes = P.subplots(1, 1, panel=(5.6, 4.3))
     ax = axes[0, 0]
-    for (eps, cal), g in cost.groupby(["epsilon", "calibration"], sort=True):
-        P.mean_band(ax, g, "S", "cost", label=P.series_label("pucb", eps, cal), marker="o", positive=True,
-                    **P.series_style("pucb", eps, cal))
+    for (alg, eps, cal), g in cost.groupby(["algorithm", "epsilon", "calibration"], sort=True):
+        by = "epsilon" if alg == "pucb" else "algorithm"  # a plug-in in its own colour
+        P.mean_band(ax, g, "S", "cost", label=P.series_label(alg, eps, cal), marker="o", positive=True,
+                    **P.series_style(alg, eps, cal, by=by))
     for exponent in (1.0, 2.0):  # V7: between linear and quadratic in S
         P.reference_rate(ax, exponent, "S")
     P.finish_axes(ax, xlabel="S (garnet states)", ylabel="privacy cost at the final T")

@@ -15,3 +15,12 @@ def linopt(spec: JobSpec) -> float | None:
     from dprl.experiments.linmix.jobs import build_job_agent
 
     return read_epsilon(held_calibration(build_job_agent(JobContext(spec))[1]))
+
+
+def held(spec: JobSpec) -> float | None:
+    """A private plug-in of the linmix setting, accounted from the calibration its built
+    agent holds (:func:`dprl.experiments.plugins.held_epsilon`)."""
+    from dprl.experiments.plugins import held_epsilon
+    from dprl.experiments.linmix.jobs import build_job_agent
+
+    return held_epsilon(spec, build_job_agent)

@@ -12,6 +12,8 @@ from dprl.agents.linmix.regime import regime_columns
 from dprl.agents.linmix.build import ALGORITHMS, build_agent
 from dprl.agents.linmix.privacy import AUDITED, audit_features, central_sampler, held_calibration, local_sampler
 from dprl.agents.linmix.episodes import run_episodes
+from dprl.agents.plugin import run_linmix_episodes
+from dprl.experiments.plugins import build_plugin, checked_calibration, plugin_of
 from dprl.agents.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent
 from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, make_env
@@ -62,6 +64,9 @@ def build_job_agent(ctx: JobContext) -> tuple[LinearMixtureMDP, BuiltAgent]:
     runs)."""
     spec = ctx.spec
     env = make_job_env(ctx)
+    plugin = plugin_of(spec)
+    if plugin is not None:
+        return env, build_plugin(plugin, ctx, env, episodes(ctx), ctx.noise_rng if spec.privacy is not None else None)
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
     return env, build_agent(spec.algorithm["name"], alg, spec.privacy, env, episodes(ctx), ctx.agent_rng, ctx.noise_rng)
 
@@ -73,8 +78,11 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     K = episodes(ctx)
     alg = {k: v for k, v in spec.algorithm.items() if k != "name"}
     env, built = build_job_agent(ctx)
+    marks = log_checkpoints(K, int(ctx.settings["checkpoints"]))
+    if plugin_of(spec) is not None:
+        return _regret_plugin(ctx, env, built, K, marks)
     ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
-    df = run_episodes(built, env, K, ctx.env_rng, log_checkpoints(K, int(ctx.settings["checkpoints"])), ctx.progress)
+    df = run_episodes(built, env, K, ctx.env_rng, marks, ctx.progress)
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     # the non-private agents' transition regularizer is the ridge λ I
     for col, v in (built.calibration.result_columns() if built.calibration
@@ -85,6 +93,20 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     scheme = ALGORITHMS[spec.algorithm["name"]][1]
     for col, v in regime_columns(env, K, float(alg["alpha"]), scheme, spec.privacy, float(alg.get("lam", 1.0))).items():  # private agents have no λ: 1 as in their Z
         df[col] = v
+    df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
+    return df
+
+
+def _regret_plugin(ctx: JobContext, env: LinearMixtureMDP, built: BuiltAgent, K: int, marks) -> pd.DataFrame:
+    """A plug-in's run (:func:`dprl.agents.plugin.run_linmix_episodes`, actions of a
+    stochastic policy from the job's agent stream): the exact regret columns, the instance's
+    sizes and the measured onset; LinOpt's radii, regularizer and burn-in columns belong to
+    its analysis and are NaN (a plug-in's regime is not predicted: its rate rows say so)."""
+    df = run_linmix_episodes(built, env, K, ctx.env_rng, marks, ctx.progress, action_rng=ctx.agent_rng)
+    ctx.record_accounting(checked_calibration(built, ctx.spec))
+    df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
+    for col in ("lam_min", "burn_in_episodes", "horizon_needed"):
+        df[col] = float("nan")
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     return df
 

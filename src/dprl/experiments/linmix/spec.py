@@ -13,15 +13,15 @@ _LINOPT = "dprl.experiments.linmix.accounting:linopt"
 AGENTS = algorithms(
     Algorithm("ucrl_vtr", "none", {**VI, "lam": _LAM}, "LinOpt-VI-Reg with Z = λI (UCRL-VTR), Alg. 1", label="UCRL-VTR"),
     Algorithm("private_linopt_vi", "approx", VI, "Private-LinOpt-VI: Alg. 1 + central Privatizer (Sec. 6.1), (ε,δ)-JDP",
-              label="Private-LinOpt-VI", colour="#1f77b4", accounting=_LINOPT),
+              label="Private-LinOpt-VI", colour="#1f77b4", accounting=_LINOPT, baseline="ucrl_vtr"),
     Algorithm("ldp_linopt_vi", "approx", VI, "Alg. 1 + local Privatizer (Remark 6.9), (ε,δ)-LDP",
-              label="LDP-LinOpt-VI", colour="#2ca02c", accounting=_LINOPT),
+              label="LDP-LinOpt-VI", colour="#2ca02c", accounting=_LINOPT, baseline="ucrl_vtr"),
     Algorithm("oppo", "none", {**PO, "lam": _LAM}, "LinOpt-PO-Reg with Z = λI (OPPO, bandit feedback), Alg. 2",
               label="OPPO", colour="#555555"),
     Algorithm("private_linopt_po", "approx", PO, "Private-LinOpt-PO: Alg. 2 + central Privatizer, (ε,δ)-JDP",
-              label="Private-LinOpt-PO", colour="#ff7f0e", accounting=_LINOPT),
+              label="Private-LinOpt-PO", colour="#ff7f0e", accounting=_LINOPT, baseline="oppo"),
     Algorithm("ldp_linopt_po", "approx", PO, "Alg. 2 + local Privatizer (Remark 6.9), (ε,δ)-LDP",
-              label="LDP-LinOpt-PO", colour="#d62728", accounting=_LINOPT),
+              label="LDP-LinOpt-PO", colour="#d62728", accounting=_LINOPT, baseline="oppo"),
 )
 _MIXTURE_RULE = "dprl.experiments.linmix.rules:mixture"  # S >= d2: one state per reward cluster
 
@@ -78,12 +78,13 @@ _REGRET_SETTINGS = {
 
 KINDS = [
     ExperimentKind(name, "linmix", "dprl.experiments.linmix.jobs:run_regret", AGENTS, ENVS, dict(_REGRET_SETTINGS), doc, mem_mb=500,
-                   runtime_min=20, work="dprl.experiments.linmix.work:regret", seconds_per_work=seconds)
-    for name, doc, seconds in (
-        ("linmix_regret", "regret vs T for the four algorithms, ε/δ grid, both calibrations (Z2, Z3)", 4.69e-09),
-        ("linmix_states", "regret at fixed T vs |S| with d fixed, paired instances (Z4)", 5.96e-10),
-        ("linmix_actions", "Private-LinOpt-PO regret vs |A| (Z5)", 1.74e-09),
-        ("linmix_ldp", "central JDP vs local DP privatizer (Z6)", 1.69e-08),
+                   runtime_min=20, work="dprl.experiments.linmix.work:regret", seconds_per_work=seconds, plugins=setting)
+    # plug-ins of the setting join the kinds whose claims apply to any linear-mixture algorithm
+    for name, doc, seconds, setting in (
+        ("linmix_regret", "regret vs T for the four algorithms, ε/δ grid, both calibrations (Z2, Z3)", 4.69e-09, "linmix"),
+        ("linmix_states", "regret at fixed T vs |S| with d fixed, paired instances (Z4)", 5.96e-10, ""),
+        ("linmix_actions", "Private-LinOpt-PO regret vs |A| (Z5)", 1.74e-09, ""),
+        ("linmix_ldp", "central JDP vs local DP privatizer (Z6)", 1.69e-08, ""),
     )
 ] + [
     ExperimentKind(
@@ -92,7 +93,7 @@ KINDS = [
         "regret at K on the instance hard at K (one job per K, hard_linear_horizon): the √K rate two-sided (Z7) "
         "and its growth with d (Z8)", mem_mb=500, runtime_min=20,
         # not yet measured: linmix_regret's (the same loop)
-        work="dprl.experiments.linmix.work:regret", seconds_per_work=4.69e-09,
+        work="dprl.experiments.linmix.work:regret", seconds_per_work=4.69e-09, plugins="linmix",
     ),
     ExperimentKind(
         name="linmix_audit",

@@ -17,3 +17,12 @@ def private_ofu_rl(spec: JobSpec) -> float | None:
     from dprl.experiments.lq.jobs import build_job_agent
 
     return read_epsilon(held_calibration(build_job_agent(JobContext(spec))[1]))
+
+
+def held(spec: JobSpec) -> float | None:
+    """A private plug-in of the lq setting, accounted from the calibration its built
+    agent holds (:func:`dprl.experiments.plugins.held_epsilon`)."""
+    from dprl.experiments.plugins import held_epsilon
+    from dprl.experiments.lq.jobs import build_job_agent
+
+    return held_epsilon(spec, build_job_agent)

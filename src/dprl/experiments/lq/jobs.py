@@ -12,6 +12,8 @@ from dprl.agents.lq.regime import private_ofu_burn_in
 from dprl.agents.regime import onset_episode
 from dprl.agents.lq.build import build_agent
 from dprl.agents.lq.episodes import run_episodes
+from dprl.agents.plugin import run_lq_episodes
+from dprl.experiments.plugins import build_plugin, checked_calibration, plugin_of
 from dprl.envs.lq import LQSystem, double_integrator, random_system
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.privacy.audit import AuditResult
@@ -37,6 +39,10 @@ def build_job_agent(ctx: JobContext) -> tuple[LQSystem, BuiltAgent]:
     spec = ctx.spec
     system = make_system(spec.environment, ctx)
     alg = spec.algorithm
+    plugin = plugin_of(spec)
+    if plugin is not None:
+        return system, build_plugin(plugin, ctx, system, int(ctx.settings["episodes"]),
+                                    ctx.noise_rng if spec.privacy is not None else None)
     return system, build_agent(alg["name"], alg, spec.privacy, system, int(ctx.settings["episodes"]), ctx.agent_rng,
                                ctx.noise_rng)
 
@@ -47,6 +53,8 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     episodes = int(ctx.settings["episodes"])
     alg = spec.algorithm
     system, built = build_job_agent(ctx)
+    if plugin_of(spec) is not None:
+        return _regret_plugin(ctx, system, built)
     ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
     df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
@@ -63,6 +71,22 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     ctx.log.info("K=%d regret=%.4g repaired=%d not_pd=%d clipped=%d oracle_fallbacks=%d onset=%s burn-in=%s", episodes,
                  last["regret"], last["n_repaired"], last["n_not_pd"], last["n_clipped"], last["n_oracle_fallback"],
                  last["onset_episode"], last.get("burn_in_episodes", "n/a"))
+    return df
+
+
+def _regret_plugin(ctx: JobContext, system: LQSystem, built: BuiltAgent) -> pd.DataFrame:
+    """A plug-in's ``lq_regret`` run (:func:`dprl.agents.plugin.run_lq_episodes`): the exact
+    regret columns and the measured onset; Private-OFU-RL's burn-in, ridge and repair columns
+    belong to its analysis and are NaN (a plug-in's regime is not predicted: its rate rows say so)."""
+    episodes = int(ctx.settings["episodes"])
+    df = run_lq_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
+                         ctx.progress)
+    ctx.record_accounting(checked_calibration(built, ctx.spec))
+    df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
+    for col in ("burn_in_episodes", "lam_min", "theta_hat_error"):
+        df[col] = float("nan")
+    ctx.log.info("K=%d regret=%.4g onset=%s (plug-in %s)", episodes, df["regret"].iloc[-1], df["onset_episode"].iloc[-1],
+                 ctx.spec.algorithm["name"])
     return df
 
 

@@ -15,7 +15,8 @@ _ALGORITHMS = algorithms(
     Algorithm("ofu_rl", "none", {**_AGENT_PARAMS, "lam": Param(0.1, exclusive_minimum=0.0, doc="ridge λ (H_k = λI)")},
               doc="OFU-RL, Sec. III-A with H_k = λI, L_k = 0", label="OFU-RL"),
     Algorithm("private_ofu_rl", "approx", dict(_AGENT_PARAMS), doc="Private-OFU-RL, Algorithm 1 (two Gaussian tree counters)",
-              label="Private-OFU-RL", colour="#1f77b4", accounting="dprl.experiments.lq.accounting:private_ofu_rl"),
+              label="Private-OFU-RL", colour="#1f77b4", accounting="dprl.experiments.lq.accounting:private_ofu_rl",
+              baseline="ofu_rl"),
 )
 
 _SYSTEM_PARAMS = {
@@ -48,7 +49,7 @@ KINDS = [
     ExperimentKind(
         "lq_regret", PAPER, "dprl.experiments.lq.jobs:run_regret", _ALGORITHMS, _ENVIRONMENTS, dict(_REGRET_SETTINGS),
         doc="cumulative exact regret vs K for OFU-RL and Private-OFU-RL (claims C2, C3, C4)", mem_mb=300, runtime_min=5,
-        work="dprl.experiments.lq.work:regret", seconds_per_work=1.5e-08,
+        work="dprl.experiments.lq.work:regret", seconds_per_work=1.5e-08, plugins="lq",
     ),
     ExperimentKind(
         "lq_oracle", PAPER, "dprl.experiments.lq.jobs:run_regret", _ALGORITHMS, _ENVIRONMENTS, dict(_REGRET_SETTINGS),

@@ -25,13 +25,9 @@ def dp_se(spec: JobSpec) -> float:
 
 
 def held(spec: JobSpec) -> float | None:
-    """A private plug-in (the registry's default accounting for one that declares none): its
-    agent built by its own factory as the job builds it, accounted from the calibration the
-    built agent holds (``BuiltAgent.calibration.accounted_epsilon``, e.g. the
-    :class:`~dprl.agents.tabular.calibration.PUCBCalibration` of dprl's ``PrivateStats``)."""
+    """A private plug-in of the tabular setting, accounted from the calibration its built
+    agent holds (:func:`dprl.experiments.plugins.held_epsilon`)."""
+    from dprl.experiments.plugins import held_epsilon
     from dprl.experiments.tabular.jobs import build_job_agent
 
-    built = build_job_agent(JobContext(spec))[1]
-    if built.calibration is None:
-        raise ValueError(f"plug-in {spec.algorithm['name']!r} is declared private but its built agent holds no calibration")
-    return read_epsilon(built.calibration)
+    return held_epsilon(spec, build_job_agent)

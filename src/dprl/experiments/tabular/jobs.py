@@ -17,8 +17,7 @@ from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bo
 from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration, private_stats
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
-from dprl.experiments.base import Algorithm, load_ref
-from dprl.experiments.registry import get_kind
+from dprl.experiments.plugins import build_plugin, checked_calibration, plugin_of
 from dprl.runner.job import JobContext, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
@@ -50,24 +49,10 @@ def build_job_agent(ctx: JobContext) -> tuple[TabularMDP, BuiltAgent]:
     # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
     env = make_tabular_env(envp["name"], envp, _instance_rng(ctx))
     noise_rng = ctx.noise_rng if spec.privacy is not None else None
-    plugin = _plugin(ctx)
+    plugin = plugin_of(spec)
     if plugin is not None:
-        return env, _build_plugin(plugin, ctx, env, _horizon(ctx), noise_rng)
+        return env, build_plugin(plugin, ctx, env, _horizon(ctx), noise_rng)
     return env, build_agent(alg["name"], alg, spec.privacy, env, _horizon(ctx), ctx.agent_rng, noise_rng)
-
-
-def _plugin(ctx: JobContext) -> Algorithm | None:
-    """The job's algorithm declaration if it is a plug-in (it has a factory), else ``None``."""
-    decl = get_kind(ctx.spec.kind).algorithms[ctx.spec.algorithm["name"]]
-    return decl if decl.factory else None
-
-
-def _build_plugin(plugin: Algorithm, ctx: JobContext, env: TabularMDP, n_episodes: int,
-                  noise_rng: np.random.Generator | None) -> BuiltAgent:
-    """The plug-in's agent from its own factory (``Algorithm.factory``), called as a paper's
-    ``build_agent`` is, without the name."""
-    params = {k: v for k, v in ctx.spec.algorithm.items() if k != "name"}
-    return load_ref(plugin.factory)(params, ctx.spec.privacy, env, n_episodes, ctx.agent_rng, noise_rng)
 
 
 def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, dict, pd.DataFrame]:
@@ -78,9 +63,7 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
     env, built = build_job_agent(ctx)
     df = run_tabular_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])),
                               ctx.progress, alpha=alpha)
-    if ctx.spec.privacy is not None and built.calibration is None:
-        raise ValueError(f"plug-in {ctx.spec.algorithm['name']!r} is declared private but its built agent holds no calibration")
-    ctx.record_accounting(built.calibration)
+    ctx.record_accounting(checked_calibration(built, ctx.spec))
     nan = float("nan")
     info = {"optimal_value": env.optimal_value, "e_eps": nan, "t_exploit_possible": nan, "first_untie_predicted": nan,
             "burn_in_episodes": nan, "horizon_needed": nan, "onset_episode": nan, "all_tied_episodes": nan}
@@ -91,7 +74,7 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
     """Run the job's episodes (:func:`_horizon`); per-episode gaps and returns are
     summarised online at the log-spaced checkpoints (memory independent of the number of
     episodes)."""
-    if _plugin(ctx) is not None:
+    if plugin_of(ctx.spec) is not None:
         return _simulate_plugin(ctx, alpha)
     spec = ctx.spec
     alg = spec.algorithm
@@ -197,9 +180,9 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     rng = ctx.noise_rng
     env = counters_only_env(e["S"], e["A"], e["H"])
 
-    plugin = _plugin(ctx)
+    plugin = plugin_of(spec)
     if plugin is not None:  # a plug-in releasing through dprl's counters: the counters its agent holds
-        built = _build_plugin(plugin, ctx, env, e["T"], rng)
+        built = build_plugin(plugin, ctx, env, e["T"], rng)
         stats = private_stats(built)
         return pd.DataFrame([
             {"mechanism": m, **r.columns(), "expected_pass": True, "eps_exact": held_calibration(built).accounted_epsilon,

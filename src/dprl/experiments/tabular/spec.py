@@ -20,7 +20,7 @@ PUCB = Algorithm(
     "pucb", "pure",
     {**_AGENT_PARAMS, "l1_per_step": Param(2, choices=(1, 2), doc="per-step l1 change of one user: 2 (replacement neighbours, correct) or 1 (paper's Claim 1)")},
     doc="PUCB: Algorithm 2 with Laplace tree counters", label="PUCB", colour="#1f77b4",
-    accounting="dprl.experiments.tabular.accounting:pucb",
+    accounting="dprl.experiments.tabular.accounting:pucb", baseline="ubev",
 )
 
 RIVERSWIM = Environment("riverswim", {"S": Param(4, minimum=2), "H": Param(6, minimum=1)}, doc="RiverSwim chain", label="RiverSwim")
