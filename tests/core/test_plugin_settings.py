@@ -38,11 +38,27 @@ def linmix(params, privacy, env, n_episodes, agent_rng, noise_rng):
     return BuiltAgent(StepLinOpt(built.agent), built.calibration)
 
 
+def leaky_lq(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    # Private-OFU-RL's calibration stated, half its σ's held: accounted at more than ε
+    import dataclasses
+    from dprl.agents.lq.build import private_regularizer
+
+    built = build_ofu("private_ofu_rl", params, privacy, env, n_episodes, agent_rng, noise_rng)
+    cal = built.calibration
+    half = dataclasses.replace(cal.regularizer, sigma_gram=cal.regularizer.sigma_gram / 2,
+                               sigma_target=cal.regularizer.sigma_target / 2)
+    built.agent.regularizer = private_regularizer(dataclasses.replace(cal, regularizer=half), env.n + env.d, env.n,
+                                                  n_episodes, noise_rng)
+    return BuiltAgent(StepOFU(built.agent), cal)
+
+
 MY_LQ = Algorithm("my_lq", "approx", {"n_candidates": Param(8, minimum=1), "alpha": Param(0.1, exclusive_minimum=0.0)},
                   setting="lq", factory="mirror_plugins:lq", label="My-LQ", colour="#8c564b", baseline="ofu_rl")
 MY_LINMIX = Algorithm("my_linmix", "approx", {"alpha": Param(0.05, exclusive_minimum=0.0), "eta_scale": Param(1.0)},
                       setting="linmix", factory="mirror_plugins:linmix", label="My-LinMix", colour="#e377c2",
                       baseline="oppo")
+LEAKY_LQ = Algorithm("leaky_lq", "approx", dict(MY_LQ.params), setting="lq", factory="mirror_plugins:leaky_lq",
+                     label="Leaky-LQ", colour="#7f7f7f")
 BAD_BASELINE = Algorithm("bad_baseline", "approx", {}, setting="lq", factory="mirror_plugins:lq", baseline="ucrl_vtr")
 '''
 
@@ -53,7 +69,8 @@ def site(tmp_path, monkeypatch):
     site.mkdir()
     (site / "mirror_plugins.py").write_text(MIRRORS)
     install_dist(site, "mirror-plugins", "1.0", {"my_lq": "mirror_plugins:MY_LQ", "my_linmix": "mirror_plugins:MY_LINMIX",
-                                                 "bad_baseline": "mirror_plugins:BAD_BASELINE"})
+                                                 "bad_baseline": "mirror_plugins:BAD_BASELINE",
+                                                 "leaky_lq": "mirror_plugins:LEAKY_LQ"})
     monkeypatch.syspath_prepend(str(site))
     registry.refresh()
     yield site
@@ -66,8 +83,9 @@ TIGHT = {"epsilon": 10.0, "delta": 1e-3, "calibration": "tight"}
 
 def test_plugins_join_the_kinds_of_their_setting_and_a_wrong_baseline_is_refused(site):
     joined = {k.name for k in registry.kinds().values() if "my_lq" in k.algorithms}
-    assert joined == {"lq_regret"}
-    assert {k.name for k in registry.kinds().values() if "my_linmix" in k.algorithms} == {"linmix_regret", "linmix_hard"}
+    assert joined == {"lq_regret", "lq_audit"}
+    assert {k.name for k in registry.kinds().values() if "my_linmix" in k.algorithms} == {
+        "linmix_regret", "linmix_hard", "linmix_audit"}
     why = registry.plugin_problems()["bad_baseline"]
     assert "mirror-plugins 1.0" in why and "baseline 'ucrl_vtr'" in why and "not a non-private algorithm of the lq" in why
     cfg = {"experiments": {"mine": {"kind": "lq_regret", "algorithms": [{"name": "bad_baseline"}],
@@ -194,3 +212,40 @@ def _figures_show_the_plugins(tables) -> None:
         assert name is None or any(name in x for x in labels + titles), (draw.__name__, labels, titles)
         assert check_figure(fig) == [], draw.__name__
         plt.close(fig)
+
+
+def test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it(site):
+    """lq_audit and linmix_audit audit the counters / Privatizer a plug-in's agent exposes
+    (``regularizer``; ``reg_p``, ``reg_r``); C1 and Z1 give them rows of their own. A plug-in
+    stating Private-OFU-RL's calibration while holding half its σ's is accounted from the
+    σ's it holds (above ε: refused before any job runs) and its C1 row is not reproduced."""
+    from dprl.analysis.aggregate import identity_columns
+    from dprl.analysis.base import SOURCES
+    from dprl.analysis.claims import claims_table
+    from dprl.experiments.accounting import check_accounting
+
+    lq_regret = _spec("lq_regret", "leaky_lq", {"name": "random_lq", "n": 2, "d": 1, "horizon": 5, "c_a": 0.8, "c_b": 0.6,
+                                                "noise_radius": 0.05}, TIGHT, {"episodes": 50, "checkpoints": 4})
+    assert accounted_epsilon(lq_regret) > 1.5 * TIGHT["epsilon"]
+    assert "not private at the nominal epsilon" in check_accounting([("default", "mine", lq_regret)])[0]
+
+    def audited(kind, alg, env, runs):
+        spec = _spec(kind, alg, env, TIGHT, {"runs": runs, **({"confidence": 1e-3} if kind == "lq_audit" else {"alpha": 1e-3}),
+                                             "printed_epsilons": [1.0]})
+        rows = registry.job_function(registry.get_kind(kind))(JobContext(spec))
+        labels = {"alg_label": alg, "env_label": env["name"], "privacy_label": "e10"}
+        return rows.assign(**identity_columns({"spec": spec.to_dict(), "labels": labels}))
+
+    stream = {"name": "audit_stream", "n": 1, "d": 1, "horizon": 2, "gamma": 1.0, "episodes": 4}
+    lq = pd.concat([audited("lq_audit", a, stream, 2000) for a in ("my_lq", "leaky_lq")], ignore_index=True)
+    mine_lq, leaky = lq[lq["algorithm"] == "my_lq"], lq[lq["algorithm"] == "leaky_lq"]
+    assert (mine_lq["eps_exact"] <= mine_lq["claimed_epsilon"] * (1 + 1e-9)).all()
+    assert (leaky["eps_exact"] > leaky["claimed_epsilon"]).any()
+    users = {"name": "neighbouring_users", "K": 3, "d": 1, "H": 1}
+    mix = audited("linmix_audit", "my_linmix", users, 2000)
+    assert list(mix["mechanism"]) == ["central_privatizer"] and (mix["eps_exact"] <= 10.0 * (1 + 1e-9)).all()
+    claims = claims_table({"lq_audit": lq, "linmix_audit": mix}, papers=("lq", "linmix"))
+    mine = claims[claims["source"] == SOURCES[2]].set_index("claim")
+    verdicts = {("Leaky" if "Leaky-LQ" in n else "My"): v for n, v in zip(mine.loc[["C1"], "note"], mine.loc[["C1"], "verdict"])}
+    assert verdicts == {"My": "reproduced", "Leaky": "not reproduced"}
+    assert mine.loc["Z1", "verdict"] == "reproduced" and "My-LinMix" in mine.loc["Z1", "note"]

@@ -17,6 +17,11 @@ class StepOFU:
     def observe(self, states, controls):
         self.agent.observe(states, controls)  # line 9
 
+    @property
+    def regularizer(self):
+        """The counters it releases through (what accounting and ``lq_audit`` read)."""
+        return self.agent.regularizer
+
 
 class StepLinOpt:
     """A LinOpt agent (VI or PO) behind the linear-mixture step protocol."""
@@ -30,3 +35,12 @@ class StepLinOpt:
 
     def observe(self, states, actions, rewards):
         self.agent.end_episode(states, actions, rewards)
+
+    @property
+    def reg_p(self):
+        """The Privatizer's regularizers it releases through (accounting, ``linmix_audit``)."""
+        return self.agent.reg_p
+
+    @property
+    def reg_r(self):
+        return self.agent.reg_r

@@ -42,6 +42,12 @@ row one-hot) is played as is; a stochastic one draws its ``H`` action uniforms f
 ``action_rng`` the job gives, its ``agent_rng``, by inverse CDF, as LinOpt-PO's loop does,
 so a built-in run through this runner is its compiled run. Regret is exact: ``V*_1(s_1) −
 V^{π_k}_1(s_1)`` by backward induction on the true model.
+
+A private plug-in that adds its noise through dprl's objects exposes them on its agent, and
+is then accounted from the σ's / scales they hold and audited by its setting's audit like
+the built-ins: ``source`` (tabular, a ``PrivateStats``), ``regularizer`` (LQ, Private-OFU-RL's
+``CentralRegularizer``), ``reg_p`` and ``reg_r`` (linear mixture, the Privatizer's
+regularizers). In ``linmix_audit`` its factory receives the audit's ``KnownFeatures``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from dprl.experiments.registry import declared
+from dprl.experiments.registry import declared, plugins
 
 JOB_KEYS = ("alg_label", "env_label", "privacy_label", "seed")
 
@@ -61,3 +61,12 @@ def privacy_costs(df: pd.DataFrame, on: Sequence[str], value: str = "regret") ->
         return df.iloc[:0].assign(regret_baseline=pd.Series(dtype=float), cost=pd.Series(dtype=float),
                                   baseline=pd.Series(dtype=str))
     return pd.concat(parts, ignore_index=True)
+
+
+def builtin_or_plugin(df: pd.DataFrame) -> pd.Series:
+    """A grouping key per row: ``""`` for every built-in algorithm (a paper's rows pool its
+    own algorithms or mechanisms; also a table without an ``algorithm`` column), the name for
+    a plug-in (its rows are its own)."""
+    if "algorithm" not in df:
+        return pd.Series("", index=df.index)
+    return df["algorithm"].where(df["algorithm"].isin(list(plugins())), "")

@@ -37,11 +37,17 @@ def checked_calibration(built: BuiltAgent, spec: JobSpec) -> object:
     return built.calibration
 
 
-def held_epsilon(spec: JobSpec, build_job_agent: Callable[[JobContext], tuple[object, BuiltAgent]]) -> float | None:
+def held_epsilon(spec: JobSpec, build_job_agent: Callable[[JobContext], tuple[object, BuiltAgent]],
+                 held: Callable[[BuiltAgent], object] | None = None) -> float | None:
     """A private plug-in's accounted ε (the registry's default ``accounting``): its agent built
     by its own factory as the job builds it (the setting's ``build_job_agent``), read from the
     calibration the built agent holds (``accounted_epsilon``, e.g. a ``PUCBCalibration`` of
-    dprl's ``PrivateStats`` or a ``RegularizerCalibration`` of its Regularizers)."""
+    dprl's ``PrivateStats``). ``held``: the setting's reader of the noise objects an agent
+    exposes (an LQ agent's ``regularizer``, a linear-mixture agent's ``reg_p``/``reg_r``),
+    used when the agent exposes them, so the σ's it really adds are accounted, not the ones
+    its calibration states."""
     built = build_job_agent(JobContext(spec))[1]
     cal = checked_calibration(built, spec)
+    if cal is not None and held is not None:
+        cal = held(built)
     return None if cal is None else float(cal.accounted_epsilon)

@@ -114,8 +114,10 @@ def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[s
             problems[ep.name] = f"{_where(ep)} {why}"
     plugins = {n: a for n, a in plugins.items() if n not in problems}
     for name, kind in list(kinds.items()):
+        # an audit examines a private plug-in's noise (a non-private one has none to audit)
         joined = {n: dataclasses.replace(a, accounting=None) if kind.audit else a
-                  for n, a in plugins.items() if kind.plugins and a.setting == kind.plugins}
+                  for n, a in plugins.items()
+                  if kind.plugins and a.setting == kind.plugins and not (kind.audit and a.privacy == "none")}
         if joined:
             kinds[name] = dataclasses.replace(kind, algorithms={**kind.algorithms, **joined})
     return kinds, plugins, problems

@@ -124,17 +124,20 @@ def regularizer_releases(
 
 def audit_counters(
     built: BuiltAgent, runs: int, rng: np.random.Generator, confidence: float = 1e-3,
-    pairs: tuple[str, ...] = PAIR_NAMES,
+    pairs: tuple[str, ...] = PAIR_NAMES, system: LQSystem | None = None,
 ) -> dict[str, AuditResult]:
     """Audit the built agent's B1, B2 at their claimed guarantees and both together at
-    (ε, δ), each on its worst replacement pair for the agent's ``n, d, γ`` and horizon.
+    (ε, δ), each on its worst replacement pair for the ``n, d, γ`` and horizon of ``system``
+    (default: the agent's own; a plug-in's agent exposes only its ``regularizer``).
     The claims are those of the calibration the agent was built with; the noise is the
     one its regularizer holds. ``pairs``: which of :data:`PAIR_NAMES` to audit."""
     cal, agent, reg = built.calibration, built.agent, _regularizer(built)
+    sizes = (agent.n, agent.d, agent.oracle.horizon, agent.gamma) if system is None else (
+        system.n, system.d, system.horizon, system.gamma)
     claims = {name: cal.claimed({"B1": "gram", "B2": "target", "joint": "joint"}[name]) for name in PAIR_NAMES}
     out = {}
     for name in pairs:
-        d0, d1 = replacement_pair(name, agent.n, agent.d, agent.oracle.horizon, agent.gamma)
+        d0, d1 = replacement_pair(name, *sizes)
 
         def sampler(user: User, runs: int, g: np.random.Generator, name: str = name) -> np.ndarray:
             return regularizer_releases(reg, user, runs, g, name)

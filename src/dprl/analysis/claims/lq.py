@@ -13,7 +13,7 @@ from dprl.analysis.stats import (
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
 from dprl.analysis.regime import median_onset
-from dprl.analysis.selection import final_rows, privacy_costs
+from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
 PAPER = "lq"
@@ -31,15 +31,19 @@ C1_LABELS = {"printed": "printed: σ² = 8LΔ² ln(2/δ)/ε²", "paper": "packag
 def c1(tables: Tables) -> list[ClaimResult]:
     df = tables["lq_audit"]
     out = []
-    for calib, g in as_run(df).groupby("calibration"):
+    rows = as_run(df)
+    for (alg, calib), g in rows.groupby([builtin_or_plugin(rows), "calibration"]):
         ratio = (g["eps_lb"].clip(lower=0) / g["claimed_epsilon"]).to_numpy()
+        who = "" if not alg else (f"{declared('algorithms', 'display')[alg]}: the counters its agent "
+                                               "holds are audited; that its policy reads only their releases is the "
+                                               "plug-in's to show; ")
         est = bootstrap_ci(ratio)
         n_fail = int((~g["passed"].astype(bool)).sum())
         over = int((g["eps_exact"] > g["claimed_epsilon"] * (1 + 1e-9)).sum())
         verdict = "reproduced" if n_fail == 0 and over == 0 else "not reproduced"
         out.append(ClaimResult(
             est.value, est.low, est.high, verdict, C1_LABELS.get(str(calib), str(calib)),
-            f"relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
+            f"{who}relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
             f"mean of max(ε_lb, 0)/ε over {len(g)} audits (the Gram and target counters, the paper's 𝓑₁ and 𝓑₂, "
             f"at their claimed guarantee, the pair at (ε, δ); "
             f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['runs'].iloc[0])} runs per input and phase); "
@@ -47,7 +51,7 @@ def c1(tables: Tables) -> list[ClaimResult]:
             f"exact ε (Gaussian-DP profile) above the claim in {over}/{len(g)}. That the policy reads only released "
             f"statistics is structural and tested (tests/lq/test_agent.py); "
             + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
-            epsilon=float(g["epsilon"].min()),
+            epsilon=float(g["epsilon"].min()), algorithm=alg or None,
         ))
     if len(printed := printed_rows(df)):
         out.append(printed_row(printed, C1_LABELS["printed"]))

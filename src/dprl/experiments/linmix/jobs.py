@@ -19,6 +19,7 @@ from dprl.agents.protocol import BuiltAgent
 from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, make_env
 from dprl.experiments.linmix.spec import AGENTS
 from dprl.privacy.audit import audit
+from dprl.privacy.regularizer import CentralRegularizer
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext, stable_hash
@@ -145,16 +146,24 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         # user does not depend on how many later users there are.
         return build_agent(AUDITED[name], AGENTS[AUDITED[name]].defaults(), privacy, feat, K, ctx.agent_rng, ctx.noise_rng, printed=printed)
 
-    def audited(built: BuiltAgent, constants: str) -> dict:
-        sample = central_sampler(built, feat) if name == "central_privatizer" else local_sampler(built, feat)
+    def audited(built: BuiltAgent, constants: str, mechanism: str = name) -> dict:
+        sample = central_sampler(built, feat) if mechanism == "central_privatizer" else local_sampler(built, feat)
         res = audit(sample, True, False, priv.epsilon, priv.delta, n=runs, rng=ctx.noise_rng, alpha=alpha)
         cal = held_calibration(built)
-        ctx.log.info("%s %s: eps=%.4g eps_lb=%.4g (%s) exact eps=%.4g", constants, name, priv.epsilon, res.eps_lb,
+        ctx.log.info("%s %s: eps=%.4g eps_lb=%.4g (%s) exact eps=%.4g", constants, mechanism, priv.epsilon, res.eps_lb,
                      "pass" if res.passed else "FAIL", cal.accounted_epsilon)
-        return {"mechanism": name, "constants": constants, "printed_epsilon": priv.epsilon, **res.columns(),
+        return {"mechanism": mechanism, "constants": constants, "printed_epsilon": priv.epsilon, **res.columns(),
                 "eps_exact": cal.accounted_epsilon,  # exact, under replacement
                 "relation": cal.relation}
 
+    plugin = plugin_of(spec)
+    if plugin is not None:
+        # a plug-in releasing through the Privatizer's regularizers (its agent's reg_p, reg_r):
+        # the mechanism it holds, built for the audit's features (its factory gets them as env)
+        built = build_plugin(plugin, ctx, feat, K, ctx.noise_rng)
+        mechanism = "central_privatizer" if isinstance(built.agent.reg_p, CentralRegularizer) else "local_randomizer"
+        ctx.progress(1, 1, unit="audits")
+        return pd.DataFrame([audited(built, "as run", mechanism)])
     rows = [audited(built_at(priv), "as run")]
     if priv.calibration == "paper":
         rows.append(audited(built_at(priv, printed=True), "printed"))

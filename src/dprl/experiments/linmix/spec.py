@@ -123,5 +123,7 @@ KINDS = [
         runtime_min=5,
         work="dprl.experiments.linmix.work:audit",
         seconds_per_work=1.91e-07,
+        plugins="linmix",
+        audit=True,
     ),
 ]

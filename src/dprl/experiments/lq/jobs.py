@@ -124,6 +124,15 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
                      "n/a" if res is None else f"{res.eps_lb:.4g} ({'pass' if res.passed else 'FAIL'})", out["eps_exact"])
         return out
 
+    plugin = plugin_of(spec)
+    if plugin is not None:
+        # a plug-in releasing through Private-OFU-RL's counters (its agent's ``regularizer``,
+        # its calibration Private-OFU-RL's): the counters it holds, on the audit's pairs
+        built = build_plugin(plugin, ctx, system, int(env["episodes"]), ctx.noise_rng)
+        cal = held_calibration(built)
+        results = audit_counters(built, runs, ctx.noise_rng, confidence, system=system)
+        ctx.progress(1, 1, unit="audits")
+        return pd.DataFrame([row(mech, res, cal, "as run", priv) for mech, res in results.items()])
     built = counters(priv)
     cal = held_calibration(built)
     rows = [row(mech, res, cal, "as run", priv) for mech, res in audit_counters(built, runs, ctx.noise_rng, confidence).items()]

@@ -72,6 +72,6 @@ KINDS = [
                                    doc="ε at which the paper's printed σ's are accounted exactly under replacement "
                                        "(paper calibration jobs; claim C1's printed row)")},
         doc="privacy audit of Private-OFU-RL's two Gaussian tree counters (claim C1)", mem_mb=2000, runtime_min=5,
-        work="dprl.experiments.lq.work:audit", seconds_per_work=7.25e-07,
+        work="dprl.experiments.lq.work:audit", seconds_per_work=7.25e-07, plugins="lq", audit=True,
     ),
 ]
