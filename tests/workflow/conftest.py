@@ -164,22 +164,27 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
     pytest.fail(f"timed out after {timeout}s waiting for {what}")
 
 
-def result_files(workdir: Path, preset: str, claims: bool = True) -> dict[str, Path]:
+def result_files(workdir: Path, preset: str, claims: bool = True, experiments: tuple[str, ...] | None = None) -> dict[str, Path]:
     """Deterministic results of a run: every job file, every table (minus timing
-    tables), and the claims table (``claims``); keyed by path relative to results/<preset>/."""
+    tables), and the claims table (``claims``); keyed by path relative to results/<preset>/.
+    ``experiments``: only those experiments' job files and tables."""
     res = workdir / "results" / preset
     files = {}
     for pattern in ("jobs/**/*.csv", "tables/*.csv") + (("figures/claims.csv",) if claims else ()):
         for p in res.glob(pattern):
-            if p.name not in NONDETERMINISTIC:
-                files[str(p.relative_to(res))] = p
+            rel = p.relative_to(res)
+            of = rel.parts[1] if rel.parts[0] == "jobs" else rel.stem if rel.parts[0] == "tables" else None
+            if p.name not in NONDETERMINISTIC and (experiments is None or of in experiments):
+                files[str(rel)] = p
     return files
 
 
-def assert_identical_results(got: Path, ref: Path, preset: str, only_tables: bool = False, claims: bool = True) -> None:
+def assert_identical_results(got: Path, ref: Path, preset: str, only_tables: bool = False, claims: bool = True,
+                             experiments: tuple[str, ...] | None = None) -> None:
     """Same set of result files, byte for byte (``claims=False``: a run that stopped at its
-    tables, compared with a complete one)."""
-    a, b = result_files(got, preset, claims), result_files(ref, preset, claims)
+    tables, compared with a complete one; ``experiments``: a run of some experiments,
+    compared with those of a complete one)."""
+    a, b = result_files(got, preset, claims, experiments), result_files(ref, preset, claims, experiments)
     if only_tables:
         a = {k: v for k, v in a.items() if k.startswith("tables/")}
         b = {k: v for k, v in b.items() if k.startswith("tables/")}
