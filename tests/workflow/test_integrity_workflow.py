@@ -69,7 +69,8 @@ def test_second_workflow_on_the_same_results_is_refused_naming_the_first(tmp_pat
     shared = tmp_path / "shared-results"
     one = copy_workflow(tmp_path / "one", ("counter_error",), {"counter_error": {"seeds": {"count": 4}}})
     two = copy_workflow(tmp_path / "two", ("counter_error",), {"counter_error": {"seeds": {"count": 4}}})
-    args = ("--config", "preset=smoke", f"results_dir={shared}", "--cores", "1")
+    # its table only: the lock is taken before any job and held to the end, whatever the targets
+    args = (f"{shared}/smoke/tables/counter_error.csv", "--config", "preset=smoke", f"results_dir={shared}", "--cores", "1")
     lock = shared / "smoke" / ".dprl-lock.json"
     first = start_snakemake(one, *args)
     try:
