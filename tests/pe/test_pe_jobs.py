@@ -219,6 +219,16 @@ def test_b2_fits_where_the_maximiser_is_zero(m_star, slope, k_top, verdict, regi
         assert row["horizon_needed"] == pytest.approx(10 * max(m_star, onset))
 
 
+def test_b2_reads_the_long_batches_as_rows_of_their_own():
+    """pe_batch_long (ε = 1 up to 3e6 trajectories in the workflow) gives B2 rows labelled by
+    their table beside pe_batch's; without pe_batch_long (smoke, full) only pe_batch's."""
+    claim = next(c for c in CLAIMS if c.id == "B2")
+    rows = evaluate(claim, {"pe_batch": _b2_table(3e4, -1.0), "pe_batch_long": _b2_table(100.0, -1.0)})
+    assert [r["regime"] for r in rows] == ["not reached", "reached"]
+    assert not rows[0]["note"].startswith("pe_batch_long") and rows[1]["note"].startswith("pe_batch_long: ")
+    assert len(evaluate(claim, {"pe_batch": _b2_table(3e4, -1.0)})) == 1
+
+
 def _lambda_table(p_opt: float, floor: float) -> pd.DataFrame:
     """At one m the RMSE depends on λ only (a bowl in ln λ around λ_opt = 10·m^p_opt), as in
     the paper's model; across m a fixed c per p tracks λ_opt only when p = p_opt."""

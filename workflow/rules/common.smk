@@ -138,7 +138,7 @@ def _experiment_resources(experiment):
     }
     # an experiment the default run does not have (lq_regime_long) is scaled from the
     # measured one of its kind with the largest jobs
-    src = measured_reference(experiment, kind.name, MEASURED, REFERENCE)
+    src = measured_reference(experiment, kind.name, MEASURED, REFERENCE, [j.spec for j in EXPERIMENTS[experiment].jobs])
     if src is None:
         return base
     return scaled_resources(

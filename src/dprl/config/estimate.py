@@ -125,17 +125,27 @@ def scaled_resources(measured: Mapping[str, float], jobs: Sequence[JobSpec], ref
     return out
 
 
-def measured_reference(name: str, kind: str, measured: Mapping[str, Any], reference: Mapping[str, Any]) -> str | None:
+def measured_reference(name: str, kind: str, measured: Mapping[str, Any], reference: Mapping[str, Any],
+                       jobs: Sequence[JobSpec] = ()) -> str | None:
     """The measured default-run experiment to scale ``name``'s resources from: itself, or,
-    for an experiment the default preset does not run (``lq_regime_long``), the measured
-    experiment of the same kind with the most work per job (the closest in size)."""
+    for an experiment the default preset does not run (``lq_regime_long``, a sweep added
+    under a new name), the measured experiment of the same kind closest in work per job to
+    ``jobs`` (its own job specs; without them, the one with the most work per job)."""
     if name in measured and name in reference:
         return name
     model = work_model(kind)
     same = [e for e, x in reference.items() if e in measured and x.kind.name == kind and x.jobs] if model else []
     if not same:
         return None
-    return max(same, key=lambda e: sum(model(j.spec)[1] for j in reference[e].jobs) / len(reference[e].jobs))
+
+    def mean_work(specs: Sequence[JobSpec]) -> float:
+        return max(sum(model(j)[1] for j in specs) / len(specs), 1e-300)
+
+    per_job = {e: mean_work([j.spec for j in reference[e].jobs]) for e in same}
+    if not jobs:
+        return max(same, key=per_job.__getitem__)
+    target = mean_work(jobs)
+    return min(same, key=lambda e: abs(math.log(per_job[e] / target)))
 
 
 def preset_resources(preset: str, config_path: str = "config.yaml",
@@ -155,7 +165,7 @@ def preset_resources(preset: str, config_path: str = "config.yaml",
     for name, exp in experiments.items():
         if not exp.jobs:
             continue
-        src = measured_reference(name, exp.kind.name, measured, reference)
+        src = measured_reference(name, exp.kind.name, measured, reference, [j.spec for j in exp.jobs])
         if src is None:
             # nothing of this kind measured: the kind's work model alone (its seconds per
             # unit of work were calibrated on the default run)

@@ -160,11 +160,24 @@ def _half_regime_slope(g: pd.DataFrame) -> str:
     return f"−1/2 regime m ∈ [{lo:.3g}, {hi:.3g}]: slope {est.value:.2f} [{est.low:.2f}, {est.high:.2f}] (expected −0.5)"
 
 
+# pe_batch_long: DP-LSW alone at ε = 1 with batches up to 3e6 trajectories, where its
+# regime (m >= 10·max(m*, onset) ≈ 2.0e6) lies; its rows are separate from pe_batch's
+B2_TABLES = ("pe_batch", "pe_batch_long")
+
+
 def b2(tables: Tables) -> list[ClaimResult]:
-    """One row per DP-LSW (ε, features) cell: the 1/m slope of σ_X fitted where the smooth
-    bound's maximiser is ``k = 0`` (:func:`b2_regime`), and the privacy cost of every DP
-    estimator of that cell decreasing in ``m``."""
-    df = tables["pe_batch"]
+    """One row per DP-LSW (ε, features) cell of each table of :data:`B2_TABLES`: the 1/m
+    slope of σ_X fitted where the smooth bound's maximiser is ``k = 0`` (:func:`b2_regime`),
+    and the privacy cost of every DP estimator of that cell decreasing in ``m``."""
+    out = []
+    for name in B2_TABLES:
+        df = tables.get(name)
+        if df is not None and not df.empty:
+            out += _b2_rows(df, "" if name == "pe_batch" else f"{name}: ")
+    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "no DP-LSW rows")]
+
+
+def _b2_rows(df: pd.DataFrame, where_run: str) -> list[ClaimResult]:
     dp = df[df["algorithm"].isin(["dp_lsw", "dp_lsl"])].copy()
     dp["gap"] = dp["rmse"] - dp["rmse_np"]
     lsw = df[df["algorithm"] == "dp_lsw"]
@@ -186,7 +199,7 @@ def b2(tables: Tables) -> list[ClaimResult]:
             desc.append(f"{alg} {cost.value:.2f} [{cost.low:.2f}, {cost.high:.2f}]")
         out.append(ClaimResult(
             est.value, est.low, est.high, _combine(parts), CAL,
-            f"{_fmt_eps(eps)}, {feat} features: log-log slope of DP-LSW σ_X vs m over m ∈ [{fit['m'].min():g}, "
+            f"{where_run}{_fmt_eps(eps)}, {feat} features: log-log slope of DP-LSW σ_X vs m over m ∈ [{fit['m'].min():g}, "
             f"{fit['m'].max():g}] ({'where the smooth bound’s maximiser is k = 0' if regime == 'reached' else 'top decade, outside the k = 0 regime'}"
             f"{f'; predicted regimes there: {where}' if where else ''}; "
             f"expected −1 within ±0.1); {regime_note}; {_half_regime_slope(g)}. Also required: the privacy cost "
