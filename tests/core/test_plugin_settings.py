@@ -183,6 +183,11 @@ def test_plugins_get_their_own_claim_rows_reported_apart(site):
     assert {"C2", "C3", "Z2", "Z3", "Z7"} <= set(mine["claim"])
     assert mine.loc[mine["claim"] == "Z2", "note"].str.contains("My-LinMix").all()
     assert mine.loc[mine["claim"] == "C2", "note"].str.contains("My-LQ").all()
+    # a plug-in's rates on fixed instances are judged past its measured onset only: these short
+    # runs have none, so whatever the slope says the rows are inconclusive with the horizon needed
+    rates = mine[mine["claim"].isin(["C2", "Z2"])]
+    assert (rates["regime"] == "not reached").all() and (rates["verdict"] == "inconclusive").all()
+    assert rates["note"].str.contains("measured onset only").all()
     # the papers' own rows are the built-ins': OFU-RL's C2 row and OPPO's Z2 row, nothing of the plug-ins
     paper = claims[claims["source"] == SOURCES[0]]
     assert not paper["note"].str.contains("My-L").any()
@@ -228,6 +233,10 @@ def test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it(sit
                                                 "noise_radius": 0.05}, TIGHT, {"episodes": 50, "checkpoints": 4})
     assert accounted_epsilon(lq_regret) > 1.5 * TIGHT["epsilon"]
     assert "not private at the nominal epsilon" in check_accounting([("default", "mine", lq_regret)])[0]
+    # the job records the same held σ's (what the runner refuses to write), not the stated ones
+    ctx = JobContext(lq_regret)
+    registry.job_function(registry.get_kind("lq_regret"))(ctx)
+    assert ctx.accounted_epsilon == pytest.approx(accounted_epsilon(lq_regret))
 
     def audited(kind, alg, env, runs):
         spec = _spec(kind, alg, env, TIGHT, {"runs": runs, **({"confidence": 1e-3} if kind == "lq_audit" else {"alpha": 1e-3}),
@@ -249,3 +258,17 @@ def test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it(sit
     verdicts = {("Leaky" if "Leaky-LQ" in n else "My"): v for n, v in zip(mine.loc[["C1"], "note"], mine.loc[["C1"], "verdict"])}
     assert verdicts == {"My": "reproduced", "Leaky": "not reproduced"}
     assert mine.loc["Z1", "verdict"] == "reproduced" and "My-LinMix" in mine.loc["Z1", "note"]
+
+
+def test_a_plugins_regime_is_its_measured_onset():
+    """No burn-in is predicted for a plug-in: reached a decade past the median onset over
+    seeds, the fit starting there; no onset in most seeds: not reached."""
+    import numpy as np
+
+    from dprl.analysis.regime import measured_regime
+
+    g = pd.DataFrame({"seed": [0, 1, 2], "onset_episode": [100.0, 120.0, np.nan]})
+    reg, need, start, _ = measured_regime(g, 2000)
+    assert (reg, start) == ("reached", 110.0) and np.isnan(need)  # median over the seeds with one
+    assert measured_regime(g, 1000)[:2] == ("not reached", 1100.0)
+    assert measured_regime(g.assign(onset_episode=np.nan), 1000)[:2] == ("not reached", 10000.0)

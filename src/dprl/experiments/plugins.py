@@ -29,25 +29,34 @@ def build_plugin(plugin: Algorithm, ctx: JobContext, env: object, n_episodes: in
     return load_ref(plugin.factory)(params, ctx.spec.privacy, env, n_episodes, ctx.agent_rng, noise_rng)
 
 
-def checked_calibration(built: BuiltAgent, spec: JobSpec) -> object:
-    """The calibration a private plug-in's built agent holds; a clear error when it holds none
-    (a private plug-in is accounted from its noise, never trusted)."""
+# Where a plug-in's agent exposes the dprl noise objects it releases through, per setting,
+# and the paper's reader of the calibration those objects hold (``held_calibration``).
+HELD = {
+    "tabular": ("source", "dprl.agents.tabular.privacy:held_calibration"),  # PrivateStats
+    "lq": ("regularizer", "dprl.agents.lq.privacy:held_calibration"),  # Private-OFU-RL's counters
+    "linmix": ("reg_p", "dprl.agents.linmix.privacy:held_calibration"),  # the Privatizer's (reg_p, reg_r)
+}
+
+
+def plugin_calibration(built: BuiltAgent, spec: JobSpec) -> object:
+    """The calibration a plug-in's built agent runs with, what its job records and what
+    validation accounts: read from the noise objects the agent exposes (:data:`HELD`), so the
+    σ's it really adds count, not the ones its calibration states; the stated calibration
+    for an agent that exposes none. A clear error for a private plug-in that holds none (it
+    is accounted from its noise, never trusted)."""
     if spec.privacy is not None and built.calibration is None:
         raise ValueError(f"plug-in {spec.algorithm['name']!r} is declared private but its built agent holds no calibration")
-    return built.calibration
+    if built.calibration is None:
+        return None
+    setting = get_kind(spec.kind).algorithms[spec.algorithm["name"]].setting
+    attribute, reader = HELD[setting]
+    held = load_ref(reader)(built) if hasattr(built.agent, attribute) else None
+    return built.calibration if held is None else held
 
 
-def held_epsilon(spec: JobSpec, build_job_agent: Callable[[JobContext], tuple[object, BuiltAgent]],
-                 held: Callable[[BuiltAgent], object] | None = None) -> float | None:
+def held_epsilon(spec: JobSpec, build_job_agent: Callable[[JobContext], tuple[object, BuiltAgent]]) -> float | None:
     """A private plug-in's accounted ε (the registry's default ``accounting``): its agent built
-    by its own factory as the job builds it (the setting's ``build_job_agent``), read from the
-    calibration the built agent holds (``accounted_epsilon``, e.g. a ``PUCBCalibration`` of
-    dprl's ``PrivateStats``). ``held``: the setting's reader of the noise objects an agent
-    exposes (an LQ agent's ``regularizer``, a linear-mixture agent's ``reg_p``/``reg_r``),
-    used when the agent exposes them, so the σ's it really adds are accounted, not the ones
-    its calibration states."""
-    built = build_job_agent(JobContext(spec))[1]
-    cal = checked_calibration(built, spec)
-    if cal is not None and held is not None:
-        cal = held(built)
+    by its own factory as the job builds it (the setting's ``build_job_agent``), read by
+    :func:`plugin_calibration`."""
+    cal = plugin_calibration(build_job_agent(JobContext(spec))[1], spec)
     return None if cal is None else float(cal.accounted_epsilon)

@@ -9,6 +9,7 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
+from dprl.analysis.regime import measured_regime
 from dprl.experiments.registry import declared, plugins
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
@@ -77,6 +78,12 @@ def regime(g: pd.DataFrame, k_max: float) -> tuple[str, float, str]:
     return ("reached" if reached else "not reached"), (float("nan") if reached else needed), note
 
 
+def _measured(g: pd.DataFrame, k_max: float) -> tuple[str, float, str]:
+    """:func:`regime`'s triple for a plug-in, from its measured onset alone (no predicted burn-in)."""
+    reg, need, _, note = measured_regime(g, k_max)
+    return reg, need, note
+
+
 # linmix_regime_long (`full` only): the paper calibration at ε = 1, whose median horizon is
 # 6.7e7 episodes; its rows are separate from linmix_regret's (another K, another decade)
 Z2_TABLES = ("linmix_regret", "linmix_regime_long")
@@ -111,8 +118,10 @@ def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list
             "not reproduced" if "not reproduced" in verdicts else "inconclusive")
         desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
         label = where + ("non-private" if calib == "none" else f"ε={eps:g}")
-        # one regime per curve: a curve still in its burn-in makes the group "not reached"
-        curves = [regime(ga, float(ga["episode"].max())) for _, ga in g.groupby(["alg_label", "privacy_label"])]
+        # one regime per curve: a curve still in its burn-in makes the group "not reached"; a
+        # plug-in's burn-in is not predicted: its measured onset alone decides
+        curves = [(regime if algorithm is None else _measured)(ga, float(ga["episode"].max()))
+                  for _, ga in g.groupby(["alg_label", "privacy_label"])]
         reg, need = overall_regime([c[:2] for c in curves])
         reg_note = max((c[2] for c in curves if c[0] == "not reached"), default=curves[0][2])
         out.append(_res(worst, verdict, str(calib),

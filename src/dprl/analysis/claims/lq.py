@@ -12,7 +12,7 @@ from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
-from dprl.analysis.regime import median_onset
+from dprl.analysis.regime import measured_regime, median_onset
 from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
@@ -87,7 +87,8 @@ def c2(tables: Tables) -> list[ClaimResult]:
         for (env, alg, calib, eps, delta), g in df.groupby(
                 ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
             k_max = int(g["episode"].max())
-            regime, need, start, regime_note = _regime(g, k_max)
+            # a plug-in's burn-in is not predicted: its measured onset alone decides
+            regime, need, start, regime_note = (measured_regime(g, k_max) if alg in plugins() else _regime(g, k_max))
             tail = g[g["episode"] >= start]
             est = paired_slope_by_seed(tail, "episode", "regret")
             who = declared("algorithms", "display")[alg]

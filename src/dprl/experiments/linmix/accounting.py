@@ -18,11 +18,9 @@ def linopt(spec: JobSpec) -> float | None:
 
 
 def held(spec: JobSpec) -> float | None:
-    """A private plug-in of the linmix setting, accounted from the calibration its built
-    agent holds (:func:`dprl.experiments.plugins.held_epsilon`); an agent that exposes its
-    regularizers ``reg_p``, ``reg_r`` (the Privatizer's) from the σ's they hold."""
-    from dprl.agents.linmix.privacy import held_calibration
+    """A private plug-in of the linmix setting, accounted from the noise its built agent holds
+    (:func:`dprl.experiments.plugins.held_epsilon`)."""
     from dprl.experiments.linmix.jobs import build_job_agent
     from dprl.experiments.plugins import held_epsilon
 
-    return held_epsilon(spec, build_job_agent, lambda b: held_calibration(b) if hasattr(b.agent, "reg_p") else b.calibration)
+    return held_epsilon(spec, build_job_agent)

@@ -13,7 +13,7 @@ from dprl.agents.linmix.build import ALGORITHMS, build_agent
 from dprl.agents.linmix.privacy import AUDITED, audit_features, central_sampler, held_calibration, local_sampler
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.agents.plugin import run_linmix_episodes
-from dprl.experiments.plugins import build_plugin, checked_calibration, plugin_of
+from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
 from dprl.agents.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent
 from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, make_env
@@ -104,7 +104,7 @@ def _regret_plugin(ctx: JobContext, env: LinearMixtureMDP, built: BuiltAgent, K:
     sizes and the measured onset; LinOpt's radii, regularizer and burn-in columns belong to
     its analysis and are NaN (a plug-in's regime is not predicted: its rate rows say so)."""
     df = run_linmix_episodes(built, env, K, ctx.env_rng, marks, ctx.progress, action_rng=ctx.agent_rng)
-    ctx.record_accounting(checked_calibration(built, ctx.spec))
+    ctx.record_accounting(plugin_calibration(built, ctx.spec))
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     for col in ("lam_min", "burn_in_episodes", "horizon_needed"):
         df[col] = float("nan")

@@ -20,11 +20,9 @@ def private_ofu_rl(spec: JobSpec) -> float | None:
 
 
 def held(spec: JobSpec) -> float | None:
-    """A private plug-in of the lq setting, accounted from the calibration its built agent
-    holds (:func:`dprl.experiments.plugins.held_epsilon`); an agent that exposes its
-    ``regularizer`` (Private-OFU-RL's counters) from the σ's that regularizer holds."""
-    from dprl.agents.lq.privacy import held_calibration
+    """A private plug-in of the lq setting, accounted from the noise its built agent holds
+    (:func:`dprl.experiments.plugins.held_epsilon`)."""
     from dprl.experiments.lq.jobs import build_job_agent
     from dprl.experiments.plugins import held_epsilon
 
-    return held_epsilon(spec, build_job_agent, lambda b: held_calibration(b) if hasattr(b.agent, "regularizer") else b.calibration)
+    return held_epsilon(spec, build_job_agent)

@@ -13,7 +13,7 @@ from dprl.agents.regime import onset_episode
 from dprl.agents.lq.build import build_agent
 from dprl.agents.lq.episodes import run_episodes
 from dprl.agents.plugin import run_lq_episodes
-from dprl.experiments.plugins import build_plugin, checked_calibration, plugin_of
+from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
 from dprl.envs.lq import LQSystem, double_integrator, random_system
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.privacy.audit import AuditResult
@@ -81,7 +81,7 @@ def _regret_plugin(ctx: JobContext, system: LQSystem, built: BuiltAgent) -> pd.D
     episodes = int(ctx.settings["episodes"])
     df = run_lq_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                          ctx.progress)
-    ctx.record_accounting(checked_calibration(built, ctx.spec))
+    ctx.record_accounting(plugin_calibration(built, ctx.spec))
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     for col in ("burn_in_episodes", "lam_min", "theta_hat_error"):
         df[col] = float("nan")

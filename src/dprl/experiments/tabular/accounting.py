@@ -25,8 +25,8 @@ def dp_se(spec: JobSpec) -> float:
 
 
 def held(spec: JobSpec) -> float | None:
-    """A private plug-in of the tabular setting, accounted from the calibration its built
-    agent holds (:func:`dprl.experiments.plugins.held_epsilon`)."""
+    """A private plug-in of the tabular setting, accounted from the noise its built agent
+    holds (:func:`dprl.experiments.plugins.held_epsilon`)."""
     from dprl.experiments.plugins import held_epsilon
     from dprl.experiments.tabular.jobs import build_job_agent
 

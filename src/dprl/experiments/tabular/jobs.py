@@ -17,7 +17,7 @@ from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bo
 from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration, private_stats
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
-from dprl.experiments.plugins import build_plugin, checked_calibration, plugin_of
+from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
 from dprl.runner.job import JobContext, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
@@ -63,7 +63,7 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
     env, built = build_job_agent(ctx)
     df = run_tabular_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])),
                               ctx.progress, alpha=alpha)
-    ctx.record_accounting(checked_calibration(built, ctx.spec))
+    ctx.record_accounting(plugin_calibration(built, ctx.spec))
     nan = float("nan")
     info = {"optimal_value": env.optimal_value, "e_eps": nan, "t_exploit_possible": nan, "first_untie_predicted": nan,
             "burn_in_episodes": nan, "horizon_needed": nan, "onset_episode": nan, "all_tied_episodes": nan}
