@@ -5,23 +5,47 @@ from __future__ import annotations
 import pytest
 
 from dprl.config.load import ConfigError, load_config
-from dprl.runner.bundle import make_bundles, pack
+from dprl.runner.bundle import MAX_RUN_FACTOR, chunk, make_bundles
+
+
+def _paths(n: int, exp: str = "a") -> list[str]:
+    return sorted(f"jobs/{exp}/alg/eps{k % 7}/seed{k}.csv" for k in range(n))
 
 
 @pytest.mark.parametrize("n,secs,target", [(1, 5, 120), (7, 5, 12), (40, 3.5, 120), (96, 8.9, 120), (13, 100, 60), (5, 1, 0)])
-def test_pack_covers_every_index_once_in_order(n, secs, target):
-    runs = pack(n, secs, target)
-    assert [i for r in runs for i in r] == list(range(n))
+def test_chunk_covers_every_path_once_in_order(n, secs, target):
+    paths = _paths(n)
+    runs = chunk(paths, secs, target)
+    assert [p for r in runs for p in r] == paths
     assert all(len(r) >= 1 for r in runs)
     if target <= 0:
         assert len(runs) == n
     else:
         size = -(-target // secs)
-        # no bundle is more than ~1.5x the size that reaches the target, and only a
-        # whole experiment shorter than the target gives a bundle below half of it
-        assert max(len(r) for r in runs) <= 1.5 * size + 1
-        if len(runs) > 1:
-            assert min(len(r) for r in runs) >= size / 2 - 1
+        assert max(len(r) for r in runs) <= MAX_RUN_FACTOR * size
+
+
+def test_chunk_runs_average_the_target():
+    """Content-defined runs: sizes vary, their mean is the size that reaches the target."""
+    paths = _paths(5000)
+    for secs, target in [(2.0, 60.0), (10.0, 120.0), (1.0, 30.0)]:
+        size = target / secs
+        mean = len(paths) / len(chunk(paths, secs, target))
+        assert 0.7 * size <= mean <= 1.3 * size, (secs, target, mean)
+
+
+@pytest.mark.parametrize("added", [["jobs/a/alg/eps9/seed3.csv"], [f"jobs/a/alg/eps9/seed{k}.csv" for k in range(8)], ["jobs/a/zzz/seed0.csv"]])
+def test_adding_jobs_keeps_the_other_bundles(added):
+    """Adding a sweep value re-bundles only the runs its jobs fall into (and, after a
+    cap, the next one): the other bundles keep their members, so Snakemake reuses them.
+    Fixed-position packing fails this (every bundle after the first new job moved)."""
+    before = chunk(_paths(400), 2.0, 20.0)
+    after = chunk(sorted(_paths(400) + added), 2.0, 20.0)
+    changed = set(before) - set(after)
+    runs_hit = {r for r in before for p in added if r[0] <= p <= r[-1]}
+    assert len(changed) <= 2 * len(added), (len(changed), len(before))
+    assert len(changed) <= len(runs_hit) + len(added) + 1
+    assert len(set(before) & set(after)) >= len(before) - 2 * len(added)
 
 
 def test_make_bundles_partitions_each_experiment():

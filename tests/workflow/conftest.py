@@ -43,9 +43,12 @@ def snakemake_cmd() -> list[str]:
     return [sys.executable, "-m", "snakemake"]
 
 
-def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None, smoke_overrides: dict | None = None) -> Path:
+def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None, smoke_overrides: dict | None = None,
+                  bundle_seconds: float | None = 0.0) -> Path:
     """Copy the workflow into ``dest``; optionally keep only some experiments and
-    override keys of their ``presets.smoke``."""
+    override keys of their ``presets.smoke``. ``bundle_seconds``: written into the copy's
+    config (0: one Snakemake job per simulation, what the fault and rerun tests reason
+    about); ``None`` keeps config.yaml's (the complete smoke run: what a user runs)."""
     dest.mkdir(parents=True, exist_ok=True)
     if not (REPO / "Snakefile").exists() and not (REPO / "workflow" / "Snakefile").exists():
         pytest.fail(f"no Snakefile in {REPO} or {REPO}/workflow")
@@ -59,14 +62,18 @@ def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None, smoke_
             )
         else:
             shutil.copy2(src, dest / name)
+    if experiments is None and bundle_seconds is None:
+        return dest
+    cfg = yaml.safe_load((dest / "config.yaml").read_text())
+    if bundle_seconds is not None:
+        cfg["bundle_seconds"] = bundle_seconds
     if experiments is not None:
-        cfg = yaml.safe_load((dest / "config.yaml").read_text())
         missing = [e for e in experiments if e not in cfg["experiments"]]
         assert not missing, f"experiments {missing} not in config.yaml"
         cfg["experiments"] = {k: v for k, v in cfg["experiments"].items() if k in experiments}
         for name, over in (smoke_overrides or {}).items():
             cfg["experiments"][name].setdefault("presets", {}).setdefault("smoke", {}).update(over)
-        (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     return dest
 
 
@@ -225,7 +232,7 @@ def smoke_table_targets(wd: Path) -> list[str]:
 def smoke_run(tmp_path_factory) -> Path:
     """One complete run of the smoke preset (simulations, tables, figures, claims, manifest,
     report pages), shared by the tests that read its outputs (test_smoke_dag, test_report)."""
-    wd = copy_workflow(tmp_path_factory.mktemp("smoke-run"))
+    wd = copy_workflow(tmp_path_factory.mktemp("smoke-run"), bundle_seconds=None)  # bundled, as config.yaml says
     snakemake(wd, "--config", "preset=smoke", "--cores", "2", timeout=max(SNAKEMAKE_TIMEOUT, 1500))
     return wd
 

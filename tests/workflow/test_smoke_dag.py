@@ -98,8 +98,15 @@ def test_dry_run_of_default_preset_lists_every_job(tmp_path):
     from dprl.config.load import load_config_file
 
     wd = workflow_copy(tmp_path)
-    res = subprocess.run(["snakemake", "-n", "--cores", "8", "--quiet", "rules"], cwd=wd, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr[-3000:]
     n_jobs = len(load_config_file(str(wd / "config.yaml"), "default").jobs)
+    # one Snakemake job per simulation
+    res = subprocess.run(["snakemake", "-n", "--cores", "8", "--quiet", "rules", "--config", "bundle_seconds=0"],
+                         cwd=wd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
     line = next(l for l in res.stdout.splitlines() if l.strip().startswith("simulate"))
     assert int(line.split()[-1]) == n_jobs
+    # config.yaml's bundles: every simulation in one bundle rule, far fewer Snakemake jobs
+    res = subprocess.run(["snakemake", "-n", "--cores", "8", "--quiet", "rules"], cwd=wd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    bundles = [l for l in res.stdout.splitlines() if l.strip().startswith("simulate_")]
+    assert 0 < len(bundles) < n_jobs / 4, len(bundles)

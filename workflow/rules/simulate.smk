@@ -1,5 +1,6 @@
 """Simulations: one Snakemake job per (experiment, algorithm, environment, privacy,
-seed), or, with `bundle_seconds` > 0 (the SLURM profile), one per bundle of them."""
+seed) with `bundle_seconds: 0`, or one per bundle of them (config.yaml: 60 s; the SLURM profile:
+120 s)."""
 
 if not BUNDLES:
 

@@ -6,17 +6,22 @@ On a cluster each Snakemake job costs a scheduler round-trip and two Snakemake s
 (the submitting instance's job script and the job-step inside the allocation), several
 seconds against simulations of a few seconds; bundling amortises that.
 
-Packing (``make_bundles``): within each experiment, jobs in path order are cut greedily
-into consecutive runs whose estimated compute (measured mean seconds per simulation of
-the experiment, ``workflow/resources.yaml``) reaches ``target_s``; a short remainder joins
-the previous bundle. Membership depends only on the experiment's job list, so editing
-one experiment never re-bundles another. Adding a value to a sweep may move bundle
-boundaries inside that experiment; Snakemake then reruns the changed bundles, which
-rewrite bit-identical files for the simulations that already existed.
+Packing (``make_bundles``): within each experiment, jobs in path order are cut into
+consecutive runs at content-defined boundaries: a run ends after a path whose hash is 0
+modulo the expected run size, ``ceil(target_s / seconds)`` (``seconds``: the experiment's
+measured mean per simulation, ``workflow/resources.yaml``), or when it reaches
+:data:`MAX_RUN_FACTOR` times that size. Runs average about ``target_s`` of compute, and a
+boundary depends on its own path only, so adding a value to a sweep changes the membership
+of only the runs its new jobs fall into (plus the run after a cap); every other bundle
+keeps its members and Snakemake reuses it. (Cutting at fixed positions moved every
+boundary after the first new job and reran the experiment's later bundles.) Membership
+depends only on the experiment's job list, so editing one experiment never re-bundles
+another.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -41,16 +46,32 @@ class Bundle:
         return f"simulate_{re.sub(r'[^A-Za-z0-9_]', '_', self.experiment)}_b{self.index:03d}"
 
 
-def pack(n: int, seconds_each: float, target_s: float) -> list[range]:
-    """Cut ``range(n)`` into consecutive runs of about ``target_s`` seconds each."""
-    if n <= 0:
-        return []
+MAX_RUN_FACTOR = 3  # a run is cut at 3x its expected size (P(no boundary in 3x) = e^-3)
+
+
+def _boundary(path: str, size: int) -> bool:
+    """Whether a run ends after ``path``: a hash of the path alone, 0 modulo ``size``."""
+    h = int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "big")
+    return h % size == 0
+
+
+def chunk(paths: Sequence[str], seconds_each: float, target_s: float) -> list[tuple[str, ...]]:
+    """Cut ``paths`` (in order) into consecutive runs of about ``target_s`` seconds each,
+    at content-defined boundaries (module docstring); one run per path when
+    ``target_s <= 0``."""
     if target_s <= 0 or seconds_each <= 0:
-        return [range(i, i + 1) for i in range(n)]
+        return [(p,) for p in paths]
     size = max(1, math.ceil(target_s / seconds_each))
-    n_bundles = max(1, round(n / size))  # a short remainder joins the previous bundle
-    bounds = [round(i * n / n_bundles) for i in range(n_bundles + 1)]
-    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    runs: list[tuple[str, ...]] = []
+    cur: list[str] = []
+    for p in paths:
+        cur.append(p)
+        if _boundary(p, size) or len(cur) >= MAX_RUN_FACTOR * size:
+            runs.append(tuple(cur))
+            cur = []
+    if cur:
+        runs.append(tuple(cur))
+    return runs
 
 
 def make_bundles(
@@ -70,7 +91,7 @@ def make_bundles(
         slow = sorted(p for p in paths if slowdown.get(p, 1.0) != 1.0)
         ordered = sorted(p for p in paths if slowdown.get(p, 1.0) == 1.0)
         secs = float(seconds_per_job[exp])
-        runs = [(tuple(ordered[r.start : r.stop]), secs * len(r)) for r in pack(len(ordered), secs, target_s)]
+        runs = [(members, secs * len(members)) for members in chunk(ordered, secs, target_s)]
         runs += [((p,), secs * float(slowdown[p])) for p in slow]
         for k, (members, seconds) in enumerate(runs):
             b = Bundle(exp, k, members, seconds)

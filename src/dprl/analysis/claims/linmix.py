@@ -118,6 +118,10 @@ def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list
             "not reproduced" if "not reproduced" in verdicts else "inconclusive")
         desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
         label = where + ("non-private" if calib == "none" else f"ε={eps:g}")
+        # The regime is the curve's predicted burn-in (median over seeds), never a seed's own
+        # measured onset: a seed that never learns has no onset, and excusing it would make
+        # the linear-seed rule unable to fail (the rule as first written, kept after seed 2 failed
+        # Z2 at ε = 10 with no onset within K).
         # one regime per curve: a curve still in its burn-in makes the group "not reached"; a
         # plug-in's burn-in is not predicted: its measured onset alone decides
         curves = [(regime if algorithm is None else _measured)(ga, float(ga["episode"].max()))
@@ -125,7 +129,7 @@ def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list
         reg, need = overall_regime([c[:2] for c in curves])
         reg_note = max((c[2] for c in curves if c[0] == "not reached"), default=curves[0][2])
         out.append(_res(worst, verdict, str(calib),
-                        f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row); "
+                        f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row, with or without an onset of its own); "
                         f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}", reg, need,
                         float("nan") if calib == "none" else float(eps), algorithm=algorithm))
     return out
