@@ -245,12 +245,13 @@ def cmd_figure(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     from dprl.analysis.burn_in import burn_in_check
     from dprl.analysis.claims import claims_table, to_latex, to_markdown
-    from dprl.runner.io import atomic_write_text, frame_to_csv
+    from dprl.runner.io import atomic_write_text
 
     tables = _tables(args.tables)
     df = claims_table(tables)
     out = Path(args.out_dir)
-    atomic_write_text(out / "claims.csv", frame_to_csv(df))
+    # floats in their shortest exact form (repr): ε = 0.1 reads 0.1, not 0.10000000000000001
+    atomic_write_text(out / "claims.csv", df.to_csv(index=False, lineterminator="\n"))
     atomic_write_text(out / "claims.md", to_markdown(df, burn_in_check(tables)))
     atomic_write_text(out / "claims.tex", to_latex(df))
     counts = df["verdict"].value_counts().to_dict()
