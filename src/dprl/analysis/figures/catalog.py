@@ -71,7 +71,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3", "F2")),
     Figure("lq_oracle_size", "lq", ("lq_oracle",), "lq:oracle_size"),
     Figure("lq_audit", "lq", ("lq_audit",), "lq:audit", ("C1",)),
-    Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", ("C2", "C3"), optional=("lq_regime", "lq_regime_long")),
+    Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", ("C2", "C3"), optional=("lq_regime", "lq_regime_eps10", "lq_regime_long")),
     # private RL in linear mixture MDPs (2022)
     Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog", ("Z2",)),
     Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3", "F3")),
