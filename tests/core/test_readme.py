@@ -76,7 +76,7 @@ def test_readme_covers_every_claim_id():
 
 def test_quick_start_installs_from_the_lock_and_runs_the_smoke_preset_first():
     """The first workflow command a reader meets is the smoke preset (minutes, writes
-    results/smoke/), not the default preset (half an hour, overwrites paper_figures/)."""
+    results/smoke/), not the default preset (over an hour on 2 cores, overwrites paper_figures/)."""
     first_block = re.search(r"```bash\n(.*?)```", README, re.S).group(1)
     assert "pip install -r requirements.lock && pip install -e . --no-deps" in first_block
     first_snakemake = next(line for line in README.splitlines() if line.lstrip().startswith("snakemake"))
