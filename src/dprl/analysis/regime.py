@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-ONSET_DECADES = 1.0  # a rate is fitted at least this many decades past the measured onset
+# The one regime criterion on measured onsets, every paper: a rate is fitted at least this
+# many decades past the measured onset (LQ C2, policy-evaluation B2, plug-ins).
+ONSET_DECADES = 1.0
 
 
 def median_onset(g: pd.DataFrame) -> float:

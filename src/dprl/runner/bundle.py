@@ -15,8 +15,9 @@ boundary depends on its own path only, so adding a value to a sweep changes the 
 of only the runs its new jobs fall into (plus the run after a cap); every other bundle
 keeps its members and Snakemake reuses it. (Cutting at fixed positions moved every
 boundary after the first new job and reran the experiment's later bundles.) Membership
-depends only on the experiment's job list, so editing one experiment never re-bundles
-another.
+depends only on the experiment's job list and its measured seconds per simulation, so
+editing one experiment never re-bundles another; refreshing an experiment's seconds in
+``workflow/resources.yaml`` may re-bundle (and rerun) it.
 """
 
 from __future__ import annotations

@@ -118,12 +118,10 @@ def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list
             "not reproduced" if "not reproduced" in verdicts else "inconclusive")
         desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
         label = where + ("non-private" if calib == "none" else f"ε={eps:g}")
-        # The regime is the curve's predicted burn-in (median over seeds), never a seed's own
-        # measured onset: a seed that never learns has no onset, and excusing it would make
-        # the linear-seed rule unable to fail (the rule as first written, kept after seed 2 failed
-        # Z2 at ε = 10 with no onset within K).
-        # one regime per curve: a curve still in its burn-in makes the group "not reached"; a
-        # plug-in's burn-in is not predicted: its measured onset alone decides
+        # One regime per curve, from its predicted burn-in (median over seeds; a plug-in's is
+        # not predicted, so its measured onset decides); a curve still in its burn-in makes the
+        # group "not reached". Never a seed's own onset: a seed that never learns has none, and
+        # excusing it would make the linear-seed rule unable to fail.
         curves = [(regime if algorithm is None else _measured)(ga, float(ga["episode"].max()))
                   for _, ga in g.groupby(["alg_label", "privacy_label"])]
         reg, need = overall_regime([c[:2] for c in curves])

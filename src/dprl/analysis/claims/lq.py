@@ -12,7 +12,7 @@ from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
-from dprl.analysis.regime import measured_regime, median_onset
+from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset
 from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
@@ -68,12 +68,11 @@ def _centre(df: pd.DataFrame) -> pd.Series:
     return nonpriv | centre
 
 
-# lq_regime: high ε and long K, inside the regime; lq_regime_eps10 (`default`): ε = 10 a
-# decade past its onset; lq_regime_long (`full` only): the paper calibration at ε = 1,
-# whose regime starts near 2e8 episodes (both C2 only: they have no OFU-RL runs)
+# lq_regime: high ε and long K, inside the regime; lq_regime_eps10 (`default`): ε = 10 to
+# K = 5e6; lq_regime_long (`full` only): the paper calibration at ε = 1, whose regime
+# starts near 2e8 episodes (both C2 only: they have no OFU-RL runs)
 REGRET_TABLES = ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long")
 COST_TABLES = ("lq_regret", "lq_regime")
-FIT_DECADES = 1.0  # a private slope is fitted over at least one decade after the measured onset
 
 
 def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
@@ -116,7 +115,7 @@ def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
         return "n/a", float("nan"), start, ""
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
-    need = max(t_star, 10**FIT_DECADES * onset) if np.isfinite(onset) else max(t_star, 10**FIT_DECADES * k_max)
+    need = max(t_star, 10**ONSET_DECADES * onset) if np.isfinite(onset) else max(t_star, 10**ONSET_DECADES * k_max)
     reached = bool(np.isfinite(onset) and k_max >= need)
     if np.isfinite(onset):
         start = max(start, onset)
