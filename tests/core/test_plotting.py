@@ -843,12 +843,13 @@ def _pe_lambda_table(cs=(0.01, 0.1, 1.0, 10.0), ps=(0.0, 0.5, 1.0)) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def test_pe_lambda_heatmap_has_one_colour_scale_and_marks_the_default_lambda_in_each_panel():
+def test_pe_lambda_heatmap_has_one_colour_scale_and_marks_the_default_and_the_authors_lambda_in_each_panel():
     from matplotlib.patches import Rectangle
 
     from dprl.analysis.figures import pe
 
-    fig = FIGURES["pe_lambda_heatmap"].function()({"pe_lambda": _pe_lambda_table()})
+    cs = (0.001, 0.01, 0.1, 1.0, 10.0)  # 10^-3 lies outside the authors' sweep (10^-2 … 10^4)
+    fig = FIGURES["pe_lambda_heatmap"].function()({"pe_lambda": _pe_lambda_table(cs=cs, ps=(0.0, 0.4, 0.5, 1.0))})
     panels = [ax for ax in fig.axes if not hasattr(ax, "_colorbar")]
     assert len(panels) == 4 and len(fig.axes) == 5  # one colour bar
     assert len({m.get_clim() for ax in panels for m in ax.collections if m.get_array() is not None}) == 1
@@ -859,11 +860,19 @@ def test_pe_lambda_heatmap_has_one_colour_scale_and_marks_the_default_lambda_in_
         cols = [t.get_text() for t in ax.get_xticklabels()]
         col, row = outlines[0].get_xy()
         assert (float(rows[int(row)]), float(cols[int(col)])) == (pe.DEFAULT_C, pe.DEFAULT_P)
+        # the authors' sweep: the p = 0.4 column over c = 10^-2 … 10 (the rows it holds), not 10^-3
+        authors = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_label().startswith("the authors' λ")]
+        assert len(authors) == 1, ax.get_title()
+        col, row = authors[0].get_xy()
+        assert float(cols[int(col)]) == pe.AUTHORS_P
+        covered = sorted(float(rows[int(row) + k]) for k in range(int(authors[0].get_height())))
+        assert covered == [0.01, 0.1, 1.0, 10.0]
+    assert not fig.get_supxlabel()
     assert check_figure(fig) == []
     plt.close(fig)
-    # a grid without the default λ says so
+    # a grid without them says so
     fig = FIGURES["pe_lambda_heatmap"].function()({"pe_lambda": _pe_lambda_table(cs=(0.01, 10.0))})
-    assert "not on this grid" in fig.get_supxlabel()
+    assert "the default λ and the authors' λ" in fig.get_supxlabel() and "not on this grid" in fig.get_supxlabel()
     plt.close(fig)
 
 

@@ -16,6 +16,11 @@ NOISE_EXPONENT = -1.0  # B2: σ_X(DP-LSW) ∝ 1/m once the smooth bound's maximi
 # λ of every other DP-LSL run (experiment pe_batch, and the defaults of the algorithm's
 # declaration in experiments/pe/spec.py): λ = ||ρ||_∞||Φ||_F² + 1·m^{1/2}
 DEFAULT_C, DEFAULT_P = 1.0, 0.5
+# The authors' λ. The paper's experiments section does not survive in our copy of the text; the
+# authors' public code (M. Gomrokchi, github.com/maziarg/Private-Policy-Learning, expParams.py,
+# dated 3 March 2016, four days before the arXiv submission) sweeps c over the decades 10^-2 …
+# 10^4 at the fixed exponent p = 0.4 (ε = 0.1, δ = 0.05, m ≤ 5000).
+AUTHORS_P, AUTHORS_LOG10_C = 0.4, (-2.0, 4.0)
 
 
 def _mark_m_star(ax, sub: pd.DataFrame, scale: float = 1.0) -> None:
@@ -108,14 +113,18 @@ def lambda_heatmap(tables: Tables):
             sns.heatmap(tab, ax=ax, cmap="viridis_r", vmin=vmin, vmax=vmax, cbar=False,
                         annot=tab.shape[0] * tab.shape[1] <= 64, fmt=".2f", annot_kws={"fontsize": 6})
             _mark_default_lambda(ax, cs, ps)
+            _mark_authors_lambda(ax, cs, ps)
             ax.set(title=f"{P.algorithm_name('dp_lsl')}, {P.epsilon_text(e)}, m={m:g}", xlabel="exponent p",
                    ylabel="constant c")
     fig.colorbar(axes[0, 0].collections[0], ax=axes, label="log10 RMSE (one scale for every panel)", shrink=0.8)
     handles = P.handles_of(axes.ravel())
     if handles:
         P.figure_legend(fig, handles, loc="outside lower center")
-    else:
-        fig.supxlabel(f"the default λ (c = {DEFAULT_C:g}, p = {DEFAULT_P:g}) is not on this grid", fontsize=8)
+    missing = [what for what, label in (("the default λ", "default λ"), ("the authors' λ", "the authors' λ"))
+               if not any(lab.startswith(label) for lab in handles)]
+    if missing:
+        fig.supxlabel(f"{' and '.join(missing)} (default c = {DEFAULT_C:g}, p = {DEFAULT_P:g}; authors' "
+                      f"p = {AUTHORS_P:g}) not on this grid", fontsize=8)
     fig.suptitle(f"DP-LSL error over λ = ||ρ||_∞||Φ||_F² + c·m^p (log10 of the seed-mean RMSE, "
                  f"{df['seed'].nunique()} seeds)")
     return fig
@@ -131,6 +140,22 @@ def _mark_default_lambda(ax, cs: np.ndarray, ps: np.ndarray) -> None:
     if len(row) and len(col):
         ax.add_patch(Rectangle((col[0], row[0]), 1, 1, fill=False, edgecolor="#D55E00", lw=2.0, zorder=3,
                                label=f"default λ (c = {DEFAULT_C:g}, p = {DEFAULT_P:g}, as in pe_batch)"))
+
+
+def _mark_authors_lambda(ax, cs: np.ndarray, ps: np.ndarray) -> None:
+    """Outline the cells of the authors' own λ sweep (:data:`AUTHORS_P`, c over
+    :data:`AUTHORS_LOG10_C`) when the grid holds p = 0.4: one dashed box over those rows of its
+    column (rows: c, descending)."""
+    from matplotlib.patches import Rectangle
+
+    col = np.flatnonzero(np.isclose(ps, AUTHORS_P, rtol=1e-6))
+    lc = np.log10(cs)
+    rows = np.flatnonzero((lc >= AUTHORS_LOG10_C[0] - 1e-9) & (lc <= AUTHORS_LOG10_C[1] + 1e-9))
+    if len(col) and len(rows):
+        ax.add_patch(Rectangle((col[0], rows.min()), 1, rows.max() - rows.min() + 1, fill=False, edgecolor="white",
+                               lw=1.6, ls="--", zorder=3,
+                               label=f"the authors' λ (p = {AUTHORS_P:g}, c = 10^{AUTHORS_LOG10_C[0]:g} … "
+                                     f"10^{AUTHORS_LOG10_C[1]:g}; their public code)"))
 
 
 def audit(tables: Tables):
