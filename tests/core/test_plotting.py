@@ -435,6 +435,30 @@ def test_a_legend_entry_with_nothing_drawn_fails():
     assert _checks(_titled(fig)) == {"legend-empty"}
 
 
+def test_a_legend_key_that_cannot_be_seen_fails():
+    """The first outline of the authors' λ on pe_lambda_heatmap was white: visible on the dark
+    cells, an empty key on the legend's white background."""
+    from matplotlib.patches import Rectangle
+
+    def heat(edge):
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.imshow(np.arange(12.0).reshape(3, 4))
+        ax.add_patch(Rectangle((0.5, 0.5), 1, 1, fill=False, edgecolor=edge, ls="--", label="the authors' λ"))
+        ax.plot([0, 3], [0, 2], color="0.97", label="a near-white line")
+        ax.plot([0, 3], [2, 0], color="0.97", marker="o", markeredgecolor="k", label="dark markers")
+        fig.legend(loc="outside lower center")
+        return fig
+
+    fig = heat("white")
+    problems = [p for p in check_figure(_titled(fig)) if p.check == "legend-key"]
+    assert len(problems) == 2 and "the authors' λ" in problems[0].detail and "a near-white line" in problems[1].detail
+    plt.close(fig)
+    fig = heat("#CC79A7")
+    assert [p.detail for p in check_figure(_titled(fig)) if p.check == "legend-key"] == [
+        "the key of 'a near-white line' cannot be seen on the legend's background"]
+    plt.close(fig)
+
+
 def test_a_legend_over_the_data_fails():
     fig, ax = plt.subplots(figsize=(4, 3))
     x = np.linspace(0, 1, 50)

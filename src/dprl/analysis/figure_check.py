@@ -8,6 +8,9 @@ A figure fails when
   whose lower edge is ~0 drags a log axis down to 1e-300 and squashes every curve;
 - a legend entry has nothing drawn (``legend-empty``): its artist has no point inside the
   axes, or it is a proxy handle that stands for artists the panel does not contain;
+- a legend key cannot be seen (``legend-key``): everything it draws (line, marker, edge,
+  fill) is transparent or within :data:`KEY_MIN_CONTRAST` of the legend's background, e.g. a
+  white outline drawn for a dark heatmap;
 - a legend hides more than :data:`LEGEND_COVER_MAX` of the data drawn in a panel (``legend-cover``);
 - a marker is invisible (``marker``): too small, fully transparent, entirely outside the axes,
   or hollow and of the same colour as the line it sits on;
@@ -234,6 +237,41 @@ def _legends(fig: Figure) -> list[tuple[Legend, list[Axes]]]:
     return out + [(leg, panels) for leg in fig.legends]
 
 
+KEY_MIN_CONTRAST = 0.15  # RGB distance (0 … √3) a key's colour keeps from the legend background
+
+
+def _key_colors(key: Any) -> list[tuple[float, ...]]:
+    """The colours a legend key really draws (alpha > 0): a line's stroke and marker, a patch's
+    edge (when stroked) and face (when filled)."""
+    out = []
+    if isinstance(key, Line2D):
+        if key.get_linestyle() not in ("None", "", " ") and key.get_linewidth() > 0:
+            out.append(to_rgba(key.get_color()))
+        if key.get_marker() not in (None, "None", "", " ", "none"):
+            out += [to_rgba(key.get_markeredgecolor()), to_rgba(key.get_markerfacecolor())]
+    elif isinstance(key, Patch):
+        if key.get_linewidth() > 0:
+            out.append(key.get_edgecolor())
+        if key.get_fill():
+            out.append(key.get_facecolor())
+    else:  # collections and the rest: not judged
+        return [(0.0, 0.0, 0.0, 1.0)]
+    return [tuple(c) for c in out if c[3] > 0]
+
+
+def _legend_keys(fig: Figure) -> list[Problem]:
+    problems = []
+    for leg, scope in _legends(fig):
+        where = _panel_name(scope[0], fig.axes.index(scope[0])) if len(scope) == 1 else "figure legend"
+        background = np.asarray(leg.get_frame().get_facecolor()[:3])
+        for key, text in zip(leg.legend_handles, leg.get_texts()):
+            colors = _key_colors(key)
+            if not any(np.linalg.norm(np.asarray(c[:3]) - background) >= KEY_MIN_CONTRAST for c in colors):
+                problems.append(Problem("legend-key", where, f"the key of {text.get_text()!r} cannot be seen on "
+                                        "the legend's background"))
+    return problems
+
+
 def _legend_entries(fig: Figure) -> list[Problem]:
     problems = []
     for leg, scope in _legends(fig):
@@ -388,6 +426,7 @@ def check_figure(fig: Figure) -> list[Problem]:
         problems += _log_range(ax, where)
         problems += _markers(ax, where)
     problems += _legend_entries(fig)
+    problems += _legend_keys(fig)
     problems += _legend_cover(fig)
     problems += _color_scales(fig)
     return problems

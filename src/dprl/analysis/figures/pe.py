@@ -21,6 +21,7 @@ DEFAULT_C, DEFAULT_P = 1.0, 0.5
 # dated 3 March 2016, four days before the arXiv submission) sweeps c over the decades 10^-2 …
 # 10^4 at the fixed exponent p = 0.4 (ε = 0.1, δ = 0.05, m ≤ 5000).
 AUTHORS_P, AUTHORS_LOG10_C = 0.4, (-2.0, 4.0)
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _mark_m_star(ax, sub: pd.DataFrame, scale: float = 1.0) -> None:
@@ -152,10 +153,11 @@ def _mark_authors_lambda(ax, cs: np.ndarray, ps: np.ndarray) -> None:
     lc = np.log10(cs)
     rows = np.flatnonzero((lc >= AUTHORS_LOG10_C[0] - 1e-9) & (lc <= AUTHORS_LOG10_C[1] + 1e-9))
     if len(col) and len(rows):
-        ax.add_patch(Rectangle((col[0], rows.min()), 1, rows.max() - rows.min() + 1, fill=False, edgecolor="white",
-                               lw=1.6, ls="--", zorder=3,
-                               label=f"the authors' λ (p = {AUTHORS_P:g}, c = 10^{AUTHORS_LOG10_C[0]:g} … "
-                                     f"10^{AUTHORS_LOG10_C[1]:g}; their public code)"))
+        lo, hi = ("10" + f"{v:g}".translate(_SUPERSCRIPT) for v in AUTHORS_LOG10_C)
+        # reddish purple (Okabe-Ito): seen on both ends of viridis and on the legend's white
+        ax.add_patch(Rectangle((col[0], rows.min()), 1, rows.max() - rows.min() + 1, fill=False, edgecolor="#CC79A7",
+                               lw=2.0, ls="--", zorder=3,
+                               label=f"the authors' λ (p = {AUTHORS_P:g}, c = {lo} … {hi}; their public code)"))
 
 
 def audit(tables: Tables):
