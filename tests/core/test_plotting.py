@@ -841,7 +841,7 @@ def test_lq_regime_marks_only_what_the_data_reach_and_keeps_its_legend_off_the_d
     short, long_ = by_title["double integrator"], by_title["random LQ"]
     # no vertical mark beyond the double integrator's data (they sat left of both); named instead
     assert not [ln for ln in short.get_lines() if ln.get_gid() == "burn-in" or ln.get_linestyle() == "-."]
-    assert "onset k = 50Λ at 50 lies beyond the data" in short.get_xlabel()
+    assert "predicted onset k = 270Λ at 270 lies beyond the data" in short.get_xlabel()
     x_hi = max(float(np.max(ln.get_xdata())) for ln in short.get_lines() if ln.get_gid() == P.BAND_GID)
     assert short.get_xlim()[1] < 10 * x_hi
     assert [ln for ln in long_.get_lines() if ln.get_gid() == "burn-in"]  # reached there: drawn

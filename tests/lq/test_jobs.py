@@ -148,12 +148,21 @@ def test_c2_outside_the_regime_is_inconclusive_with_the_horizon_it_needs():
 
     table = _regret_table(private_slope=1.0, burn_in=1e6, onset=np.nan)
     res = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": table})}
-    assert res["tight"].regime == "not reached" and res["tight"].horizon_needed == 1e6
+    assert res["tight"].regime == "not reached" and res["tight"].horizon_needed == 1e7  # a decade past T*
+    # the jobs' fixed point (Λ grows with K) is the horizon needed when it is the larger
+    res = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": table.assign(horizon_needed=3e7)})}
+    assert res["tight"].horizon_needed == 3e7
     rows = {r["calibration"]: r for r in evaluate(CLAIM["C2"], {"lq_regret": table})}
     assert rows["tight"]["verdict"] == "inconclusive" and rows["n/a"]["verdict"] == "reproduced"
     # an onset inside the slope window also means the fit saw the burn-in
     late = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": _regret_table(onset=2000.0)})}
     assert late["tight"].regime == "not reached"
+    # one criterion, both ways: an early measured onset does not excuse a run that is not a
+    # decade past the predicted one (K = 4096 < 10·T* = 10,000), and the reverse
+    early = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": _regret_table(burn_in=1000.0, onset=20.0)})}
+    assert early["tight"].regime == "not reached" and early["tight"].horizon_needed == 1e4
+    both = {r.calibration: r for r in CLAIM["C2"].evaluate({"lq_regret": _regret_table(burn_in=300.0, onset=20.0)})}
+    assert both["tight"].regime == "reached"
 
 
 def test_c3_recovers_the_exponents_and_rejects_wrong_ones():

@@ -9,31 +9,37 @@ import pytest
 from dprl.agents.lq.calibration import private_ofu_calibration
 from dprl.privacy.setting import PrivacySetting
 from dprl.agents.lq.regime import (
-    RATE_K_OVER_LAMBDA, burn_in_episodes, onset_episode, private_ofu_burn_in, sigma_exponents,
+    ONSET_K_OVER_LAMBDA, burn_in_episodes, horizon_needed, onset_episode, predicted_onset, sigma_exponents,
 )
 
 ARGS = dict(horizon=10, gamma=0.6, n=2, d=1, alpha=0.1)
 
 
+def _lam(eps: float, calibration: str, k: float) -> float:
+    return private_ofu_calibration(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), int(k),
+                                   ARGS["horizon"], ARGS["gamma"], ARGS["n"], ARGS["d"], ARGS["alpha"]).regularizer.lam_min
+
+
+def test_predicted_onset_is_the_measured_constant_times_lambda():
+    assert predicted_onset(3091.5) == pytest.approx(ONSET_K_OVER_LAMBDA * 3091.5)
+    # the onsets the package measured (agents/lq/regime.py): 248-310 Λ on lq_regime, 268 Λ held out
+    assert 248 <= ONSET_K_OVER_LAMBDA <= 310
+
+
 @pytest.mark.parametrize("calibration", ["paper", "tight"])
 @pytest.mark.parametrize("eps", [1.0, 10.0, 1000.0])
-def test_burn_in_is_the_fixed_point_k_equals_170_lambda(calibration, eps):
-    k = private_ofu_burn_in(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), **ARGS)
-
-    def lam(kk):
-        return private_ofu_calibration(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), int(kk), ARGS["horizon"], ARGS["gamma"], ARGS["n"],
-                                       ARGS["d"], ARGS["alpha"]).regularizer.lam_min
-
-    assert k >= RATE_K_OVER_LAMBDA * lam(k)
-    assert 0.99 * k < RATE_K_OVER_LAMBDA * lam(0.99 * k)  # and not much later
+def test_horizon_needed_is_a_decade_past_the_onset_of_a_run_that_long(calibration, eps):
+    k = horizon_needed(PrivacySetting(epsilon=eps, delta=1e-3, calibration=calibration), **ARGS)
+    assert k >= 10 * ONSET_K_OVER_LAMBDA * _lam(eps, calibration, k)
+    assert 0.99 * k < 10 * ONSET_K_OVER_LAMBDA * _lam(eps, calibration, 0.99 * k)  # and not much later
 
 
-def test_burn_in_grows_as_epsilon_shrinks_and_tight_is_shorter():
-    paper = [private_ofu_burn_in(PrivacySetting(epsilon=e, delta=1e-3, calibration="paper"), **ARGS) for e in (0.1, 1.0, 10.0)]
-    tight = [private_ofu_burn_in(PrivacySetting(epsilon=e, delta=1e-3, calibration="tight"), **ARGS) for e in (0.1, 1.0, 10.0)]
+def test_horizon_needed_grows_as_epsilon_shrinks_and_tight_is_shorter():
+    paper = [horizon_needed(PrivacySetting(epsilon=e, delta=1e-3, calibration="paper"), **ARGS) for e in (0.1, 1.0, 10.0)]
+    tight = [horizon_needed(PrivacySetting(epsilon=e, delta=1e-3, calibration="tight"), **ARGS) for e in (0.1, 1.0, 10.0)]
     assert paper[0] > paper[1] > paper[2] and tight[0] > tight[1] > tight[2]
     assert all(t < p for t, p in zip(tight, paper))
-    assert burn_in_episodes(lambda k: 1e20) == np.inf and burn_in_episodes(lambda k: 0.0) == 1.0
+    assert burn_in_episodes(lambda k: 1e20, 10.0) == np.inf and burn_in_episodes(lambda k: 0.0, 10.0) == 1.0
 
 
 def test_expected_exponents_follow_the_calibration():

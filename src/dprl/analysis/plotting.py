@@ -380,7 +380,7 @@ def mark_x(ax: plt.Axes, value: float, label: str | None = None, within: tuple[f
 
 def mark_burn_in(ax: plt.Axes, value: float, color: str = "0.2", label: str | None = None,
                  within: tuple[float, float] | None = None, beyond: str | None = None) -> bool:
-    """Mark a burn-in horizon (``T*``, ``50Λ``, ``ε·m*``) as a dotted vertical line in the
+    """Mark a burn-in horizon (``T*``, ``270Λ``, ``ε·m*``) as a dotted vertical line in the
     series' colour (:func:`mark_x`); skipped (returns False) outside ``within`` (default:
     the data's x range) or when not finite."""
     return mark_x(ax, value, label=label, within=within, beyond=beyond, color=color, gid="burn-in", **BURN_IN_STYLE)

@@ -107,21 +107,26 @@ def c2(tables: Tables) -> list[ClaimResult]:
 def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
     """Regime of one setting (``agents/lq/regime.py``) and where its slope is fitted.
 
-    Private: reached when ``K`` is beyond the predicted burn-in ``T* = 170·Λ(T*)`` and at
-    least a decade beyond the measured onset (median over seeds); the slope is then fitted
-    from ``max(K/32, onset)``. Non-private: ``n/a``, fitted from ``K/32``."""
+    Private: reached when ``K`` is :data:`ONSET_DECADES` past the burn-in, the later of the
+    predicted onset ``T* = 270Λ`` and the measured one (median over seeds; a run without a
+    measured onset is not reached); the slope is then fitted from ``max(K/32, onset)``.
+    Non-private: ``n/a``, fitted from ``K/32``."""
     start = k_max / SLOPE_WINDOW
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return "n/a", float("nan"), start, ""
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
-    need = max(t_star, 10**ONSET_DECADES * onset) if np.isfinite(onset) else max(t_star, 10**ONSET_DECADES * k_max)
-    reached = bool(np.isfinite(onset) and k_max >= need)
+    span = 10**ONSET_DECADES
+    burn_in = max(t_star, onset if np.isfinite(onset) else k_max)
+    # the jobs' fixed point K >= 10·T*(K) (Λ, hence T*, grows with the K it is computed for)
+    planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
+    need = max(span * burn_in, planned) if np.isfinite(planned) else span * burn_in
+    reached = bool(np.isfinite(onset) and k_max >= span * burn_in)
     if np.isfinite(onset):
         start = max(start, onset)
-    note = (f"; regime: predicted burn-in T* = 170Λ(T*) = {t_star:.3g} episodes, measured onset (per-episode regret "
+    note = (f"; regime: predicted onset T* = 270Λ = {t_star:.3g} episodes, measured onset (per-episode regret "
             f"halved) {'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median over seeds); "
-            f"needs K >= max(T*, 10·onset)")
+            f"needs K >= {span:g}·max(T*, onset)")
     return ("reached" if reached else "not reached"), (float("nan") if reached else need), start, note
 
 

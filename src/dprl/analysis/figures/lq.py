@@ -157,8 +157,11 @@ def audit(tables: Tables):
 def regime(tables: Tables):
     """Mean per-episode regret ``R(k)/k`` against ``k/Λ`` for every private setting: if the
     burn-in is set by the regularizer's scale Λ (``agents/lq/regime.py``), the curves of all
-    ε and δ collapse onto one; the onset (50Λ, the burn-in mark) and rate (170Λ) are drawn."""
-    from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA, RATE_K_OVER_LAMBDA
+    ε and δ collapse onto one; the predicted onset (270Λ, the burn-in mark) and the start of
+    the rate window a decade later are drawn."""
+    from dprl.agents.lq.regime import ONSET_DECADES, ONSET_K_OVER_LAMBDA
+
+    rate_k = 10**ONSET_DECADES * ONSET_K_OVER_LAMBDA
 
     # one curve per experiment and setting: `full` runs some settings in several experiments
     # at different K, whose checkpoints must not be averaged together
@@ -182,10 +185,10 @@ def regime(tables: Tables):
                         mfc=P.CALIBRATION_FACES.get(cal) if marker else None, **style)
         # marks only where the data reach them (else the axis stretched past the data, which
         # sat left of both lines), the others named under the x label
-        P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"onset k = {ONSET_K_OVER_LAMBDA:g}Λ",
-                       beyond=f"onset k = {ONSET_K_OVER_LAMBDA:g}Λ")
-        P.mark_x(ax, RATE_K_OVER_LAMBDA, label=f"√K regime k = {RATE_K_OVER_LAMBDA:g}Λ",
-                 beyond=f"√K regime k = {RATE_K_OVER_LAMBDA:g}Λ", color="0.2", ls="-.", lw=0.9)
+        P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"predicted onset k = {ONSET_K_OVER_LAMBDA:g}Λ",
+                       beyond=f"predicted onset k = {ONSET_K_OVER_LAMBDA:g}Λ")
+        P.mark_x(ax, rate_k, label=f"rate window from k = {rate_k:g}Λ", beyond=f"rate window from k = {rate_k:g}Λ",
+                 color="0.2", ls="-.", lw=0.9)
         P.log_axes(ax)
         P.readable_log_ticks(ax)
         ax.set(xlabel="k / Λ (episodes over the regularizer scale)", ylabel="per-episode regret R(k)/k",

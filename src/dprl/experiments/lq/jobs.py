@@ -8,7 +8,7 @@ import pandas as pd
 
 from dprl.agents.lq.privacy import audit_counters, audit_system, held_calibration
 from dprl.agents.protocol import BuiltAgent
-from dprl.agents.lq.regime import private_ofu_burn_in
+from dprl.agents.lq.regime import horizon_needed, predicted_onset
 from dprl.agents.regime import onset_episode
 from dprl.agents.lq.build import build_agent
 from dprl.agents.lq.episodes import run_episodes
@@ -64,9 +64,10 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     for col, v in (built.calibration.result_columns() if built.calibration
                    else {"lam_min": built.agent.regularizer.bounds.lam_min}).items():
         df[col] = v
-    if built.calibration is not None:  # predicted horizon of the √K regime (agents/lq/regime.py)
-        df["burn_in_episodes"] = private_ofu_burn_in(spec.privacy, system.horizon, system.gamma,
-                                                     system.n, system.d, float(alg["alpha"]))
+    if built.calibration is not None:  # agents/lq/regime.py: predicted onset from the Λ the agent holds
+        df["burn_in_episodes"] = predicted_onset(built.calibration.regularizer.lam_min)
+        df["horizon_needed"] = horizon_needed(spec.privacy, system.horizon, system.gamma, system.n, system.d,
+                                              float(alg["alpha"]))
     last = df.iloc[-1]
     ctx.log.info("K=%d regret=%.4g repaired=%d not_pd=%d clipped=%d oracle_fallbacks=%d onset=%s burn-in=%s", episodes,
                  last["regret"], last["n_repaired"], last["n_not_pd"], last["n_clipped"], last["n_oracle_fallback"],
@@ -83,7 +84,7 @@ def _regret_plugin(ctx: JobContext, system: LQSystem, built: BuiltAgent) -> pd.D
                          ctx.progress)
     ctx.record_accounting(plugin_calibration(built, ctx.spec))
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
-    for col in ("burn_in_episodes", "lam_min", "theta_hat_error"):
+    for col in ("burn_in_episodes", "horizon_needed", "lam_min", "theta_hat_error"):
         df[col] = float("nan")
     ctx.log.info("K=%d regret=%.4g onset=%s (plug-in %s)", episodes, df["regret"].iloc[-1], df["onset_episode"].iloc[-1],
                  ctx.spec.algorithm["name"])
