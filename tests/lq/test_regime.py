@@ -20,6 +20,13 @@ def _lam(eps: float, calibration: str, k: float) -> float:
                                    ARGS["horizon"], ARGS["gamma"], ARGS["n"], ARGS["d"], ARGS["alpha"]).regularizer.lam_min
 
 
+def test_the_jobs_horizon_uses_the_one_regime_criterion():
+    from dprl.agents.lq import regime
+    from dprl.analysis.regime import ONSET_DECADES
+
+    assert regime.ONSET_DECADES == ONSET_DECADES
+
+
 def test_predicted_onset_is_the_measured_constant_times_lambda():
     assert predicted_onset(3091.5) == pytest.approx(ONSET_K_OVER_LAMBDA * 3091.5)
     # the onsets the package measured (agents/lq/regime.py): 248-310 Λ on lq_regime, 268 Λ held out

@@ -12,9 +12,6 @@ from collections.abc import Callable
 import numpy as np
 
 ONSET_REGRET_FRACTION = 0.5  # onset: per-episode regret below half its initial level
-# The one regime criterion, every paper: a rate is fitted at least this many decades past the
-# burn-in (the measured onset, and where a paper's burn-in is predicted, the prediction too).
-ONSET_DECADES = 1.0
 INITIAL_EPISODES = 10  # the initial level: mean per-episode regret over the first checkpoints up to here
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dprl.agents.regime import ONSET_DECADES  # the one criterion: a decade past the burn-in
+# The one regime criterion on measured onsets, every paper: a rate is fitted at least this
+# many decades past the measured onset (LQ C2, policy-evaluation B2, plug-ins).
+ONSET_DECADES = 1.0
 
 
 def median_onset(g: pd.DataFrame) -> float:

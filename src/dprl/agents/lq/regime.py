@@ -14,7 +14,7 @@ the five settings of ``lq_regime`` (random LQ n = 2, d = 1, H = 10; ε = 250, 50
 defined by the onset, not by the slope C2 tests, so the prediction never gates a test with
 its own criterion.
 
-A rate is fitted a decade past the burn-in (:data:`dprl.agents.regime.ONSET_DECADES`, one
+A rate is fitted a decade past the burn-in (:data:`dprl.analysis.regime.ONSET_DECADES`, one
 criterion for every paper): :func:`horizon_needed` is the smallest ``K`` with
 ``K >= 10·ONSET_K_OVER_LAMBDA·Λ(K)`` (``Λ`` grows like ``sqrt(log K)`` through the tree depth
 and the union bound over ``K``, so this is a fixed point).
@@ -27,11 +27,14 @@ import math
 import numpy as np
 
 # onset_episode and the fixed point are shared with the linear-mixture paper
-from dprl.agents.regime import INITIAL_EPISODES, ONSET_DECADES, ONSET_REGRET_FRACTION, onset_episode  # noqa: F401
+from dprl.agents.regime import INITIAL_EPISODES, ONSET_REGRET_FRACTION, onset_episode  # noqa: F401
 from dprl.agents.regime import burn_in_episodes
 from dprl.privacy.setting import PrivacySetting
 
 ONSET_K_OVER_LAMBDA = 270.0
+# analysis/regime.ONSET_DECADES, the one regime criterion, which the jobs' horizon_needed needs
+# here, below the analysis layer (tests/lq/test_regime.py checks that the two agree)
+ONSET_DECADES = 1.0
 
 
 def predicted_onset(lam_min: float) -> float:

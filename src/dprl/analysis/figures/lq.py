@@ -159,7 +159,8 @@ def regime(tables: Tables):
     burn-in is set by the regularizer's scale Λ (``agents/lq/regime.py``), the curves of all
     ε and δ collapse onto one; the predicted onset (270Λ, the burn-in mark) and the start of
     the rate window a decade later are drawn."""
-    from dprl.agents.lq.regime import ONSET_DECADES, ONSET_K_OVER_LAMBDA
+    from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA
+    from dprl.analysis.regime import ONSET_DECADES
 
     rate_k = 10**ONSET_DECADES * ONSET_K_OVER_LAMBDA
 
