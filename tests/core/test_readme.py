@@ -26,6 +26,20 @@ def test_verdict_table_matches_the_committed_claims():
     )
 
 
+def test_committed_claims_are_computed_from_the_committed_tables(tmp_path):
+    """The claims table a reader checks must come from the tables committed beside it: a
+    stale published table (once pe_lambda's, after a run directory was reset) breaks this."""
+    import shutil
+
+    from dprl.cli import main
+
+    tables = tmp_path / "tables"
+    shutil.copytree(ROOT / "paper_figures" / "tables", tables)  # the integrity check may move a bad table aside
+    assert main(["claims", "--out-dir", str(tmp_path / "out"), *map(str, sorted(tables.glob("*.csv")))]) == 0
+    assert (tmp_path / "out" / "claims.csv").read_bytes() == CLAIMS.read_bytes(), (
+        "paper_figures/claims.csv is not what `dprl claims paper_figures/tables/*.csv` computes")
+
+
 def test_verdict_table_changes_with_a_verdict():
     claims = read_claims(CLAIMS)
     before = verdict_table(claims, MANIFEST)
