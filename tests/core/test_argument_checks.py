@@ -281,7 +281,9 @@ def test_valid_jobs_give_unchanged_results(path):
 # (measured: OPENBLAS_CORETYPE=Prescott moves theta_hat_error by 1.1e-16 relative and leaves
 # the regret identical), so a bit-exact digest holds on one CPU type only. Its numeric
 # columns are compared with the stored table at a relative 1e-9 instead (values of the code
-# at f1cf0c3, before the checks, and today: identical on the machine that stored them).
+# at f1cf0c3, before the checks, and today: identical on the machine that stored them). Regenerated
+# at 445522c, when the LQ burn-in became the onset at 270Λ: burn_in_episodes changed and
+# horizon_needed was added; every other column was equal to the stored one at rtol 1e-9.
 LQ_UNCHANGED = ("jobs/lq_regret/private_ofu_rl_n_candidates32/random_lq/eps1_delta0.001_tight/seed0.csv",
                 Path(__file__).parent / "data" / "lq_regret_smoke_seed0.csv")
 
