@@ -72,12 +72,11 @@ def test_long_horizon_riccati_matches_scipy_dare(d):
     np.testing.assert_allclose(k_all[0], k_inf, rtol=1e-9, atol=1e-12)
 
 
-def test_oracle_riccati_n2_d1_equals_the_general_recursion_bit_for_bit():
-    """The oracle's Riccati recursion on every experiment's instances (n = 2, d = 1) takes a
-    fused path; it must give the very numbers of the general one (the committed LQ results
-    were produced by the general path) and be a Riccati solver."""
-    from dprl.agents.lq.oracle import riccati_n2_d1_into
-    from dprl.envs.lq import riccati_into
+def test_riccati_fast_path_n2_d1_equals_the_general_recursion_bit_for_bit():
+    """The Riccati recursion on every experiment's instances (n = 2, d = 1) takes a fused path;
+    it must give the very numbers of the general one (the committed LQ results of
+    lq_regime were first produced by the general path) and be a Riccati solver."""
+    from dprl.envs.lq import riccati_into, riccati_into_general
 
     rng = np.random.default_rng(11)
     for nb in (1, 7, 256):
@@ -87,14 +86,12 @@ def test_oracle_riccati_n2_d1_equals_the_general_recursion_bit_for_bit():
         q, r = m @ m.T + 0.1 * np.eye(2), np.array([[rng.uniform(0.1, 2.0)]])
         fast = np.empty((11, 2, 2, nb)), np.empty((10, 1, 2, nb))
         slow = np.empty((11, 2, 2, nb)), np.empty((10, 1, 2, nb))
-        riccati_n2_d1_into(a, b, q, r, *fast)
-        riccati_into(a, b, q, r, *slow)
+        riccati_into(a, b, q, r, *fast)
+        riccati_into_general(a, b, q, r, *slow)
         assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
     s = random_system(2, 1, 10, np.random.default_rng(3))
-    a, b = np.ascontiguousarray(s.a[:, :, None]), np.ascontiguousarray(s.b[:, :, None])
-    p_all, k_all = np.empty((301, 2, 2, 1)), np.empty((300, 1, 2, 1))
-    riccati_n2_d1_into(a, b, s.q, s.r, p_all, k_all)
-    np.testing.assert_allclose(p_all[0, :, :, 0], linalg.solve_discrete_are(s.a, s.b, s.q, s.r), rtol=1e-10, atol=1e-12)
+    p_all, _ = riccati(s.a, s.b, s.q, s.r, 300)  # the fast path
+    np.testing.assert_allclose(p_all[0], linalg.solve_discrete_are(s.a, s.b, s.q, s.r), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("d", [1, 2])

@@ -31,59 +31,6 @@ from dprl.envs.lq import matmul_into, optimal_costs_into, riccati_into
 _SLACK = 1e-9
 
 
-@njit(cache=True, error_model="numpy")
-def riccati_n2_d1_into(
-    a: np.ndarray, b: np.ndarray, q: np.ndarray, r: np.ndarray, p_all: np.ndarray, k_all: np.ndarray,
-) -> None:
-    """:func:`dprl.envs.lq.riccati_into` for ``n = 2``, ``d = 1`` (every LQ instance of the
-    experiments), the oracle's hot spot: one pass over the candidates per step, with the same
-    floating-point operations in the same order as the general recursion, so the same bits
-    (``tests/lq/test_envs.py``). The batch sits in local contiguous arrays, so the loop
-    vectorises; the general recursion streams a dozen temporaries through memory. It lives
-    here, not in ``envs/lq.py``, because editing that module changes the code version of every
-    experiment (``runner/code_version.py``) and would rerun them all for the same numbers."""
-    nb = b.shape[2]
-    horizon = k_all.shape[0]
-    r00, q00, q01, q10, q11 = r[0, 0], q[0, 0], q[0, 1], q[1, 0], q[1, 1]
-    a00, a01, a10, a11 = a[0, 0].copy(), a[0, 1].copy(), a[1, 0].copy(), a[1, 1].copy()
-    b0, b1 = b[0, 0].copy(), b[1, 0].copy()
-    p = np.zeros((4, nb))  # P_{h+1}: entries 00, 01, 10, 11
-    pn = np.empty((4, nb))
-    k = np.empty((2, nb))
-    p_all[horizon] = 0.0
-    for h in range(horizon - 1, -1, -1):
-        for c in range(nb):
-            btp0 = b0[c] * p[0, c] + b1[c] * p[2, c]  # BᵀP
-            btp1 = b0[c] * p[1, c] + b1[c] * p[3, c]
-            s = r00 + (btp0 * b0[c] + btp1 * b1[c])  # S = R + BᵀPB
-            m0 = btp0 * a00[c] + btp1 * a10[c]  # M = BᵀPA
-            m1 = btp0 * a01[c] + btp1 * a11[c]
-            k0 = -m0 / s  # eq. 3
-            k1 = -m1 / s
-            k[0, c] = k0
-            k[1, c] = k1
-            pa00 = p[0, c] * a00[c] + p[1, c] * a10[c]  # PA
-            pa01 = p[0, c] * a01[c] + p[1, c] * a11[c]
-            pa10 = p[2, c] * a00[c] + p[3, c] * a10[c]
-            pa11 = p[2, c] * a01[c] + p[3, c] * a11[c]
-            t00 = (q00 + (a00[c] * pa00 + a10[c] * pa10)) + m0 * k0  # eq. 4: Q + AᵀPA + MᵀK
-            t01 = (q01 + (a00[c] * pa01 + a10[c] * pa11)) + m0 * k1
-            t10 = (q10 + (a01[c] * pa00 + a11[c] * pa10)) + m1 * k0
-            t11 = (q11 + (a01[c] * pa01 + a11[c] * pa11)) + m1 * k1
-            pn[0, c] = 0.5 * (t00 + t00)  # symmetrise against drift
-            pn[1, c] = 0.5 * (t01 + t10)
-            pn[2, c] = 0.5 * (t10 + t01)
-            pn[3, c] = 0.5 * (t11 + t11)
-        p, pn = pn, p
-        for c in range(nb):
-            p_all[h, 0, 0, c] = p[0, c]
-            p_all[h, 0, 1, c] = p[1, c]
-            p_all[h, 1, 0, c] = p[2, c]
-            p_all[h, 1, 1, c] = p[3, c]
-            k_all[h, 0, 0, c] = k[0, c]
-            k_all[h, 0, 1, c] = k[1, c]
-
-
 @dataclass
 class OracleResult:
     theta: np.ndarray  # Θ̃_k, (n+d, n)
@@ -196,10 +143,7 @@ def optimistic_step(
                 b[i, j, m] = cand[n + j, i, keep[m]]
     p_all = np.empty((horizon + 1, n, n, nb))
     k_all = np.empty((horizon, d, n, nb))
-    if n == 2 and d == 1:
-        riccati_n2_d1_into(a, b, q, r, p_all, k_all)
-    else:
-        riccati_into(a, b, q, r, p_all, k_all)
+    riccati_into(a, b, q, r, p_all, k_all)
     costs = np.empty(nb)
     optimal_costs_into(p_all, w_cov, x1, costs)
     best = int(np.argmin(costs))
