@@ -42,3 +42,18 @@ def test_claims_markdown_carries_the_section_only_when_given():
     assert "Burn-in predictions" not in claims_markdown(claims)
     assert "Burn-in predictions" in claims_markdown(claims, burn_in_check({"a": _table(300.0, [100.0])}))
     assert burn_in_check({"x": pd.DataFrame({"m": [1]})}).empty  # tables without the columns are skipped
+
+
+def test_every_miss_outside_2x_names_its_cause():
+    """A setting outside 2x carries the cause recorded for its algorithm and direction; one
+    within 2x carries none; an algorithm without a recorded cause says so rather than
+    passing silently."""
+    tables = {"a": pd.concat([_table(300.0, [100.0, 120.0]), _table(100.0, [90.0, 110.0], eps=10.0),
+                              _table(10.0, [100.0, 120.0], eps=0.1, algorithm="private_linopt_po"),
+                              _table(10.0, [100.0, 120.0], eps=0.2, algorithm="my_plugin")])}
+    check = burn_in_check(tables).set_index("epsilon")
+    assert "uniform play" in check.loc[1.0, "cause"] and check.loc[10.0, "cause"] == ""
+    assert "mirror-descent" in check.loc[0.1, "cause"]
+    assert check.loc[0.2, "cause"].startswith("not known")
+    text = "\n".join(to_markdown(burn_in_check(tables)))
+    assert "Why the predictions outside 2x miss:" in text and "- pucb, conservative: T* counts visits" in text

@@ -760,22 +760,22 @@ def test_tabular_privacy_cost_calibrations_differ_in_colour_marker_and_line():
 def test_tabular_regime_onsets_are_visible_and_in_the_legend():
     fig = FIGURES["tabular_regime"].function()(SYNTHETIC["tabular_regime"]())
     ax = fig.axes[0]
-    onsets = [ln for ln in ax.get_lines() if ln.get_label() == "measured onset (one per seed, series colour)"]
+    onsets = [ln for ln in ax.get_lines() if ln.get_label() == "measured end of the clamp (one per seed, series colour)"]
     assert onsets and all(ln.get_markerfacecolor() not in ("none", (0, 0, 0, 0)) for ln in onsets)
     assert all(ln.get_markersize() >= 5 for ln in onsets)
-    assert "measured onset (one per seed, series colour)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "measured end of the clamp (one per seed, series colour)" in [t.get_text() for t in ax.get_legend().get_texts()]
     assert check_figure(fig) == []
     plt.close(fig)
     # the old circles (hollow, small, the curve's colour, on the curve) fail the figure check
     fig = FIGURES["tabular_regime"].function()(SYNTHETIC["tabular_regime"]())
     ax = fig.axes[0]
-    for ln in [ln for ln in ax.get_lines() if ln.get_label().startswith("measured onset")]:
+    for ln in [ln for ln in ax.get_lines() if ln.get_label().startswith("measured end of the clamp")]:
         ln.set(markerfacecolor="none", markeredgecolor=ln.get_markerfacecolor(), markersize=2.5)
     assert "marker" in _checks(fig)
     # no onset within the horizon: said under the axis instead of circles promised in the title
     table = SYNTHETIC["tabular_regime"]()["tabular_regret"].assign(onset_episode=np.nan)
     fig = FIGURES["tabular_regime"].function()({"tabular_regret": table})
-    assert "no measured onset within the horizon" in fig.axes[0].get_xlabel()
+    assert "no measured end of the clamp within the horizon" in fig.axes[0].get_xlabel()
     plt.close(fig)
 
 

@@ -68,7 +68,7 @@ def test_every_paper_writes_the_shared_names(tables):
 
 def test_the_onset_is_the_measured_one_in_every_paper(tables):
     for (kind, _), df in tables.items():
-        if kind == "tabular_regret":  # measured from the all-tied play instead (agents/tabular/regime.py)
+        if kind == "tabular_regret":  # the end of the clamp instead (agents/tabular/regime.py): the family hard at T never halves its regret
             continue
         np.testing.assert_equal(df["onset_episode"].iloc[0], onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy()))
 

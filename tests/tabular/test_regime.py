@@ -9,8 +9,9 @@ import pytest
 
 from dprl.agents.tabular.episodes import _all_tied, feed_episodes
 from dprl.agents.tabular.build import build_agent
-from dprl.agents.tabular.regime import (confidence_width, job_burn_in, pucb_burn_in, unclamp_count,
+from dprl.agents.tabular.regime import (clamp_watch, confidence_width, job_burn_in, pucb_burn_in, unclamp_count,
                                         uniform_visit_rates)
+from dprl.agents.tabular.planner import priv_q
 from dprl.analysis.claims import tabular as tc
 from dprl.envs.tabular import garnet, riverswim
 from dprl.runner.online import CheckpointSummary
@@ -93,6 +94,51 @@ def test_onset_is_absent_during_the_burn_in():
     agent, (first, _) = _run(20_000)
     assert first > 20_000
     assert agent.last_all_tied_episode == 20_000 == agent.all_tied_episodes
+    assert agent.last_clamped_episode == 20_000  # the clamp has not ended either
+
+
+def test_measured_clamp_end_is_the_step_by_step_one():
+    """The compiled loop's ``last_clamped_episode`` against an independent count: one episode
+    at a time, the planner's own ``Q̃⁺`` from the agent's release before each episode, the
+    last episode in which a watched pair (``clamp_watch``) is still at ``H``. The run leaves
+    the clamp (ε = 100, bonus_scale 0.05), so both branches are exercised."""
+    env = _garnet(0)
+    priv = PrivacySetting(epsilon=100.0, **TIGHT)
+    T = 3000
+
+    def build():
+        return build_agent("pucb", {"beta": 0.05, "bonus_scale": 0.05, "l1_per_step": 2}, priv, env, T,
+                           np.random.default_rng(1), np.random.default_rng(2)).agent
+
+    whole = build()
+    feed_episodes(whole, env, T, np.random.default_rng(3), CheckpointSummary(np.array([T])))
+    step, env_rng, watch, last = build(), np.random.default_rng(3), clamp_watch(env), 0
+    for t in range(1, T + 1):
+        Q = priv_q(step.source.release(), step.beta, step.bonus_scale, step.n_actions)
+        if np.any(Q[watch] >= env.H):
+            last = t
+        feed_episodes(step, env, 1, env_rng, CheckpointSummary(np.array([1])))
+    assert 0 < last < T  # the clamp ended within the run
+    assert whole.last_clamped_episode == last
+    # a loop that watched nothing would report no clamp at all
+    none = build()
+    feed_episodes(none, env, T, np.random.default_rng(3), CheckpointSummary(np.array([T])), watch=np.zeros_like(watch))
+    assert none.last_clamped_episode == 0
+
+
+def test_predicted_burn_in_is_the_measured_end_of_the_clamp():
+    """``T*`` and the measured end of the clamp are one event: on garnet (ε = 10, 1e6
+    episodes) the prediction is within 2x of the measurement."""
+    agent, (_, t_star) = _run(1_000_000)
+    end = agent.last_clamped_episode + 1
+    assert end < 1_000_000
+    assert 0.5 < t_star / end < 2.0, (t_star, end)
+
+
+def test_tabular_jobs_use_the_one_regime_criterion():
+    from dprl.agents.tabular.regime import ONSET_DECADES
+    from dprl.analysis import regime
+    assert ONSET_DECADES == regime.ONSET_DECADES
 
 
 # ------------------------------------------------------------------ claims on synthetic tables
@@ -131,7 +177,7 @@ def test_v2_outside_the_regime_is_inconclusive_not_refuted():
     df = _regret_table(0.3, 1e6, 1e6, 2e5)  # ε=1: T = T*, all linear
     rows = evaluate(next(c for c in tc.CLAIMS if c.id == "V2"), {"tabular_regret": df})
     eps1 = next(r for r in rows if "ε=1:" in r["note"])
-    assert eps1["regime"] == "not reached" and eps1["horizon_needed"] == pytest.approx(3e6)
+    assert eps1["regime"] == "not reached" and eps1["horizon_needed"] == pytest.approx(1e7)  # 10·max(T*, onset)
     assert eps1["verdict"] == "inconclusive"
     eps10 = next(r for r in rows if "ε=10:" in r["note"])
     assert eps10["regime"] == "reached"
@@ -189,15 +235,16 @@ def test_regime_figure_and_burn_in_marks(tmp_path):
     assert any(p.name.startswith("loglog") for p in tmp_path.iterdir())
 
 
-def test_regime_horizon_is_the_fixed_point_and_v7_needs_1e8():
-    from dprl.agents.tabular.regime import RATE_FACTOR
+def test_regime_horizon_is_the_fixed_point_and_v7_needs_over_1e8():
+    from dprl.agents.tabular.regime import ONSET_DECADES
     from dprl.agents.regime import burn_in_episodes
+    span = 10**ONSET_DECADES
     env = garnet(np.random.default_rng(0), S=12, A=2, H=2, branching=2)
     priv = PrivacySetting(epsilon=10, **TIGHT)
-    k = burn_in_episodes(lambda t: job_burn_in(env, priv, t, 0.05)[1], RATE_FACTOR)
-    assert k >= RATE_FACTOR * job_burn_in(env, priv, int(k), 0.05)[1]
-    assert 0.99 * k < RATE_FACTOR * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
-    assert 5e7 < k < 2e8  # measured: V7's regime needs T >= 1e8 at S = 12
+    k = burn_in_episodes(lambda t: job_burn_in(env, priv, t, 0.05)[1], span)
+    assert k >= span * job_burn_in(env, priv, int(k), 0.05)[1]
+    assert 0.99 * k < span * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
+    assert 1e8 < k < 1e9  # V7's regime needs T >= 1e8 at S = 12
 
 
 def test_burn_in_ignores_pairs_already_at_h():

@@ -1,14 +1,34 @@
-"""Regime of a results table (src/dprl/README.md, "Regimes"): the median over seeds of the onset
-each job recorded (:func:`dprl.agents.regime.onset_episode`)."""
+"""Regime of a results table (src/dprl/README.md, "Regimes"): the one criterion every paper's
+rate claims use (:func:`onset_regime`), and the median over seeds of the burn-in end each job
+measured (``onset_episode``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-# The one regime criterion on measured onsets, every paper: a rate is fitted at least this
-# many decades past the measured onset (LQ C2, policy-evaluation B2, plug-ins).
+# The one regime criterion, every paper: a rate is fitted at least this many decades past the
+# burn-in, the later of its prediction and its measured end (onset_regime).
 ONSET_DECADES = 1.0
+
+
+def onset_regime(k_max: float, predicted: float, onset: float, planned: float = float("nan")) -> tuple[str, float, float]:
+    """The regime criterion, stated once: ``(regime, horizon_needed, burn_in)``.
+
+    ``predicted`` is a paper's predicted burn-in (``NaN``: none, a plug-in), ``onset`` its
+    measured end, the same event (median over seeds; ``NaN``: not within the run). Reached
+    when the end was measured and ``k_max >= 10^ONSET_DECADES · burn_in``, ``burn_in =
+    max(predicted, onset)``; a run without a measured end is not reached, whatever its
+    prediction. Otherwise the horizon needed is ``10^ONSET_DECADES`` times the burn-in (a
+    missing end counting as ``k_max``), and at least ``planned`` (a job's fixed point
+    ``K >= 10^ONSET_DECADES · T*(K)`` when the prediction grows with ``K``)."""
+    span = 10**ONSET_DECADES
+    burn_in = max(predicted if np.isfinite(predicted) else 0.0, onset if np.isfinite(onset) else k_max)
+    reached = bool(np.isfinite(onset) and k_max >= span * burn_in * (1 - 1e-9))
+    if reached:
+        return "reached", float("nan"), burn_in
+    need = span * burn_in
+    return "not reached", (max(need, planned) if np.isfinite(planned) else need), burn_in
 
 
 def median_onset(g: pd.DataFrame) -> float:
@@ -27,11 +47,10 @@ def measured_regime(g: pd.DataFrame, k_max: float) -> tuple[str, float, float, s
     (the fit then starts there); a majority of seeds without onset is not reached, needing
     that much past ``k_max`` at least."""
     onset = median_onset(g)
-    span = 10**ONSET_DECADES
+    reg, need, _ = onset_regime(k_max, float("nan"), onset)
     if not np.isfinite(onset):
-        return ("not reached", span * k_max, k_max / span,
+        return (reg, need, k_max / 10**ONSET_DECADES,
                 "; regime (measured onset only: no burn-in is predicted for a plug-in): no onset within the run")
-    reached = k_max >= span * onset
     note = (f"; regime (measured onset only: no burn-in is predicted for a plug-in): onset at {onset:.3g} (median "
-            f"over seeds), needs {span:g}× that")
-    return ("reached", float("nan"), onset, note) if reached else ("not reached", span * onset, k_max / span, note)
+            f"over seeds), needs {10**ONSET_DECADES:g}× that")
+    return reg, need, (onset if reg == "reached" else k_max / 10**ONSET_DECADES), note

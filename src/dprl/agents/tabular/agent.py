@@ -36,8 +36,10 @@ class OptimisticAgent:
         self.tie_rng = tie_rng
         self._shape = (source.H, source.S, source.A)
         # measured burn-in (filled by feed_episodes): the last episode (1-based) whose
-        # greedy policy was all-tied (0: none), how many were, and episodes run so far
+        # greedy policy was all-tied (0: none), how many were, the last episode in which a
+        # watched pair was still clamped at H (regime.clamp_watch; 0: none), episodes run so far
         self.last_all_tied_episode = 0
+        self.last_clamped_episode = 0
         self.all_tied_episodes = 0
         self.episodes_run = 0
 

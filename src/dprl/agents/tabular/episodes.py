@@ -25,6 +25,7 @@ from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.agents.tabular.agent import OptimisticAgent
 from dprl.agents.tabular.calibration import PUCBCalibration
 from dprl.agents.tabular.planner import greedy_into, log_term, priv_q_into
+from dprl.agents.tabular.regime import clamp_watch
 from dprl.agents.tabular.statistics import PrivateStats, _indicators_into, feed_exact
 from dprl.envs.tabular import TabularMDP, rollout_into
 from dprl.privacy.kernels import feed_tree, laplace_into, trailing_zeros
@@ -57,12 +58,24 @@ def _all_tied(Q: np.ndarray, n_actions: np.ndarray) -> bool:
 
 
 @njit(cache=True)
+def _any_clamped(Q: np.ndarray, watch: np.ndarray, H: float) -> bool:
+    """Whether some watched ``(h, s, a)`` still has ``Q̃⁺ = H`` (the clamp of PrivQ): the
+    burn-in the ``regime`` module predicts (``T*``) ends when none has."""
+    for h in range(Q.shape[0]):
+        for s in range(Q.shape[1]):
+            for a in range(Q.shape[2]):
+                if watch[h, s, a] and Q[h, s, a] >= H:
+                    return True
+    return False
+
+
+@njit(cache=True)
 def _run_block(
     cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
     n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int,
     scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
     u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
-    all_tied: np.ndarray,
+    all_tied: np.ndarray, watch: np.ndarray, clamped: np.ndarray,
 ) -> None:
     """Episodes ``t0 + 1 .. t0 + len(u)`` of Algorithm 2, compiled.
 
@@ -71,7 +84,8 @@ def _run_block(
     ``counts`` all zeros (the release before the first element). Writes episode ``k``'s
     policy to ``policies[k]``, its sampled return to ``returns[k]`` and whether every action
     tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
-    ``all_tied[k]``; the check reads ``Q`` only, so regret is unchanged."""
+    ``all_tied[k]``, and whether a ``watch``ed pair is still clamped at ``H`` to ``clamped[k]``;
+    the checks read ``Q`` only, so regret is unchanged."""
     H, S, A = keys.shape[1], keys.shape[2], keys.shape[3]
     Q = np.empty((H, S, A))
     V = np.empty((2, S))
@@ -94,6 +108,7 @@ def _run_block(
         # for h = 1..H: execute a := argmax_a' Q̃⁺_t(s, a', h), observe r and s'
         greedy_into(Q, keys[k], policies[k])
         all_tied[k] = _all_tied(Q, n_actions)
+        clamped[k] = _any_clamped(Q, watch, float(H))
         rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, policies[k], u[k], states, actions, rewards)
         returns[k] = pairwise_sum(rewards, 0, H)
         # Feed r to r̃(s, a, h); feed 1 to ñ(s, a, h) and m̃(s, a, s', h), 0 to all others
@@ -138,12 +153,14 @@ def regret_table(summary: CheckpointSummary) -> pd.DataFrame:
 
 def feed_episodes(
     agent: OptimisticAgent, env: TabularMDP, T: int, env_rng: np.random.Generator, sink: EpisodeSink,
-    progress: Callable[[int, int], None] | None = None, block: int = 1024,
+    progress: Callable[[int, int], None] | None = None, block: int = 1024, watch: np.ndarray | None = None,
 ) -> EpisodeSink:
     """Run ``T`` episodes (:func:`_run_block`) and hand their exact gaps and sampled returns
     to ``sink`` in blocks of ``block`` episodes; returns ``sink`` (tests record every episode
     with :class:`dprl.runner.online.EpisodeRecord`). Records the measured
-    burn-in on ``agent`` (``last_all_tied_episode``, ``all_tied_episodes``). Regret is exact: every
+    burn-in on ``agent``: ``last_all_tied_episode``, ``all_tied_episodes`` and, for the pairs
+    ``watch`` (``(H, S, A)`` booleans; default :func:`dprl.agents.tabular.regime.clamp_watch`),
+    ``last_clamped_episode``, the last episode in which one of them had ``Q̃⁺ = H``. Regret is exact: every
     committed policy is evaluated by backward induction on the true model
     (:meth:`TabularMDP.policy_values`, vectorised over the block; the agent never sees
     these values). Memory is bounded by the block, whatever ``T``."""
@@ -162,6 +179,10 @@ def feed_episodes(
     policies = np.empty((block, H, S), dtype=np.int64)
     returns = np.empty(block)
     all_tied = np.empty(block, dtype=np.bool_)
+    clamped = np.empty(block, dtype=np.bool_)
+    watch = clamp_watch(env) if watch is None else np.asarray(watch, dtype=np.bool_)
+    if watch.shape != (H, S, A):
+        raise ValueError(f"watch must have shape (H, S, A) = {(H, S, A)}, got {watch.shape}")
     model = env.kernel_model()
     if private:
         counts, exact, suffix = np.zeros(N), src.exact, src.suffix
@@ -181,7 +202,8 @@ def feed_episodes(
             e1e2 = src.rng.standard_exponential((k, 2, N)) if noisy else np.zeros((k, 2, 0))
             t0 = src.t if private else done + j
             _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, scale, e_first, e_rest, lt,
-                       float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k])
+                       float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k],
+                       watch, clamped[j : j + k])
             if private:
                 src.t += k
             j += k
@@ -190,6 +212,9 @@ def feed_episodes(
         if tied.size:
             agent.last_all_tied_episode = agent.episodes_run + done + int(tied[-1]) + 1
         agent.all_tied_episodes += int(tied.size)
+        still = np.flatnonzero(clamped[:b])
+        if still.size:
+            agent.last_clamped_episode = agent.episodes_run + done + int(still[-1]) + 1
         done += b
         if progress is not None:
             progress(done, T)

@@ -15,17 +15,20 @@ i.e. ``ñ ≈ 3(1+SH)E/(H − Q*)``: 12E-60E per (s, a, h) on garnet S=3 A=2 H=2
 - the first untie, ``min`` over pairs in states with at least two actions, each no earlier
   than the later steps it looks ahead to (for ``h < H`` the target contains
   ``Ṽ_{h+1} = H`` and stays clamped until step ``h+1`` unclamps; on garnet and RiverSwim
-  this is the last step): the first episode after which the policy is no longer all-tied,
-  compared with the measured onset (the agent's last all-tied episode,
-  ``agent.feed_episodes``);
-- the burn-in ``T*``, ``max`` over every reachable ``(s, a, h)``: by then every optimistic
-  value has left ``H`` and the greedy policy is the learnt one everywhere; regret curves bend
-  there (garnet S3 H2: 4.9e5 at ε=10, 4.4e6 at ε=1 at T = 3e6, measured bends near 3.7e5 and
-  4.4e6). The uniform visit rate is an approximation once some pairs unclamp (the greedy
-  policy then shifts visits), which is why ``T*`` is a prediction and the onset is measured.
+  this is the last step): the first episode after which the policy is no longer all-tied
+  (measured: ``first_untie_episode``, from the agent's last all-tied episode; a diagnostic);
+- the burn-in ``T*``, ``max`` over every reachable ``(s, a, h)`` with ``Q* < H``
+  (:func:`clamp_watch`): by then every optimistic value has left ``H`` and the greedy
+  policy is the learnt one everywhere; regret curves bend there. Its measured counterpart
+  is the same event: the first episode after the last one in which a watched pair still
+  had ``Q̃⁺ = H`` (``agent.last_clamped_episode``, recorded by the compiled loop). The
+  uniform visit rate is an approximation once some pairs unclamp (the greedy policy then
+  shifts visits; a clamped pair is preferred wherever its state is visited), which is why
+  ``T*`` is a prediction and the end of the clamp is measured as well.
 
-A rate is fitted over ``[max(T/10, T*), T]`` and is inside its regime when ``T >=
-RATE_FACTOR·T*`` (at least half a decade past the burn-in).
+The regime criterion is the one of every paper (``analysis/regime.ONSET_DECADES``): a rate is
+inside its regime when ``T`` is a decade past the burn-in, the later of ``T*`` and its
+measured end, and is then fitted over the last decade ``[T/10, T]``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from dprl.agents.tabular.planner import log_term
 from dprl.envs.tabular import TabularMDP
 from dprl.privacy.setting import PrivacySetting
 
-RATE_FACTOR = 3.0  # a slope is inside its regime when T >= RATE_FACTOR·T* (about half a decade)
+# analysis/regime.ONSET_DECADES, the one regime criterion (a test checks the two agree): the
+# jobs' horizon_needed needs it below the analysis layer
+ONSET_DECADES = 1.0
 
 
 def confidence_width(n: float, E: float, S: int, A: int, H: int, beta: float, bonus_scale: float = 1.0) -> float:
@@ -102,6 +107,14 @@ def unclamp_episodes(env: TabularMDP, E: float, beta: float, bonus_scale: float 
     return out
 
 
+def clamp_watch(env: TabularMDP) -> np.ndarray:
+    """The pairs whose clamp :func:`pucb_burn_in`'s ``T*`` waits for, ``(H, S, A)``:
+    reachable under uniform play and ``Q* < H`` (a pair whose true value is ``H`` stays at
+    ``H`` rightly). The compiled loop records the last episode one of them was still at
+    ``H`` (``agent.last_clamped_episode``): the measured end of the same burn-in."""
+    return (uniform_visit_rates(env) > 0) & (env.optimal_q < env.H)
+
+
 def error_bound(privacy: PrivacySetting, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
     """The ``E`` PrivQ uses from episode 2 on (:func:`calibration.count_error_bounds`)."""
     return cal.count_error_bounds(privacy, S, A, H, T, beta, l1_per_step)[1]
@@ -113,7 +126,7 @@ def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.
     reachable pair."""
     eps = unclamp_episodes(env, E, beta, bonus_scale)
     # pairs with Q* = H (margin 0) never leave H, which is their true value: no burn-in there
-    reach = (uniform_visit_rates(env) > 0) & (env.optimal_q < env.H)
+    reach = clamp_watch(env)
     t_star = float(eps[reach].max()) if reach.any() else 0.0
     # a pair unties its state only if the state has >= 2 actions, and (h < H) only once the
     # later steps it looks ahead to have unclamped (bounded by their slowest reachable pair)

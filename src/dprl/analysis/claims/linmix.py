@@ -9,7 +9,7 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
-from dprl.analysis.regime import measured_regime
+from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
 from dprl.experiments.registry import declared, plugins
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
@@ -61,21 +61,22 @@ SLOPE_DECADE = 10  # Z2 fits the last decade of K; the regime needs the onset be
 
 
 def regime(g: pd.DataFrame, k_max: float) -> tuple[str, float, str]:
-    """Regime of one setting (``agents/linmix/regime.py``): ``reached`` when ``K`` is at least
-    the median over seeds of the job's ``horizon_needed`` (``K >= 10·T*(K)``) and the
-    median measured onset is at most ``K/10``; otherwise the horizon it needs. ``n/a``
-    without the regime columns (tables from before they existed)."""
+    """Regime of one setting (``agents/linmix/regime.py``) by the one criterion
+    (:func:`onset_regime`): ``reached`` when ``K`` is a decade past the later of the predicted
+    burn-in ``T*`` (median over seeds) and the median measured onset; otherwise the horizon
+    it needs, at least the jobs' ``horizon_needed`` (``K >= 10·T*(K)``). ``n/a`` without the
+    regime columns (tables from before they existed)."""
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return "n/a", float("nan"), ""
-    per_seed = g.groupby("seed")[["burn_in_episodes", "horizon_needed", "onset_episode"]].first()
-    per_seed["onset_episode"] = per_seed["onset_episode"].fillna(np.inf)  # no onset within K: later than K
-    t_star, need, onset = (float(per_seed[c].median()) for c in ("burn_in_episodes", "horizon_needed", "onset_episode"))
-    reached = k_max >= need and np.isfinite(onset) and onset <= k_max / SLOPE_DECADE
-    needed = max(need, SLOPE_DECADE * onset if np.isfinite(onset) else 0.0)
+    per_seed = g.groupby("seed")[["burn_in_episodes", "horizon_needed"]].first()
+    t_star, planned = (float(per_seed[c].median()) for c in ("burn_in_episodes", "horizon_needed"))
+    onset = median_onset(g)
+    reached, needed, _ = onset_regime(k_max, t_star, onset, planned)
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes at K = {int(k_max)} (median over seeds), "
-            f"K ≥ 10·T*(K) needs {need:.3g}, measured onset "
-            f"{'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median)")
-    return ("reached" if reached else "not reached"), (float("nan") if reached else needed), note
+            f"K ≥ 10·T*(K) needs {planned:.3g}, measured onset "
+            f"{'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median); needs K >= "
+            f"{10**ONSET_DECADES:g}·max(T*, onset)")
+    return reached, needed, note
 
 
 def _measured(g: pd.DataFrame, k_max: float) -> tuple[str, float, str]:

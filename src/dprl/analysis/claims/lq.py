@@ -12,7 +12,7 @@ from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
-from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset
+from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
 from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
@@ -116,18 +116,15 @@ def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
         return "n/a", float("nan"), start, ""
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
-    span = 10**ONSET_DECADES
-    burn_in = max(t_star, onset if np.isfinite(onset) else k_max)
     # the jobs' fixed point K >= 10·T*(K) (Λ, hence T*, grows with the K it is computed for)
     planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
-    need = max(span * burn_in, planned) if np.isfinite(planned) else span * burn_in
-    reached = bool(np.isfinite(onset) and k_max >= span * burn_in)
+    regime, need, _ = onset_regime(k_max, t_star, onset, planned)
     if np.isfinite(onset):
         start = max(start, onset)
     note = (f"; regime: predicted onset T* = 270Λ = {t_star:.3g} episodes, measured onset (per-episode regret "
             f"halved) {'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median over seeds); "
-            f"needs K >= {span:g}·max(T*, onset)")
-    return ("reached" if reached else "not reached"), (float("nan") if reached else need), start, note
+            f"needs K >= {10**ONSET_DECADES:g}·max(T*, onset)")
+    return regime, need, start, note
 
 
 def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,7 @@ import pandas as pd
 from dprl.agents.pe.regime import B5_FLOOR_FACTOR, LSWRegime
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
-from dprl.analysis.regime import ONSET_DECADES
+from dprl.analysis.regime import ONSET_DECADES, onset_regime
 from dprl.analysis.stats import Estimate, bootstrap_ci, bootstrap_seed_rows, paired_slope_by_seed, verdict_near
 from dprl.privacy.calibration import gaussian_sigma_tight
 from dprl.privacy.smooth_sensitivity import smooth_gaussian_constants
@@ -118,22 +118,22 @@ def _k0_onset(g: pd.DataFrame) -> float:
 def b2_regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     """Regime of one DP-LSW (ε, features) cell: ``(regime, horizon_needed, fit_start, note)``.
 
-    Reached when the grid extends :data:`ONSET_DECADES` beyond both the predicted ``m*``
-    (``agents/pe/regime.py``, column ``m_star``) and the measured onset of ``k* = 0``; the slope
+    Reached by the one criterion (:func:`onset_regime`): the grid extends :data:`ONSET_DECADES`
+    beyond both the predicted ``m*`` (``agents/pe/regime.py``, column ``m_star``) and the
+    measured onset of ``k* = 0`` (an onset must be measured); the slope
     is then fitted from ``max(m*, onset)``. Otherwise the top decade is fitted (reported, not a
     test of the 1/m rate) and the horizon needed is ``10^ONSET_DECADES · max(m*, onset)`` in
     batch size ``m`` (trajectories) at this ε (an onset beyond the grid counts as ``m_max``)."""
     m_max = float(g["m"].max())
     m_star = float(g["m_star"].max()) if "m_star" in g else float("nan")
     onset = _k0_onset(g) if "argmax_k" in g else float("nan")
-    start = np.nanmax([m_star, onset])
-    # an onset beyond the grid is only known to exceed m_max
-    need = 10**ONSET_DECADES * (start if np.isfinite(start) else max(m_star if np.isfinite(m_star) else 0.0, m_max))
-    reached = bool(np.isfinite(need) and m_max >= need * (1 - 1e-9))
+    # the one criterion (onset_regime); an onset beyond the grid is only known to exceed m_max
+    regime, need, start = onset_regime(m_max, m_star, onset)
+    need = 10**ONSET_DECADES * start if regime == "reached" else need
     note = (f"regime: predicted m* = {m_star:.3g} (maximiser k = 0 beyond; ε·m* = {g['epsilon'].iloc[0] * m_star:.3g}), "
             f"measured onset of k* = 0 in every seed {'beyond the grid' if not np.isfinite(onset) else f'at m = {onset:.3g}'}; "
             f"needs m >= {need:.3g}")
-    if reached:
+    if regime == "reached":
         return "reached", float("nan"), start, note
     return "not reached", need, m_max / 10.0, note
 

@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 
 from dprl.agents.tabular.privacy import audited_pair
-from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
-from dprl.analysis.regime import median_onset
+from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
 from dprl.analysis.selection import final_rows, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
@@ -28,24 +27,24 @@ CENSOR_FRACTION = 0.01  # V5: more α-suboptimal episodes than this in the last 
 
 
 def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
-    """Regime of one PUCB setting (``agents/tabular/regime.py``): ``(regime,
-    horizon_needed, fit start, note)``. Reached when some seed left the all-tied play
-    (measured onset) and ``T >= RATE_FACTOR·T*`` (``T*`` the predicted burn-in, max over
-    seeds' instances); the slope is then fitted over ``[max(T/10, T*), T]``. The horizon
-    needed is the jobs' ``horizon_needed`` (fixed point of ``T >= RATE_FACTOR·T*(T)``)."""
+    """Regime of one PUCB (or UBEV) setting (``agents/tabular/regime.py``): ``(regime,
+    horizon_needed, fit start, note)`` by the one criterion (:func:`onset_regime`): reached
+    when ``T`` is a decade past the later of the predicted burn-in ``T*`` (every watched
+    ``Q̃⁺`` below ``H``; max over the seeds' instances) and its measured end (median over
+    seeds); the slope is fitted over the last decade ``[T/10, T]``. The horizon needed is at
+    least the jobs' ``horizon_needed`` (the fixed point ``T >= 10·T*(T)``: ``T*`` grows with
+    ``T`` through ``E``)."""
     T = float(g["episode"].max())
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return "n/a", float("nan"), T / 10, ""
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
-    # the fixed point T >= RATE_FACTOR·T*(T) the job recorded (T* grows with T through E)
-    need = float(g["horizon_needed"].max()) if "horizon_needed" in g else RATE_FACTOR * t_star
-    reached = bool(np.isfinite(onset) and T >= RATE_FACTOR * t_star)
-    start = max(T / 10, t_star) if reached else T / 10
+    planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
+    reg, need, _ = onset_regime(T, t_star, onset, planned)
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes (every Q̃⁺ below H under uniform play), "
-            f"measured onset (first episode not all-tied, median over seeds) "
-            f"{'not within T' if not np.isfinite(onset) else f'{onset:.3g}'}; needs T >= {RATE_FACTOR:g}·T*(T) = {need:.3g}")
-    return ("reached" if reached else "not reached"), (float("nan") if reached else need), start, note
+            f"measured end of the clamp (median over seeds) {'not within T' if not np.isfinite(onset) else f'{onset:.3g}'}; "
+            f"needs T >= {10**ONSET_DECADES:g}·max(T*, measured end)" + ("" if reg == "reached" else f" = {need:.3g}"))
+    return reg, need, T / 10, note
 
 
 def _fit_exponent(xs: list[float], groups: list[np.ndarray]) -> Estimate:
@@ -134,23 +133,37 @@ def v1(tables: Tables) -> list[ClaimResult]:
 # ------------------------------------------------------------------------------ V2, F1
 
 
-def _slopes(tables: Tables, calibration: str) -> list[tuple[str, float, Estimate, pd.DataFrame]]:
-    """Per (env, ε): the log-log slope of regret vs T from the regime's fit start on."""
-    df = tables["tabular_regret"]
-    pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == calibration)]
+# tabular_regret: both instances at ε = 10; tabular_regret_eps1: garnet at ε = 1 and 10, long
+# enough for ε = 1's burn-in (V2, V3 and F1 read both; each row names its table)
+REGRET_TABLES = ("tabular_regret", "tabular_regret_eps1")
+
+
+def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
+    return [(name, tables[name]) for name in REGRET_TABLES if name in tables and not tables[name].empty]
+
+
+def _where(name: str, env: str) -> str:
+    """A row's label: the instance, and the table when it is not the first."""
+    return env if name == REGRET_TABLES[0] else f"{name}: {env}"
+
+
+def _slopes(tables: Tables, calibration: str) -> list[tuple[str, str, float, Estimate, pd.DataFrame]]:
+    """Per (table, env, ε): the log-log slope of regret vs T from the regime's fit start on."""
     out = []
-    for (env, eps), g in pu.groupby(["env_label", "epsilon"]):
-        start = regime(g)[2]
-        out.append((env, eps, paired_slope_by_seed(g[g["episode"] >= start], "episode", "regret"), g))
+    for name, df in _regret_tables(tables):
+        pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == calibration)]
+        for (env, eps), g in pu.groupby(["env_label", "epsilon"]):
+            start = regime(g)[2]
+            out.append((name, env, eps, paired_slope_by_seed(g[g["episode"] >= start], "episode", "regret"), g))
     return out
 
 
 def v2(tables: Tables) -> list[ClaimResult]:
     res = []
-    for env, eps, est, g in _slopes(tables, "tight"):
+    for name, env, eps, est, g in _slopes(tables, "tight"):
         reg, need, start, note = regime(g)
         res.append(_res(est, verdict_upper(est, 0.6), "tight",
-                        f"{env}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ [{start:.3g}, "
+                        f"{_where(name, env)}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ [{start:.3g}, "
                         f"{g['episode'].max():.3g}] ({est.n} seeds; {per_seed_note(est)}); upper bound on a gapped "
                         f"instance: regret stays below the √T envelope (a log T curve passes too; the √T rate itself is "
                         f"V9's, on the Figure 1 family hard at T){note}", reg, need, eps))
@@ -162,18 +175,18 @@ def f1(tables: Tables) -> list[ClaimResult]:
     under the paper calibration than under tight at the same (instance, ε), and whether its
     regret is sublinear past that burn-in (log-log slope CI below 1, fitted from the
     regime's start like V2)."""
-    tight = {(env, eps): g for env, eps, _, g in _slopes(tables, "tight")}
+    tight = {(name, env, eps): g for name, env, eps, _, g in _slopes(tables, "tight")}
     res = []
-    for env, eps, est, g in _slopes(tables, "paper"):
+    for name, env, eps, est, g in _slopes(tables, "paper"):
         reg, need, start, note = regime(g)
         t_star = float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
-        other = tight.get((env, eps))
+        other = tight.get((name, env, eps))
         t_tight = float(other["burn_in_episodes"].max()) if other is not None and "burn_in_episodes" in other else float("nan")
         ratio = f"{t_star / t_tight:.3g}× the tight calibration's ({t_tight:.3g})" if np.isfinite(t_tight) and t_tight > 0 else "no tight run to compare"
         verdict = "inconclusive" if est.n < 2 or not np.isfinite(est.value) else (
             "reproduced" if est.high < 1 else "not reproduced")
         res.append(_res(est, verdict, "paper",
-                        f"{env}, ε={eps:g}: predicted burn-in under the paper calibration T* = {t_star:.3g}, {ratio}; "
+                        f"{_where(name, env)}, ε={eps:g}: predicted burn-in under the paper calibration T* = {t_star:.3g}, {ratio}; "
                         f"log-log slope of PUCB's regret over T ∈ [{start:.3g}, {g['episode'].max():.3g}] "
                         f"({est.n} seeds; sublinear = CI below 1){note}", reg, need, eps))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "paper", "no paper-calibration PUCB runs")]
@@ -203,19 +216,20 @@ V3_EPS, V3_EPS_WRONG = -1.0, -0.5
 def v3(tables: Tables) -> list[ClaimResult]:
     """PUCB's privacy cost against UBEV (the paper's rows), and each private plug-in's against
     the baseline it declares (its own rows, judged by the same rules)."""
-    df = tables["tabular_regret"]
-    cost = privacy_cost(df[df["calibration"].isin(["none", "tight"])])
-    res = []
-    for alg, ga in cost.groupby("algorithm", sort=False):
-        res += _v3_rows(ga, alg)
-    if not (cost["algorithm"] == "pucb").any():
+    res, paired = [], False
+    for name, df in _regret_tables(tables):
+        cost = privacy_cost(df[df["calibration"].isin(["none", "tight"])])
+        for alg, ga in cost.groupby("algorithm", sort=False):
+            res += _v3_rows(ga, alg, name)
+        paired = paired or bool((cost["algorithm"] == "pucb").any())
+    if not paired:
         res.insert(0, ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs"))
     return res
 
 
-def _v3_rows(cost: pd.DataFrame, alg: str) -> list[ClaimResult]:
-    """V3's two rows per environment for one private algorithm: the cost's slope in T at the
-    largest ε, and its exponent in ε."""
+def _v3_rows(cost: pd.DataFrame, alg: str, name: str = REGRET_TABLES[0]) -> list[ClaimResult]:
+    """V3's two rows per environment of table ``name`` for one private algorithm: the cost's
+    slope in T at the largest ε, and its exponent in ε."""
     names = declared("algorithms", "display")
     who, base = names[alg], names[cost["baseline"].iloc[0]]
     subject = "the final privacy cost" if alg == "pucb" else f"{who}'s final privacy cost"
@@ -226,7 +240,7 @@ def _v3_rows(cost: pd.DataFrame, alg: str) -> list[ClaimResult]:
         reg, need, start, note = regime(g_max)
         est = paired_slope_by_seed(g_max[g_max["episode"] >= start], "episode", "cost")
         res.append(_res(est, verdict_upper(est, 0.5), "tight",
-                        f"{env}, ε={eps_max:g}: log-log slope of the privacy cost Regret_{who} − Regret_{base} vs T over "
+                        f"{_where(name, env)}, ε={eps_max:g}: log-log slope of the privacy cost Regret_{who} − Regret_{base} vs T over "
                         f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need,
                         eps_max, algorithm=alg))
         fin = final_rows(g)
@@ -240,10 +254,10 @@ def _v3_rows(cost: pd.DataFrame, alg: str) -> list[ClaimResult]:
             known = any(r[0] != "n/a" for r in regs)
             need_e = float(np.nanmax([r[1] for r in regs])) if known and not reached else float("nan")
             model = (f"this package's burn-in model predicts {expected:+.3f} (the burn-in's regret ∝ T*(ε)); regime: "
-                     + ("every ε past 3·T*" if reached else f"needs T >= {need_e:.3g}") if known else
+                     + ("every ε a decade past its burn-in" if reached else f"needs T >= {need_e:.3g}") if known else
                      "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
             res.append(_res(est, verdict_exponent(est, V3_EPS, V3_EPS_WRONG), "tight",
-                            f"{env}: exponent of {subject} vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
+                            f"{_where(name, env)}: exponent of {subject} vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
                             f"the paper's 1/ε: {V3_EPS:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
                             f"excluding {V3_EPS_WRONG:+g} (Laplace noise of both calibrations ∝ 1/ε); {model}",
                             "reached" if reached else ("not reached" if known else "n/a"), need_e, min(epss), algorithm=alg))
@@ -293,7 +307,7 @@ def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
     ``T``: seed-mean fraction of α-suboptimal episodes over the last decade (from the
     checkpoint at or before ``T/10``) above :data:`CENSOR_FRACTION`: the algorithm is still
     learning at the end, so the count measures ``T``, not the sample complexity. Needed: a
-    decade more, and past ``RATE_FACTOR·T*``."""
+    decade more, and past ``10^ONSET_DECADES·T*`` (:func:`onset_regime`)."""
     pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")]
     out = []
     for (a, e), g in pu.groupby(["alpha", "epsilon"]):
@@ -305,7 +319,7 @@ def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
         frac = float(((wide[T] - wide[lo]) / (T - lo)).mean())
         if frac > CENSOR_FRACTION:
             t_star = float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else 0.0
-            out.append((float(a), float(e), float(max(10 * T, RATE_FACTOR * t_star))))
+            out.append((float(a), float(e), float(max(10 * T, 10**ONSET_DECADES * t_star))))
     return out
 
 
@@ -390,7 +404,7 @@ def v7(tables: Tables) -> list[ClaimResult]:
                                        f"hard at T, where every policy's regret is at most H·c·sqrt(n·m·T): once PUCB's "
                                        f"burn-in covers the run its cost grows like (S·A)^(1/2) there, never linearly); "
                                        f"regime: "
-                                       f"{'every S past 3·T*' if reached else f'needs T >= {need:.3g} (largest S), not reached in default'}",
+                                       f"{'every S a decade past its burn-in' if reached else f'needs T >= {need:.3g} (largest S), not reached in default'}",
                         "reached" if reached else ("not reached" if known else "n/a"), need, eps))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two S values")]
 
@@ -469,7 +483,7 @@ def v9(tables: Tables) -> list[ClaimResult]:
     tuned to T, one below 0.4 an algorithm (or a regret) beating the lower bound. A seed
     with zero regret at some T, or whose own slope is at least ``LINEAR_SLOPE``, is a
     counterexample (an agent that does not explore). Regime: every T of the grid past
-    ``RATE_FACTOR·T*`` (:func:`regime`)."""
+    a decade past its burn-in (:func:`regime`)."""
     res = []
     for (alg, calib, eps, *fam), g_all in tables["tabular_hard"].groupby(["algorithm", "calibration", "epsilon", *HARD_FAMILY]):
         g = final_rows(g_all)
@@ -500,7 +514,8 @@ def v9(tables: Tables) -> list[ClaimResult]:
                         f"slope of the regret at T vs T over T ∈ {{{', '.join(f'{int(t):.3g}' for t in Ts)}}} ({est.n} "
                         f"seeds; {per_seed_note(est)}); two-sided: CI inside [{lo:g}, {hi:g}]; regret {u.min():.3f}-{u.max():.3f}× that of "
                         f"uniform play, whose exponent is 1/2 by construction; "
-                        + (f"regime: every T past {RATE_FACTOR:g}·T* (T* = {t_star:.3g} at the largest T)" if np.isfinite(t_star)
+                        + (f"regime: every T a decade past its burn-in, max(T*, measured end) (T* = {t_star:.3g} at the largest T)"
+                           if np.isfinite(t_star)
                            else "regime n/a: no burn-in is predicted for this algorithm (a plug-in)") + bad, reg, need,
                         eps if np.isfinite(eps) else float("nan"), algorithm=alg))
     return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two T values on the hard family")]

@@ -59,12 +59,15 @@ FIGURES: dict[str, Figure] = _register(
     Figure("mechanisms_counter_error", "mechanisms", ("counter_error",), "mechanisms:counter_error", ("M2", "M3")),
     Figure("mechanisms_audit", "mechanisms", ("audit",), "mechanisms:audit", ("M1",), optional=("audit_broken",)),
     # PUCB / private UCB-VI for tabular MDPs (2020)
-    Figure("tabular_regret_loglog", "tabular", ("tabular_regret",), "tabular:regret_loglog", ("V2", "F1")),
-    Figure("tabular_privacy_cost_eps", "tabular", ("tabular_regret",), "tabular:privacy_cost_eps", ("V3",)),
+    Figure("tabular_regret_loglog", "tabular", ("tabular_regret",), "tabular:regret_loglog", ("V2", "F1"),
+           optional=("tabular_regret_eps1",)),
+    Figure("tabular_privacy_cost_eps", "tabular", ("tabular_regret",), "tabular:privacy_cost_eps", ("V3",),
+           optional=("tabular_regret_eps1",)),
     Figure("tabular_pac_counts", "tabular", ("tabular_pac",), "tabular:pac_counts", ("V5",)),
     Figure("tabular_scaling_S", "tabular", ("tabular_scaling",), "tabular:scaling_S", ("V7",)),
     Figure("tabular_mab_pulls", "tabular", ("private_mab",), "tabular:mab_pulls", ("V6",)),
-    Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime", ("V2", "V3", "F1")),
+    Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime", ("V2", "V3", "F1"),
+           optional=("tabular_regret_eps1",)),
     Figure("tabular_hard_regret", "tabular", ("tabular_hard",), "tabular:hard_regret", ("V8", "V9")),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),

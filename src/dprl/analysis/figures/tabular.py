@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dprl.agents.tabular.regime import RATE_FACTOR
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
-from dprl.analysis.claims.tabular import HARD_FAMILY, HARD_POINT, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret
+from dprl.analysis.claims.tabular import (
+    HARD_FAMILY, HARD_POINT, REGRET_TABLES, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret,
+)
+from dprl.analysis.regime import ONSET_DECADES
 from dprl.analysis.selection import final_rows
 from dprl.experiments.registry import plugins
 
@@ -18,7 +20,24 @@ REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
 COST_EPS_EXPONENT = -1.0  # V3: privacy cost ∝ 1/ε
 PAC_EXPONENT = 1.0  # V5: α-suboptimal episodes ∝ 1/(αε)
 ONSET_MARKER = {"marker": "o", "ms": 6.0, "mec": "k", "mew": 0.8}
-ONSET_LABEL = "measured onset (one per seed, series colour)"
+ONSET_LABEL = "measured end of the clamp (one per seed, series colour)"
+
+
+def _panels(tables: Tables, frame=lambda df: df) -> list[tuple[str, pd.DataFrame]]:
+    """One panel per (regret table, instance), in :data:`REGRET_TABLES` order: its title (the
+    instance, and the table's horizon when it is not the first table) and ``frame`` of its rows."""
+    out = []
+    for name in REGRET_TABLES:
+        df = tables.get(name)
+        if df is None or df.empty:
+            continue
+        df = frame(df)
+        for env in sorted(df["env_label"].unique()):
+            title = P.environment_name(env)
+            if name != REGRET_TABLES[0]:
+                title += f" (T = {float(tables[name]['episode'].max()):.2g}, {name})"
+            out.append((title, df[df["env_label"] == env]))
+    return out
 
 
 def _series(df: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
@@ -31,11 +50,9 @@ def _series(df: pd.DataFrame) -> list[tuple[dict, pd.DataFrame]]:
 
 
 def regret_loglog(tables: Tables):
-    df = tables["tabular_regret"]
-    envs = sorted(df["env_label"].unique())
-    fig, axes = P.subplots(1, len(envs), panel=(5.4, 4.2))
-    for ax, env in zip(axes[0], envs):
-        g = df[df["env_label"] == env]
+    panels = _panels(tables)
+    fig, axes = P.subplots(1, len(panels), panel=(5.4, 4.2))
+    for ax, (title, g) in zip(axes[0], panels):
         marks = []
         for style, gr in _series(g):
             P.mean_band(ax, gr, "episode", "regret", positive=True, **style)
@@ -47,17 +64,18 @@ def regret_loglog(tables: Tables):
             P.note(ax, "every PUCB burn-in T* lies beyond the horizon (not drawn)")
         P.reference_rate(ax, REGRET_EXPONENT, "T")
         P.finish_axes(ax, extra=[P.burn_in_legend_entry("T*")], xlabel="episodes T", ylabel="cumulative regret",
-                      title=P.environment_name(env))
+                      title=title)
     fig.suptitle("Cumulative exact regret (seed mean, 95% bootstrap band)")
     return fig
 
 
 def privacy_cost_eps(tables: Tables):
-    cost = final_rows(privacy_cost(tables["tabular_regret"]))
-    envs = sorted(cost["env_label"].unique()) or ["(none)"]
-    fig, axes = P.subplots(1, len(envs), panel=(5.0, 4.0))
-    for ax, env in zip(axes[0], envs):
-        g = cost[cost["env_label"] == env]
+    panels = _panels(tables, lambda df: final_rows(privacy_cost(df))) or [("(none)", None)]
+    fig, axes = P.subplots(1, len(panels), panel=(5.0, 4.0))
+    for ax, (title, g) in zip(axes[0], panels):
+        if g is None:
+            P.empty_panel(ax)
+            continue
         for (alg, cal), gc in g.groupby(["algorithm", "calibration"], sort=True):
             # PUCB's two calibrations: told apart by colour, marker and line style (the
             # algorithm's colour alone made "paper" and "tight" look identical); another
@@ -67,7 +85,7 @@ def privacy_cost_eps(tables: Tables):
         P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
         ax.axhline(0, color="0.6", lw=0.5)
         P.finish_axes(ax, log="x", xlabel="ε", ylabel="Regret(private) − Regret(its baseline) at the final T",
-                      title=P.environment_name(env) if env != "(none)" else env)
+                      title=title)
     fig.suptitle("Privacy cost at the final T against ε (paired by seed; seed mean, 95% bootstrap band)")
     return fig
 
@@ -160,18 +178,18 @@ def mab_pulls(tables: Tables):
 
 def regime(tables: Tables):
     """Per-episode regret ``R(T)/T`` of every PUCB setting against ``T/T*``, ``T*`` the job's
-    predicted burn-in (``agents/tabular/regime.py``, median over seeds): if the all-tied
-    burn-in is the mechanism, the curves of every ε and calibration collapse, flat up to
-    ``T/T* ≈ 1`` and falling after. Circles: the measured onsets (first episode not all-tied)
-    on the same axis; dash-dotted: ``T = RATE_FACTOR·T*``, where V2/V3 are judged."""
-    df = tables["tabular_regret"]
-    df = df[df["algorithm"] == "pucb"].copy()
-    df["rate"] = df["regret"] / df["episode"]
-    envs = sorted(df["env_label"].unique()) or ["(none)"]
-    fig, axes = P.subplots(1, len(envs), panel=(5.4, 4.2))
-    for ax, env in zip(axes[0], envs):
-        g = df[df["env_label"] == env]
-        if g.empty:
+    predicted burn-in (``agents/tabular/regime.py``, median over seeds): if the clamp of the
+    optimistic values is the mechanism, the curves of every ε and calibration collapse, flat
+    up to ``T/T* ≈ 1`` and falling after. Circles: the measured ends of the clamp (the same
+    event) on the same axis, so their distance from ``T/T* = 1`` is the prediction's error;
+    dash-dotted: ``T = 10·T*``, the predicted side of the criterion rates are judged by (a
+    decade past the later of ``T*`` and the measured end)."""
+    panels = _panels(tables, lambda df: df[df["algorithm"] == "pucb"].assign(rate=df["regret"] / df["episode"]))
+    panels = panels or [("(none)", None)]
+    fig, axes = P.subplots(1, len(panels), panel=(5.4, 4.2))
+    span = 10**ONSET_DECADES
+    for ax, (title, g) in zip(axes[0], panels):
+        if g is None or g.empty:
             P.empty_panel(ax)
             continue
         no_onset = []
@@ -188,13 +206,13 @@ def regime(tables: Tables):
             elif not len(onsets):
                 no_onset.append(style["label"].split(",")[0])
         if no_onset:  # the title promises circles: say whose are missing, and why
-            P.note(ax, "no measured onset within the horizon (no circle): " + ", ".join(no_onset))
+            P.note(ax, "no measured end of the clamp within the horizon (no circle): " + ", ".join(no_onset))
         P.mark_burn_in(ax, 1.0, label="T = T* (predicted burn-in)", beyond="T = T*")
-        P.mark_x(ax, RATE_FACTOR, label=f"T = {RATE_FACTOR:g}·T* (rates judged beyond)", beyond=f"T = {RATE_FACTOR:g}·T*",
-                 color="0.2", lw=0.9, ls="-.")
-        P.finish_axes(ax, xlabel="T / T*", ylabel="regret per episode R(T)/T", title=P.environment_name(env))
+        P.mark_x(ax, span, label=f"T = {span:g}·T* (rates judged a decade past max(T*, measured end))",
+                 beyond=f"T = {span:g}·T*", color="0.2", lw=0.9, ls="-.")
+        P.finish_axes(ax, xlabel="T / T*", ylabel="regret per episode R(T)/T", title=title)
     fig.suptitle("PUCB's burn-in: per-episode regret against T/T* (seed mean, 95% bootstrap band; "
-                 "circles: measured onsets)")
+                 "circles: measured ends of the clamp)")
     return fig
 
 

@@ -11,7 +11,7 @@ from dprl.agents.protocol import BuiltAgent
 from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.episodes import run_episodes
-from dprl.agents.tabular.regime import RATE_FACTOR, job_burn_in
+from dprl.agents.tabular.regime import ONSET_DECADES, job_burn_in
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound, se_calibration
 from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration, private_stats
@@ -66,7 +66,8 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
     ctx.record_accounting(plugin_calibration(built, ctx.spec))
     nan = float("nan")
     info = {"optimal_value": env.optimal_value, "e_eps": nan, "t_exploit_possible": nan, "first_untie_predicted": nan,
-            "burn_in_episodes": nan, "horizon_needed": nan, "onset_episode": nan, "all_tied_episodes": nan}
+            "burn_in_episodes": nan, "horizon_needed": nan, "onset_episode": nan, "first_untie_episode": nan,
+            "all_tied_episodes": nan}
     return env, info, df
 
 
@@ -91,14 +92,17 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
                                                                alg["l1_per_step"])
     else:
         info["e_eps"], info["t_exploit_possible"] = 0.0, 1.0
-    # regime (src/dprl/README.md, "Regimes"): predicted burn-in T* and the measured onset, the first
-    # episode after the last all-tied one (NaN: still all-tied at the end of the run)
+    # regime (src/dprl/README.md, "Regimes"): the predicted burn-in T* (every watched Q̃⁺ below H
+    # under uniform play) and its measured end, the first episode after the last one in which a
+    # watched pair was still clamped at H (NaN: still clamped at the end of the run)
     consts = (alg["beta"], alg["bonus_scale"], alg.get("l1_per_step"))  # None for UBEV: no counters to calibrate
     info["first_untie_predicted"], info["burn_in_episodes"] = job_burn_in(env, spec.privacy, T, *consts)
-    # the horizon a rate needs: smallest T with T >= RATE_FACTOR·T*(T) (E, hence T*, grows with T)
-    info["horizon_needed"] = fixed_point(lambda k: job_burn_in(env, spec.privacy, k, *consts)[1], RATE_FACTOR)
+    # the horizon a rate needs: smallest T with T >= 10^ONSET_DECADES·T*(T) (E, hence T*, grows with T)
+    info["horizon_needed"] = fixed_point(lambda k: job_burn_in(env, spec.privacy, k, *consts)[1], 10**ONSET_DECADES)
+    clamped = agent.last_clamped_episode
+    info["onset_episode"] = float(clamped + 1) if clamped < T else float("nan")
     last = agent.last_all_tied_episode
-    info["onset_episode"] = float(last + 1) if last < T else float("nan")
+    info["first_untie_episode"] = float(last + 1) if last < T else float("nan")
     info["all_tied_episodes"] = agent.all_tied_episodes
     return env, info, df
 
