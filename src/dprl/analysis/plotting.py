@@ -198,6 +198,35 @@ def seed_means(df: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     return out.astype({"mean": float, "low": float, "high": float, "n": int})
 
 
+# the measured onsets on a regime figure: filled, black-edged and larger than the curve's line
+# (a hollow circle of the curve's own colour vanished into it)
+ONSET_MARKER = {"marker": "o", "ms": 6.0, "mec": "k", "mew": 0.8}
+
+
+def mark_onsets(ax: plt.Axes, curve: pd.DataFrame, onsets: Any, x_scale: float, color: str, label: str) -> int:
+    """Circles at the measured onsets (one per seed, in the units of the curve's x, NaN
+    dropped) on a seed-mean ``curve`` drawn by :func:`mean_band` with the same ``x_scale``:
+    where a regime figure's x is scaled by the predicted burn-in, a circle's distance from
+    ``x = 1`` is the prediction's error. Returns the number drawn."""
+    x = np.asarray(onsets, dtype=float)
+    x = x[np.isfinite(x)] / x_scale
+    if not len(x) or curve.empty:
+        return 0
+    y = np.interp(x, curve.index.to_numpy(float) / x_scale, curve["mean"].to_numpy())
+    ax.plot(x, y, ls="none", **ONSET_MARKER, mfc=color, label=label)
+    return len(x)
+
+
+def prediction_ratio(predicted: float, onsets: Any) -> str:
+    """A series label's suffix: predicted burn-in over the median measured onset (as in the
+    claims' burn-in check), or that none was measured."""
+    x = np.asarray(onsets, dtype=float)
+    x = x[np.isfinite(x)]
+    if not len(x) or len(x) <= len(np.asarray(onsets)) / 2:
+        return "; no onset measured"
+    return f"; predicted/measured {predicted / float(np.median(x)):.2g}"
+
+
 def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | None, color: str,
               ls: Any = "-", marker: str | None = None, errorbars: bool = False, lw: float = 1.3,
               positive: bool = False, x_scale: float = 1.0, markevery: Any = None,

@@ -103,7 +103,9 @@ def regime(tables: Tables):
     """Mean per-episode regret ``R(k)/k`` (relative to its initial level) against ``k/T*``
     for every private setting of ``linmix_regret``: if the burn-in is set by ``β²`` against
     the ceiling gaps (``agents/linmix/regime.py``), the curves of all ε collapse onto one,
-    falling near ``k/T* ≈ 1``. ``T*`` is each setting's own (seed median)."""
+    falling near ``k/T* ≈ 1``. ``T*`` is each setting's own (seed median). Circles: the
+    measured onsets (one per seed), whose distance from ``k/T* = 1`` is the prediction's
+    error (its median in each label)."""
     df, delta0 = at_main_delta(tables["linmix_regret"])
     df = df[df["calibration"] != "none"].dropna(subset=["burn_in_episodes"]).copy() if "burn_in_episodes" in df else df.iloc[:0]
     fig, axes = P.subplots(1, 2, panel=(5.6, 4.3), sharey=True)
@@ -122,7 +124,10 @@ def regime(tables: Tables):
         g["relative"] = g["per_episode"] / g["level"]
         for style, gs in _groups(g.dropna(subset=["relative"])):
             t_star = float(gs.groupby("seed")["burn_in_episodes"].first().median())
-            P.mean_band(ax, gs, "episode", "relative", x_scale=t_star, positive=True, **style)
+            onsets = gs.groupby("seed")["onset_episode"].first() if "onset_episode" in gs else pd.Series(dtype=float)
+            style["label"] += P.prediction_ratio(t_star, onsets)
+            s = P.mean_band(ax, gs, "episode", "relative", x_scale=t_star, positive=True, **style)
+            P.mark_onsets(ax, s, onsets, t_star, style["color"], "measured onset (one per seed)")
         P.mark_burn_in(ax, 1.0, label="k = T* (predicted burn-in)", beyond="k = T*")
         ax.axhline(0.5, color="0.2", ls="-.", lw=0.8, label="half the initial level (measured onset)")
         P.finish_axes(ax)

@@ -154,11 +154,15 @@ def audit(tables: Tables):
     return fig
 
 
+ONSET_LABEL = "measured onset: per-episode regret halved (one per seed)"
+
+
 def regime(tables: Tables):
     """Mean per-episode regret ``R(k)/k`` against ``k/Λ`` for every private setting: if the
     burn-in is set by the regularizer's scale Λ (``agents/lq/regime.py``), the curves of all
     ε and δ collapse onto one; the predicted onset (270Λ, the burn-in mark) and the start of
-    the rate window a decade later are drawn."""
+    the rate window a decade later are drawn, with the measured onsets (circles, one per seed:
+    their distance from 270Λ is the prediction's error, whose median each label states)."""
     from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA
     from dprl.analysis.regime import ONSET_DECADES
 
@@ -182,8 +186,11 @@ def regime(tables: Tables):
             style = _style("private_ofu_rl", eps, cal, delta)
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
             marker = P.delta_marker(delta)
-            P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True, marker=marker,
-                        mfc=P.CALIBRATION_FACES.get(cal) if marker else None, **style)
+            onsets = gs.groupby("seed")["onset_episode"].first() if "onset_episode" in gs else pd.Series(dtype=float)
+            style["label"] += P.prediction_ratio(ONSET_K_OVER_LAMBDA * lam, onsets)
+            s = P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True, marker=marker,
+                            mfc=P.CALIBRATION_FACES.get(cal) if marker else None, **style)
+            P.mark_onsets(ax, s, onsets, lam, style["color"], ONSET_LABEL)
         # marks only where the data reach them (else the axis stretched past the data, which
         # sat left of both lines), the others named under the x label
         P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"predicted onset k = {ONSET_K_OVER_LAMBDA:g}Λ",

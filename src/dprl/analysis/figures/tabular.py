@@ -19,7 +19,6 @@ from dprl.experiments.registry import plugins
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
 COST_EPS_EXPONENT = -1.0  # V3: privacy cost ∝ 1/ε
 PAC_EXPONENT = 1.0  # V5: α-suboptimal episodes ∝ 1/(αε)
-ONSET_MARKER = {"marker": "o", "ms": 6.0, "mec": "k", "mew": 0.8}
 ONSET_LABEL = "measured end of the clamp (one per seed, series colour)"
 
 
@@ -195,16 +194,12 @@ def regime(tables: Tables):
         no_onset = []
         for style, gs in _series(g):
             t_star = float(gs["burn_in_episodes"].median())
-            style["label"] += f", T*={t_star:.2g}"
+            ends = gs.groupby("seed")["onset_episode"].first()
+            label = style["label"]
+            style["label"] = f"{label}, T*={t_star:.2g}{P.prediction_ratio(t_star, ends)}"
             s = P.mean_band(ax, gs, "episode", "rate", x_scale=t_star, positive=True, **style)
-            onsets = gs.groupby("seed")["onset_episode"].first().dropna() / t_star
-            if len(onsets) and len(s):
-                y = np.interp(onsets.to_numpy(), s.index.to_numpy(float) / t_star, s["mean"].to_numpy())
-                # filled, black-edged and larger than the line: a hollow circle of the
-                # curve's own colour vanished into it
-                ax.plot(onsets, y, ls="none", **ONSET_MARKER, mfc=style["color"], label=ONSET_LABEL)
-            elif not len(onsets):
-                no_onset.append(style["label"].split(",")[0])
+            if not P.mark_onsets(ax, s, ends, t_star, style["color"], ONSET_LABEL):
+                no_onset.append(label)
         if no_onset:  # the title promises circles: say whose are missing, and why
             P.note(ax, "no measured end of the clamp within the horizon (no circle): " + ", ".join(no_onset))
         P.mark_burn_in(ax, 1.0, label="T = T* (predicted burn-in)", beyond="T = T*")
