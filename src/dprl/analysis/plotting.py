@@ -217,14 +217,11 @@ def mark_onsets(ax: plt.Axes, curve: pd.DataFrame, onsets: Any, x_scale: float, 
     return len(x)
 
 
-def prediction_ratio(predicted: float, onsets: Any) -> str:
-    """A series label's suffix: predicted burn-in over the median measured onset (as in the
-    claims' burn-in check), or that none was measured."""
-    x = np.asarray(onsets, dtype=float)
-    x = x[np.isfinite(x)]
-    if not len(x) or len(x) <= len(np.asarray(onsets)) / 2:
-        return "; no onset measured"
-    return f"; predicted/measured {predicted / float(np.median(x)):.2g}"
+def prediction_ratio(predicted: float, onset: float) -> str:
+    """A series label's suffix: predicted burn-in over the measured onset (the median over
+    seeds of :func:`dprl.analysis.regime.median_onset`, as in the claims' burn-in check), or
+    that none was measured (``NaN``)."""
+    return f"; predicted/measured {predicted / onset:.2g}" if np.isfinite(onset) else "; no onset measured"
 
 
 def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | None, color: str,

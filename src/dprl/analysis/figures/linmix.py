@@ -9,6 +9,7 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
+from dprl.analysis.regime import median_onset
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
 from dprl.analysis.claims.linmix import privacy_cost
 from dprl.analysis.selection import final_rows
@@ -125,7 +126,7 @@ def regime(tables: Tables):
         for style, gs in _groups(g.dropna(subset=["relative"])):
             t_star = float(gs.groupby("seed")["burn_in_episodes"].first().median())
             onsets = gs.groupby("seed")["onset_episode"].first() if "onset_episode" in gs else pd.Series(dtype=float)
-            style["label"] += P.prediction_ratio(t_star, onsets)
+            style["label"] += P.prediction_ratio(t_star, median_onset(gs))
             s = P.mean_band(ax, gs, "episode", "relative", x_scale=t_star, positive=True, **style)
             P.mark_onsets(ax, s, onsets, t_star, style["color"], "measured onset (one per seed)")
         P.mark_burn_in(ax, 1.0, label="k = T* (predicted burn-in)", beyond="k = T*")

@@ -164,7 +164,7 @@ def regime(tables: Tables):
     the rate window a decade later are drawn, with the measured onsets (circles, one per seed:
     their distance from 270Λ is the prediction's error, whose median each label states)."""
     from dprl.agents.lq.regime import ONSET_K_OVER_LAMBDA
-    from dprl.analysis.regime import ONSET_DECADES
+    from dprl.analysis.regime import ONSET_DECADES, median_onset
 
     rate_k = 10**ONSET_DECADES * ONSET_K_OVER_LAMBDA
 
@@ -187,7 +187,7 @@ def regime(tables: Tables):
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
             marker = P.delta_marker(delta)
             onsets = gs.groupby("seed")["onset_episode"].first() if "onset_episode" in gs else pd.Series(dtype=float)
-            style["label"] += P.prediction_ratio(ONSET_K_OVER_LAMBDA * lam, onsets)
+            style["label"] += P.prediction_ratio(ONSET_K_OVER_LAMBDA * lam, median_onset(gs))
             s = P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True, marker=marker,
                             mfc=P.CALIBRATION_FACES.get(cal) if marker else None, **style)
             P.mark_onsets(ax, s, onsets, lam, style["color"], ONSET_LABEL)

@@ -12,7 +12,7 @@ from dprl.analysis.base import Tables
 from dprl.analysis.claims.tabular import (
     HARD_FAMILY, HARD_POINT, REGRET_TABLES, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret,
 )
-from dprl.analysis.regime import ONSET_DECADES
+from dprl.analysis.regime import ONSET_DECADES, median_onset
 from dprl.analysis.selection import final_rows
 from dprl.experiments.registry import plugins
 
@@ -196,7 +196,7 @@ def regime(tables: Tables):
             t_star = float(gs["burn_in_episodes"].median())
             ends = gs.groupby("seed")["onset_episode"].first()
             label = style["label"]
-            style["label"] = f"{label}, T*={t_star:.2g}{P.prediction_ratio(t_star, ends)}"
+            style["label"] = f"{label}, T*={t_star:.2g}{P.prediction_ratio(t_star, median_onset(gs))}"
             s = P.mean_band(ax, gs, "episode", "rate", x_scale=t_star, positive=True, **style)
             if not P.mark_onsets(ax, s, ends, t_star, style["color"], ONSET_LABEL):
                 no_onset.append(label)
