@@ -22,7 +22,9 @@ def test_totals_then_one_summary_row_per_claim_then_the_rows():
     lines = to_markdown(df).splitlines()
     assert lines[0].startswith("Verdicts of 3 rows (2 claims of the papers): **2 reproduced**")
     assert "1 of the inconclusive rows were measured outside their regime" in lines[0]
-    summary = [ln for ln in lines if ln.startswith("| **")]
+    start = lines.index("## One row per claim")
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("## "))
+    summary = [ln for ln in lines[start:end] if ln.startswith("| **")]
     assert [ln.split(" | ")[0] for ln in summary] == ["| **C2**", "| **M1**"]
     assert "1 reproduced, 1 inconclusive" in summary[0] and "2.25e+07" in summary[0]
     rows = lines[lines.index("## Rows"):]

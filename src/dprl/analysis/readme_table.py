@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from dprl.analysis.printed import AUDIT_DETAILS
+from dprl.analysis.privacy_levels import headline, privacy_levels
 from dprl.analysis.base import (
     CLAIM_RULE, TOTALS_ORDER, VERDICTS, claim_verdicts, findings, kinds_sentence, outside_regime, paper_claims,
     verdict_totals,
@@ -82,6 +83,7 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
         "(they state the horizon they need). By claim: "
         + ", ".join(f"**{n} {v}**" for v, n in claim_verdicts(claims).items())
         + f" ({CLAIM_RULE}). " + (kinds_sentence(claims) + " " if kinds_sentence(claims) else "")
+        + (headline(privacy_levels(claims)) + " " if len(privacy_levels(claims)) else "")
         + "Details: [`paper_figures/claims.md`](paper_figures/claims.md).",
         "",
         "| paper | claims | " + " | ".join(TOTALS_ORDER) + " |",

@@ -19,6 +19,8 @@ from dprl.analysis.base import (
     outside_regime, paper_claims, row_kinds, verdict_totals,
 )
 
+from dprl.analysis.privacy_levels import privacy_levels
+from dprl.analysis.privacy_levels import to_markdown as privacy_levels_markdown
 from dprl.experiments.registry import plugins
 
 log = logging.getLogger(__name__)
@@ -94,10 +96,11 @@ def _md_row(cells: list[object]) -> str:
 def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str:
     """``claims.md``: the verdict totals of the papers' claims first, then one summary row
     per claim (its verdicts and regimes counted, the largest horizon a row outside its
-    regime needs), then the rows themselves without repeating the claim's statement; then,
-    apart and not counted, the package's own findings; last, given ``burn_in``
-    (:func:`dprl.analysis.burn_in.burn_in_check`), the burn-in predictions against the
-    measured onsets."""
+    regime needs) and the privacy levels at which each regime-gated claim was measured inside
+    its regime (:mod:`dprl.analysis.privacy_levels`), then the rows themselves without
+    repeating the claim's statement; then, apart and not counted, the package's own
+    findings; last, given ``burn_in`` (:func:`dprl.analysis.burn_in.burn_in_check`), the
+    burn-in predictions against the measured onsets."""
     df, found = paper_claims(table), findings(table)
     lines = [
         f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims of the papers): "
@@ -129,6 +132,7 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
         need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
         lines.append(_md_row([f"**{claim}**", first.paper, row_kinds(g), first.statement, first.expected, len(g), verdicts,
                               f"**{claim_verdict(g)}**", regimes, _fmt(need if pd.notna(need) else float("nan"))]))
+    lines += privacy_levels_markdown(privacy_levels(df))
     lines += ["", "## Rows", ""]
     lines += _md_rows(df)
     if len(found):
