@@ -15,7 +15,7 @@ import pandas as pd
 
 from dprl.analysis.base import paper_claims
 
-MEANINGFUL = 10.0  # ε at or below which a privacy level is one people deploy (issue 24)
+MEANINGFUL = 10.0  # ε at or below which a privacy level is one people deploy (README, "Presets")
 COLUMNS = ["claim", "paper", "private_rows", "smallest_eps_reached", "verdicts_there", "meaningful",
            "eps_not_reached", "horizon_needed"]
 
@@ -62,10 +62,10 @@ def headline(levels: pd.DataFrame) -> str:
     if len(yes):
         text += " (" + ", ".join(f"{r.claim} from ε = {_eps(r.smallest_eps_reached)}" for r in yes.itertuples()) + ")"
     if len(no):
-        text += "; not at ε ≤ 10: " + ", ".join(
+        text += f"; not at ε ≤ {MEANINGFUL:g}: " + ", ".join(
             f"{r.claim} (" + (f"inside from ε = {_eps(r.smallest_eps_reached)}; " if np.isfinite(r.smallest_eps_reached) else "")
             + (f"at ε = {_eps(r.eps_not_reached)} needs a horizon of {r.horizon_needed:.2g}" if np.isfinite(r.horizon_needed)
-               else "no row at ε ≤ 10") + ")"
+               else f"no row at ε ≤ {MEANINGFUL:g}") + ")"
             for r in no.itertuples())
     return text + "."
 
@@ -79,11 +79,11 @@ def to_markdown(levels: pd.DataFrame) -> list[str]:
         f"## Privacy levels inside the regime (ε ≤ {MEANINGFUL:g} is the level people deploy)",
         "",
         "For every claim whose private rows are gated by a regime: the smallest ε at which a row was measured inside "
-        "it (and that row's verdict), and, for the rows at ε ≤ 10 still in their burn-in, the horizon the cheapest of "
-        "them needs (episodes, or users for policy evaluation).",
+        f"it (and that row's verdict), and, for the rows at ε ≤ {MEANINGFUL:g} still in their burn-in, the horizon the "
+        "cheapest of them needs (episodes, or users for policy evaluation).",
         "",
-        "| claim | paper | private rows | smallest ε inside the regime | verdicts there | inside at ε ≤ 10 | "
-        "ε ≤ 10 not reached | horizon it needs |",
+        "| claim | paper | private rows | smallest ε inside the regime | verdicts there | "
+        f"inside at ε ≤ {MEANINGFUL:g} | ε ≤ {MEANINGFUL:g} not reached | horizon it needs |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in levels.itertuples(index=False):

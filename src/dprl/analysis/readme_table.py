@@ -73,6 +73,7 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
         raise ValueError(f"claims.csv holds verdicts {unknown_verdicts}; allowed: {VERDICTS}")
     totals = verdict_totals(claims)
     outside = outside_regime(claims)
+    levels = headline(privacy_levels(claims))
     dirty = " with uncommitted changes" if manifest.get("git_dirty") else ""
     lines = [
         f"Verdicts of the committed `{manifest['preset']}` run (commit `{str(manifest['git_commit'])[:7]}`{dirty}, "
@@ -83,7 +84,7 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
         "(they state the horizon they need). By claim: "
         + ", ".join(f"**{n} {v}**" for v, n in claim_verdicts(claims).items())
         + f" ({CLAIM_RULE}). " + (kinds_sentence(claims) + " " if kinds_sentence(claims) else "")
-        + (headline(privacy_levels(claims)) + " " if len(privacy_levels(claims)) else "")
+        + (levels + " " if levels else "")
         + "Details: [`paper_figures/claims.md`](paper_figures/claims.md).",
         "",
         "| paper | claims | " + " | ".join(TOTALS_ORDER) + " |",
