@@ -240,7 +240,9 @@ def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | No
         s = s[s["mean"] > 0]
     xs = s.index.to_numpy(dtype=float) / x_scale
     if errorbars:
-        low = (s["mean"] - s["low"]).clip(lower=0)
+        # log axis: a bar whose interval reaches 0 would drag the autoscaled limits to 0
+        bottom = s["low"].clip(lower=s["mean"] / BAND_LOG_CLIP) if positive else s["low"]
+        low = (s["mean"] - bottom).clip(lower=0)
         high = (s["high"] - s["mean"]).clip(lower=0)
         bars = ax.errorbar(xs, s["mean"], yerr=[low, high], fmt=marker or "o", color=color, ls=ls, lw=lw, capsize=3,
                            label=label, ms=4)

@@ -7,7 +7,7 @@ from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param,
 PAPER = "lq"
 
 _AGENT_PARAMS = {
-    "n_candidates": Param(256, minimum=1, doc="N: candidates of the optimistic oracle (eq. 9)"),
+    "n_candidates": Param(64, minimum=1, doc="N: candidates of the optimistic oracle (eq. 9; 64: agents/lq/oracle.py)"),
     "alpha": Param(0.1, exclusive_minimum=0.0, maximum=1.0, doc="confidence level α of C_k(α)"),
 }
 
@@ -49,7 +49,7 @@ KINDS = [
     ExperimentKind(
         "lq_regret", PAPER, "dprl.experiments.lq.jobs:run_regret", _ALGORITHMS, _ENVIRONMENTS, dict(_REGRET_SETTINGS),
         doc="cumulative exact regret vs K for OFU-RL and Private-OFU-RL (claims C2, C3, C4)", mem_mb=300, runtime_min=5,
-        work="dprl.experiments.lq.work:regret", seconds_per_work=1.5e-08, plugins="lq",
+        work="dprl.experiments.lq.work:regret", seconds_per_work=1.3e-08, plugins="lq",
     ),
     ExperimentKind(
         "lq_oracle", PAPER, "dprl.experiments.lq.jobs:run_regret", _ALGORITHMS, _ENVIRONMENTS, dict(_REGRET_SETTINGS),
