@@ -403,6 +403,29 @@ def test_a_band_with_a_near_zero_lower_edge_on_a_log_axis_fails_then_passes_once
     assert _checks(_titled(fig)) == set()
 
 
+def test_error_bars_through_zero_on_a_log_axis_fail_then_pass_once_clipped():
+    """A lone positive mean whose interval reaches below 0 (the LQ privacy cost of a short
+    run): a bar drawn through 0 breaks the log axis's limits and the figure check refuses it;
+    the vocabulary's bar stops half a decade below its mean, as its bands do."""
+    df = pd.DataFrame({"x": [6.9, 6.9], "y": [-0.2707, 0.3585]})  # the plug-in test's 2 seeds
+    s = P.seed_means(df, "x", "y")
+    assert s["mean"].iloc[0] > 0 >= s["low"].iloc[0]  # the defect's input
+
+    def panel(positive: bool) -> tuple[set[str], plt.Axes]:
+        fig, axes = P.subplots(1, 1)
+        ax = axes[0, 0]
+        P.mean_band(ax, df, "x", "y", label=None, color="k", marker="o", errorbars=True, positive=positive)
+        P.finish_axes(ax, xlabel="ln(1/δ)", ylabel="privacy cost")
+        bottom = ax.containers[0].lines[2][0].get_segments()[0][:, 1].min()
+        return _checks(_titled(fig)), bottom
+
+    # positive=False draws a positive mean's bar as it was drawn before: through 0
+    checks, bottom = panel(positive=False)
+    assert checks == {"marker"} and bottom < 0
+    checks, bottom = panel(positive=True)
+    assert checks == set() and bottom == pytest.approx(s["mean"].iloc[0] / P.BAND_LOG_CLIP)
+
+
 def test_save_writes_the_files_then_refuses_a_failing_figure(tmp_path):
     fig, ax = plt.subplots()
     ax.plot([1, 2], [1, 2], label="a line")

@@ -240,7 +240,7 @@ def mean_band(ax: plt.Axes, df: pd.DataFrame, x: str, y: str, *, label: str | No
         s = s[s["mean"] > 0]
     xs = s.index.to_numpy(dtype=float) / x_scale
     if errorbars:
-        # log axis: a bar whose interval reaches 0 would drag the autoscaled limits to 0
+        # log axis: a bar through 0 breaks the autoscaled limits (tests/core/test_plotting.py)
         bottom = s["low"].clip(lower=s["mean"] / BAND_LOG_CLIP) if positive else s["low"]
         low = (s["mean"] - bottom).clip(lower=0)
         high = (s["high"] - s["mean"]).clip(lower=0)
