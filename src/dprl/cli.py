@@ -12,7 +12,7 @@ Subcommands:
   claims     evaluate the claims registry into claims.csv/.md/.tex
   report-pages  the claims table as HTML and the report's landing page (from claims and manifest)
   runtimes   summarise Snakemake benchmark files into a per-job runtime table
-  manifest   record git commit, config hash, date, wall time, cores and package versions of a run
+  manifest   record git commit, config hash, date, wall time, cores, CPU and its reference speed, and package versions of a run
   readme-table  write (or --check) the verdict table of README.md from the committed claims
 """
 
@@ -292,7 +292,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     from dprl.analysis.manifest import build_manifest
     from dprl.runner.io import atomic_write_text
 
-    man = build_manifest(args.preset, args.jobs_dir, args.cores, args.runtimes, args.config_hash)
+    man = build_manifest(args.preset, args.jobs_dir, args.cores, args.runtimes, args.config_hash, args.reference_episodes)
     atomic_write_text(args.out, json.dumps(man, indent=2, sort_keys=True) + "\n")
     return 0
 
@@ -394,6 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--cores", type=int, required=True)
     sp.add_argument("--runtimes", required=True, help="per-job runtime table (dprl runtimes)")
     sp.add_argument("--config-hash", required=True)
+    sp.add_argument("--reference-episodes", type=int, default=500_000,
+                    help="episodes of the reference workload timed for the machine's speed (0: skip)")
     sp.set_defaults(func=cmd_manifest)
 
     sp = sub.add_parser("readme-table", help="write the verdict table of README.md from paper_figures/claims.csv")

@@ -11,6 +11,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from dprl.analysis.manifest import build_manifest, package_versions
+from dprl.analysis.reference_speed import cpu_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +52,7 @@ def test_manifest_contains_package_versions(tmp_path, monkeypatch):
     runtimes = tmp_path / "job_runtimes.csv"
     pd.DataFrame({"jobs": [1], "cpu_s_total": [2.0], "wall_s_total": [3.0]}).to_csv(runtimes, index=False)
     monkeypatch.chdir(ROOT)
-    man = build_manifest("smoke", str(tmp_path / "jobs"), 2, str(runtimes), "abc")
+    man = build_manifest("smoke", str(tmp_path / "jobs"), 2, str(runtimes), "abc", reference_episodes=0)
     assert man["packages"] == package_versions()
     assert man["packages"]["numpy"] and man["python"]
     json.dumps(man)  # written as JSON by `dprl manifest`
@@ -70,3 +71,42 @@ def test_a_missing_package_is_recorded_as_none(monkeypatch, name):
 
     monkeypatch.setattr(metadata, "version", version)
     assert package_versions()[name] is None
+
+
+def test_cpu_model_is_read_from_cpuinfo(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t: fpu\n")
+    assert cpu_model(info) == "AMD EPYC 7B13"
+    # no model line (or no file): the platform's answer, never an empty string
+    info.write_text("processor\t: 0\n")
+    assert cpu_model(info) and cpu_model(tmp_path / "absent")
+
+
+def test_reference_speed_is_the_workloads_episodes_per_cpu_second(tmp_path, monkeypatch):
+    """The manifest times the workload: its rate is episodes / the best CPU time, so a loop
+    twice as slow halves it (a workload that skipped the loop would not change with it)."""
+    import dprl.analysis.reference_speed as rs
+
+    fast = rs.reference_speed(20_000, repeats=2)
+    assert fast["episodes"] == 20_000 and fast["cpu_s"] > 0
+    assert fast["episodes_per_cpu_s"] == pytest.approx(20_000 / fast["cpu_s"], rel=1e-2)
+    real = rs.feed_episodes
+
+    def twice(*args, **kwargs):  # the same episodes, fed twice: half the speed
+        real(*args, **kwargs)
+        args[0].source.t = 0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rs, "feed_episodes", twice)
+    slow = rs.reference_speed(20_000, repeats=2)
+    assert slow["episodes_per_cpu_s"] < 0.75 * fast["episodes_per_cpu_s"]
+
+    jobs = tmp_path / "jobs" / "exp"
+    jobs.mkdir(parents=True)
+    (jobs / "seed0.csv").write_text("x\n1\n")
+    runtimes = tmp_path / "job_runtimes.csv"
+    pd.DataFrame({"jobs": [1]}).to_csv(runtimes, index=False)
+    monkeypatch.chdir(ROOT)
+    man = build_manifest("smoke", str(tmp_path / "jobs"), 2, str(runtimes), "abc", reference_episodes=5_000)
+    assert man["reference_speed"]["episodes"] == 5_000 and man["cpu_model"]
+    assert build_manifest("smoke", str(tmp_path / "jobs"), 2, str(runtimes), "abc", reference_episodes=0)["reference_speed"] is None

@@ -1,5 +1,7 @@
 """The manifest of a run: what produced the committed figures (commit, config, package
-versions), when, on how many cores."""
+versions), when, on how many cores of which CPU, and how fast that machine runs the
+package's dominant loop (:mod:`dprl.analysis.reference_speed`), so that wall times of runs
+on different machines can be compared."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 import dprl
+from dprl.analysis.reference_speed import cpu_model, reference_speed
 
 
 def _git(*args: str) -> str:
@@ -56,9 +59,12 @@ def cores_used(requested: int, available: int) -> int:
     return min(requested, available) if requested > 0 else available
 
 
-def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, config_hash: str) -> dict:
+def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, config_hash: str,
+                   reference_episodes: int = 500_000) -> dict:
     """``cores``: what ``--cores`` requested; the manifest records it as ``cores_requested``
-    and, as ``cores``, the cores used (:func:`cores_used`).
+    and, as ``cores``, the cores used (:func:`cores_used`). ``reference_speed``: the
+    machine's speed on the reference workload of ``reference_episodes`` episodes, measured
+    now (the manifest is the run's last step, on an otherwise idle machine); 0 skips it.
 
     ``wall_time_s`` is measured from the start of the earliest job whose result is on
     disk (its result mtime minus its own wall time) to now: the elapsed time of the run
@@ -79,6 +85,7 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
         key = os.path.relpath(r, jobs_dir)[:-4]
         starts.append(r.stat().st_mtime - bench.get(key, 0.0))
     wall = now.timestamp() - min(starts) if starts else 0.0
+    speed = reference_speed(reference_episodes) if reference_episodes > 0 else None
     # dirty = uncommitted changes to what produces numbers (not to docs or generated files)
     status = _git("status", "--porcelain", "--untracked-files=no", "--", "src", "workflow", "Snakefile", "config.yaml", "pyproject.toml")
     return {
@@ -99,4 +106,6 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
         "python": platform.python_version(),
         "packages": package_versions(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        "cpu_model": cpu_model(),
+        "reference_speed": speed,
     }
