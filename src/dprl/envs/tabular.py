@@ -64,25 +64,20 @@ class TabularMDP:
         self._cdf[..., -1] = 1.0
         self._cdf_p0 = np.cumsum(self.p0)
         self._cdf_p0[-1] = 1.0
-        self._q_star, self._v_star = self._backward(None)
+        self._q_star, self._v_star = self._optimal()
 
     # ------------------------------------------------------------------ exact evaluation
 
-    def _backward(self, policy: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Backward induction: optimal (``policy=None``) or of a deterministic ``policy[h, s]``.
-        Returns ``Q (H, S, A)`` (optimal case only, else empty) and ``V (H+1, S)``."""
+    def _optimal(self) -> tuple[np.ndarray, np.ndarray]:
+        """Backward induction of the optimal values: ``Q* (H, S, A)`` (``-inf`` at
+        unavailable actions) and ``V* (H+1, S)``."""
         H, S, A = self.H, self.S, self.A
         V = np.zeros((H + 1, S))
-        Q = np.empty((H, S, A)) if policy is None else np.empty(0)
-        idx = np.arange(S)
+        Q = np.empty((H, S, A))
         for h in range(H - 1, -1, -1):
-            if policy is None:
-                Q[h] = self.R[h] + self.P[h] @ V[h + 1]
-                Q[h][np.arange(A)[None, :] >= self.n_actions[:, None]] = -np.inf  # unavailable actions
-                V[h] = Q[h].max(axis=1)
-            else:
-                a = policy[h]
-                V[h] = self.R[h, idx, a] + self.P[h, idx, a] @ V[h + 1]
+            Q[h] = self.R[h] + self.P[h] @ V[h + 1]
+            Q[h][np.arange(A)[None, :] >= self.n_actions[:, None]] = -np.inf  # unavailable actions
+            V[h] = Q[h].max(axis=1)
         return Q, V
 
     @property
@@ -96,19 +91,18 @@ class TabularMDP:
 
     def policy_value(self, policy: np.ndarray) -> float:
         """``ρ^π = p0ᵀ V^π_1`` for a deterministic policy ``policy[h, s]`` (ints)."""
-        return float(self.p0 @ self._backward(np.asarray(policy))[1][0])
+        return float(self.policy_values(np.asarray(policy)[None])[0])
 
     def policy_values(self, policies: np.ndarray) -> np.ndarray:
-        """``ρ^π`` of a batch of deterministic policies ``policies[b, h, s]``: the same
-        backward induction as :meth:`policy_value`, vectorised over the batch."""
-        policies = np.asarray(policies)
-        B = policies.shape[0]
-        s_idx = np.arange(self.S)[None, :]
-        V = np.zeros((B, self.S))
-        for h in range(self.H - 1, -1, -1):
-            a = policies[:, h, :]
-            V = self.R[h][s_idx, a] + np.einsum("bst,bt->bs", self.P[h][s_idx, a], V)
-        return V @ self.p0
+        """``ρ^π`` of a batch of deterministic policies ``policies[b, h, s]``
+        (:func:`policy_value_of`, the kernel the compiled episode loops evaluate their
+        policies with, so every runner's regret has the same floating-point operations)."""
+        policies = np.ascontiguousarray(policies, dtype=np.int64)
+        if policies.ndim != 3 or policies.shape[1:] != (self.H, self.S):
+            raise ValueError(f"{self.name}: policies must have shape (B, H, S) = (B, {self.H}, {self.S}), got {policies.shape}")
+        out = np.empty(policies.shape[0])
+        policy_values_into(self.P, self.R, self.p0, policies, out)
+        return out
 
     # ------------------------------------------------------------------ simulation
 
@@ -134,6 +128,39 @@ class TabularMDP:
         has_next_reward`` (``next_reward`` empty when rewards are Bernoulli)."""
         nr = self.next_reward
         return self._cdf, self._cdf_p0, self.R, (np.zeros(0) if nr is None else nr), nr is not None
+
+
+@njit(cache=True)
+def policy_value_of(P: np.ndarray, R: np.ndarray, p0: np.ndarray, policy: np.ndarray, V: np.ndarray, W: np.ndarray) -> float:
+    """``ρ^π = p0ᵀ V^π_1`` of a deterministic ``policy[h, s]`` by backward induction,
+    ``V_h(s) = R[h, s, a] + Σ_s' P[h, s, a, s'] V_{h+1}(s')`` with ``a = policy[h, s]`` and
+    ``V_{H+1} = 0`` (Section 2 of Vietri et al. 2020), sums in index order. ``V``, ``W``:
+    scratch of ``S`` values each (the loops evaluate every episode's policy without
+    allocating)."""
+    H, S = policy.shape
+    V[:] = 0.0
+    for h in range(H - 1, -1, -1):
+        for s in range(S):
+            a = policy[h, s]
+            acc = 0.0
+            for t in range(S):
+                acc += P[h, s, a, t] * V[t]
+            W[s] = R[h, s, a] + acc
+        V[:] = W
+    rho = 0.0
+    for s in range(S):
+        rho += p0[s] * V[s]
+    return rho
+
+
+@njit(cache=True)
+def policy_values_into(P: np.ndarray, R: np.ndarray, p0: np.ndarray, policies: np.ndarray, out: np.ndarray) -> None:
+    """:func:`policy_value_of` of each ``policies[b]`` into ``out[b]``."""
+    S = P.shape[1]
+    V = np.empty(S)
+    W = np.empty(S)
+    for b in range(policies.shape[0]):
+        out[b] = policy_value_of(P, R, p0, policies[b], V, W)
 
 
 @njit(cache=True)

@@ -27,7 +27,7 @@ from dprl.agents.tabular.calibration import PUCBCalibration
 from dprl.agents.tabular.planner import greedy_into, log_term, priv_q_into
 from dprl.agents.tabular.regime import clamp_watch
 from dprl.agents.tabular.statistics import PrivateStats, _indicators_into, feed_exact
-from dprl.envs.tabular import TabularMDP, rollout_into
+from dprl.envs.tabular import TabularMDP, policy_value_of, rollout_into
 from dprl.privacy.kernels import feed_tree, laplace_into, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import CheckpointSummary, pairwise_sum
@@ -75,14 +75,16 @@ def _run_block(
     n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int,
     scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
     u: np.ndarray, keys: np.ndarray, e1e2: np.ndarray, policies: np.ndarray, returns: np.ndarray,
-    all_tied: np.ndarray, watch: np.ndarray, clamped: np.ndarray,
+    all_tied: np.ndarray, watch: np.ndarray, clamped: np.ndarray, P: np.ndarray, p0: np.ndarray, rho_star: float,
+    gaps: np.ndarray,
 ) -> None:
     """Episodes ``t0 + 1 .. t0 + len(u)`` of Algorithm 2, compiled.
 
     Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
     counters ``exact``/``suffix`` after ``t0`` elements (``privacy.kernels.feed_tree``), with
     ``counts`` all zeros (the release before the first element). Writes episode ``k``'s
-    policy to ``policies[k]``, its sampled return to ``returns[k]`` and whether every action
+    policy to ``policies[k]``, its exact gap ``ρ* − ρ^{π}`` (:func:`policy_value_of` on the true
+    ``P``, ``p0``; the agent never sees it) to ``gaps[k]``, its sampled return to ``returns[k]`` and whether every action
     tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
     ``all_tied[k]``, and whether a ``watch``ed pair is still clamped at ``H`` to ``clamped[k]``;
     the checks read ``Q`` only, so regret is unchanged."""
@@ -95,6 +97,8 @@ def _run_block(
     states = np.empty(H + 1, dtype=np.int64)
     actions = np.empty(H, dtype=np.int64)
     rewards = np.empty(H)
+    v_scratch = np.empty(S)
+    w_scratch = np.empty(S)
     for k in range(u.shape[0]):
         t = t0 + k  # episodes fed so far; this is episode t + 1
         # Private planning: Q̃⁺_t := PrivQ(r̃, ñ, m̃, ε) on the release at the start of the episode
@@ -111,6 +115,7 @@ def _run_block(
         clamped[k] = _any_clamped(Q, watch, float(H))
         rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, policies[k], u[k], states, actions, rewards)
         returns[k] = pairwise_sum(rewards, 0, H)
+        gaps[k] = rho_star - policy_value_of(P, R, p0, policies[k], v_scratch, w_scratch)  # exact regret of π_k
         # Feed r to r̃(s, a, h); feed 1 to ñ(s, a, h) and m̃(s, a, s', h), 0 to all others
         if private:
             x[:] = 0.0
@@ -161,9 +166,9 @@ def feed_episodes(
     burn-in on ``agent``: ``last_all_tied_episode``, ``all_tied_episodes`` and, for the pairs
     ``watch`` (``(H, S, A)`` booleans; default :func:`dprl.agents.tabular.regime.clamp_watch`),
     ``last_clamped_episode``, the last episode in which one of them had ``Q̃⁺ = H``. Regret is exact: every
-    committed policy is evaluated by backward induction on the true model
-    (:meth:`TabularMDP.policy_values`, vectorised over the block; the agent never sees
-    these values). Memory is bounded by the block, whatever ``T``."""
+    committed policy is evaluated by backward induction on the true model (the kernel of
+    :meth:`TabularMDP.policy_values`, inside the compiled loop; the agent never sees these
+    values). Memory is bounded by the block, whatever ``T``."""
     S, A, H = env.S, env.A, env.H
     src = agent.source
     if (src.S, src.A, src.H) != (S, A, H):
@@ -178,6 +183,7 @@ def feed_episodes(
     chunk = max(1, min(block, _NOISE_DOUBLES // (2 * N))) if noisy else block
     policies = np.empty((block, H, S), dtype=np.int64)
     returns = np.empty(block)
+    gaps = np.empty(block)
     all_tied = np.empty(block, dtype=np.bool_)
     clamped = np.empty(block, dtype=np.bool_)
     watch = clamp_watch(env) if watch is None else np.asarray(watch, dtype=np.bool_)
@@ -203,11 +209,11 @@ def feed_episodes(
             t0 = src.t if private else done + j
             _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, scale, e_first, e_rest, lt,
                        float(agent.bonus_scale), u, keys, e1e2, policies[j : j + k], returns[j : j + k], all_tied[j : j + k],
-                       watch, clamped[j : j + k])
+                       watch, clamped[j : j + k], env.P, env.p0, rho_star, gaps[j : j + k])
             if private:
                 src.t += k
             j += k
-        sink.add(rho_star - env.policy_values(policies[:b]), returns[:b])
+        sink.add(gaps[:b], returns[:b])
         tied = np.flatnonzero(all_tied[:b])
         if tied.size:
             agent.last_all_tied_episode = agent.episodes_run + done + int(tied[-1]) + 1
