@@ -12,7 +12,6 @@ import pytest
 from tabular_reference import make_reference_agent, reference_run_episodes
 from tree_reference import PlainTreeCounter
 
-from dprl.agents.tabular import episodes as episodes_mod
 from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.episodes import feed_episodes, run_episodes
 from dprl.envs.tabular import garnet, lowerbound, make_tabular_env, riverswim
@@ -74,14 +73,19 @@ def test_compiled_loop_with_tight_bonus_exploits_and_stays_identical():
     assert not np.array_equal(broken.gap, ref.gap)
 
 
-def test_noise_drawn_in_chunks_gives_the_same_run(monkeypatch):
-    """Laplace draws split into several chunks per evaluation block (as for large S) read
-    the same noise stream: the run is unchanged."""
+def test_block_size_does_not_change_the_run():
+    """Blocks of 7 episodes (the tie-break keys and uniforms drawn per block, the Laplace
+    noise inside the compiled loop) read the same streams as blocks of 1024 and as the
+    reference loop, which draws the noise with NumPy episode by episode: the run is
+    unchanged. A loop that drew E2 before E1 (or one episode's noise twice) differs."""
     env = ENVS["riverswim"]()
     privacy = PrivacySetting(epsilon=10.0, calibration="tight")
-    monkeypatch.setattr(episodes_mod, "_NOISE_DOUBLES", 7 * 2 * 30)  # 7 episodes per chunk (N = 30)
     new, ref = _both(env, "pucb", privacy, 1500)
-    assert np.array_equal(new.gap, ref.gap)
+    agent = build_agent("pucb", {"beta": 0.05, "bonus_scale": 1.0, "l1_per_step": 2}, privacy, env, 1500,
+                        np.random.default_rng(1), np.random.default_rng(2)).agent
+    small = feed_episodes(agent, env, 1500, np.random.default_rng(3), EpisodeRecord(), block=7)
+    assert np.array_equal(new.gap, ref.gap) and np.array_equal(small.gap, ref.gap)
+    assert np.array_equal(small.ret, ref.sampled_return)
 
 
 def test_tree_kernel_equals_the_plain_tree_counter():

@@ -17,10 +17,6 @@ from dprl.agents.tabular.statistics import (
 from dprl.envs.tabular import TabularMDP
 from dprl.privacy.setting import PrivacySetting
 
-# Laplace draws held at once (2N per episode): bounds the loop's memory for large S
-_NOISE_DOUBLES = 1 << 20
-
-
 
 def _exact_stats(params: Mapping[str, Any], privacy: PrivacySetting | None, env: TabularMDP, n_episodes: int,
                  noise_rng: np.random.Generator | None) -> tuple[ExactStats, None]:
