@@ -4,8 +4,9 @@ evaluating it), against the previous implementation measured in the same run. Ru
 
 The previous implementation evaluated both Clopper–Pearson bounds of every count with
 ``scipy.stats.beta.ppf`` and took quantiles with ``np.quantile`` (a partition) for every
-statistic and sign; the current one inverts only the bound it uses and interpolates
-quantiles of sorted data. Same thresholds, same ε_lb (asserted).
+statistic and sign; the current one inverts only the bound it uses, sorts each statistic
+once for both signs and interpolates quantiles of the merged sorted data. Same thresholds,
+same ε_lb (asserted).
 """
 
 import numpy as np
@@ -67,9 +68,15 @@ def test_audit_analysis_current(benchmark, samples):
     assert np.isfinite(res.eps_lb)
 
 
+def _reference_both_signs(s0, s1):
+    return [(s0, s1, None), (-s0, -s1, None)]
+
+
 def test_audit_analysis_reference(benchmark, samples, monkeypatch):
     current = _analyse(samples)
-    monkeypatch.setattr(audit_mod, "_best_region", _reference_best_region)
+    # per statistic and sign: np.quantile of the pool and two sorts, as before
+    monkeypatch.setattr(audit_mod, "_sorted_both_signs", _reference_both_signs)
+    monkeypatch.setattr(audit_mod, "_best_region_sorted", lambda s0, s1, _, delta, alpha: _reference_best_region(s0, s1, delta, alpha))
     monkeypatch.setattr(audit_mod, "_eps_lb", _reference_eps_lb)
     res = benchmark.pedantic(_analyse, args=(samples,), rounds=3, iterations=1)
     assert res.eps_lb == pytest.approx(current.eps_lb, rel=1e-9) and res.statistic == current.statistic

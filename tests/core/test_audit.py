@@ -125,3 +125,22 @@ def test_max_eps_lb_is_the_cap_a_complete_leak_reaches():
     zeros, ones = np.zeros((n, 1)), np.ones((n, 1))
     res = audit_samples(zeros[:1000], ones[:1000], zeros, ones, epsilon=1.0, delta=1e-5, alpha=alpha)
     assert res.eps_lb == pytest.approx(cap, rel=1e-9)
+
+
+@pytest.mark.parametrize("with_nan", [False, True])
+def test_each_statistic_is_sorted_once_for_both_signs(with_nan):
+    """The sorted statistic, its sorted negation and the sorted pools equal direct sorts
+    (atoms, ±inf and, on its own path, NaN included), so the region search sees the
+    numbers it saw when every sign was sorted separately."""
+    from dprl.privacy.audit import _sorted_both_signs
+
+    rng = np.random.default_rng(3)
+    s0 = np.round(rng.normal(size=501), 1)  # atoms: many ties
+    s1 = np.round(rng.normal(0.3, 1.0, size=501), 1)
+    s0[:3], s1[:2] = np.inf, -np.inf
+    if with_nan:
+        s1[7] = np.nan
+    for (a, b, pooled), sign in zip(_sorted_both_signs(s0, s1), (1.0, -1.0)):
+        assert np.array_equal(a, np.sort(sign * s0), equal_nan=True)
+        assert np.array_equal(b, np.sort(sign * s1), equal_nan=True)
+        assert np.array_equal(pooled, np.sort(np.concatenate([sign * s0, sign * s1])), equal_nan=True)
