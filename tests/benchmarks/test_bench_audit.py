@@ -76,7 +76,7 @@ def test_audit_analysis_reference(benchmark, samples, monkeypatch):
     current = _analyse(samples)
     # per statistic and sign: np.quantile of the pool and two sorts, as before
     monkeypatch.setattr(audit_mod, "_sorted_both_signs", _reference_both_signs)
-    monkeypatch.setattr(audit_mod, "_best_region_sorted", lambda s0, s1, _, delta, alpha: _reference_best_region(s0, s1, delta, alpha))
+    monkeypatch.setattr(audit_mod, "_best_region", lambda s0, s1, _, delta, alpha: _reference_best_region(s0, s1, delta, alpha))
     monkeypatch.setattr(audit_mod, "_eps_lb", _reference_eps_lb)
     res = benchmark.pedantic(_analyse, args=(samples,), rounds=3, iterations=1)
     assert res.eps_lb == pytest.approx(current.eps_lb, rel=1e-9) and res.statistic == current.statistic

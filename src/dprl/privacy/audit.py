@@ -198,18 +198,13 @@ def _sorted_both_signs(s0: np.ndarray, s1: np.ndarray) -> list[tuple[np.ndarray,
     return out
 
 
-def _best_region(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float) -> tuple[float, float, int]:
-    """Best threshold and order for ``{s > c}`` on calibration statistics.
+def _best_region(s0s: np.ndarray, s1s: np.ndarray, pooled: np.ndarray, delta: float,
+                 alpha: float) -> tuple[float, float, int]:
+    """Best threshold and order for ``{s > c}`` on calibration statistics, given sorted
+    (:func:`_sorted_both_signs`): ``s0s``, ``s1s`` and their sorted pool.
 
     Returns ``(eps_estimate, threshold, order)`` with order 0 meaning ``E`` favours D.
     """
-    s0s, s1s = np.sort(s0), np.sort(s1)
-    return _best_region_sorted(s0s, s1s, np.sort(np.concatenate([s0s, s1s]), kind="stable"), delta, alpha)
-
-
-def _best_region_sorted(s0s: np.ndarray, s1s: np.ndarray, pooled: np.ndarray, delta: float,
-                        alpha: float) -> tuple[float, float, int]:
-    """:func:`_best_region` from the sorted statistics and their sorted pool."""
     n = s0s.size
     grid = np.unique(_sorted_quantile(pooled, np.linspace(0.0, 1.0, 401)))
     k0 = n - np.searchsorted(s0s, grid, side="right")
@@ -246,7 +241,7 @@ def audit_samples(
         quant[name] = _quantizer(s0, s1)
         s0, s1 = quant[name](s0), quant[name](s1)
         for sign, sorted_ in zip((1.0, -1.0), _sorted_both_signs(s0, s1)):
-            e, c, order = _best_region_sorted(*sorted_, delta, alpha)
+            e, c, order = _best_region(*sorted_, delta, alpha)
             if e > best[0]:
                 best = (e, f"{'+' if sign > 0 else '-'}{name}", c, order)
     _, label, c, order = best
