@@ -291,7 +291,7 @@ def test_valid_jobs_give_unchanged_results(path):
 #   EPYC's default, 2026-11-28: 6.2e-16 relative apart). The table was stored under
 #   OPENBLAS_CORETYPE=Haswell, where it gives that digest.
 NEAR_UNCHANGED = {
-    "jobs/lq_regret/private_ofu_rl_n_candidates32/random_lq/eps1_delta0.001_tight/seed0.csv":
+    "jobs/lq_regret/private_ofu_rl/random_lq/eps1_delta0.001_tight/seed0.csv":
         Path(__file__).parent / "data" / "lq_regret_smoke_seed0.csv",
     "jobs/pe_batch/lsw/chain/nonprivate/seed0.csv": Path(__file__).parent / "data" / "pe_batch_lsw_smoke_seed0.csv",
 }

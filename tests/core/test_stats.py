@@ -166,3 +166,24 @@ def test_paper_exponent_test_rejects_the_nearest_wrong_exponent():
         assert verdict_exponent(right, target, wrong) == "reproduced"
         assert verdict_exponent(bad, target, wrong) == "not reproduced"
         assert verdict_exponent(wide, target, wrong) == "inconclusive"
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 32, 200])
+def test_the_batched_bootstrap_mean_equals_one_mean_per_resample(n):
+    """``bootstrap_ci``'s default statistic reduces every resample in one call; its interval
+    is the one-call-per-resample interval bit for bit (values over ten decades), and any
+    other statistic still goes through one call per resample."""
+    from scipy import stats
+
+    from dprl.analysis.stats import BOOT_SEED, CONFIDENCE, N_RESAMPLES, bootstrap_ci
+
+    rng = np.random.default_rng(n)
+    for _ in range(5):
+        x = rng.standard_normal(n) * 10 ** rng.uniform(-5, 5) + rng.uniform(-100, 100)
+        ref = stats.bootstrap((x,), lambda s, axis=-1: np.apply_along_axis(np.mean, axis, s), vectorized=True,
+                              n_resamples=N_RESAMPLES, confidence_level=CONFIDENCE, method="percentile",
+                              rng=np.random.default_rng(BOOT_SEED)).confidence_interval
+        est = bootstrap_ci(x)
+        assert (est.low, est.high) == (ref.low, ref.high)
+    med = bootstrap_ci(x, np.median)
+    assert med.value == np.median(x) and med.low <= med.value <= med.high

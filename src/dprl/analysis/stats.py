@@ -64,8 +64,12 @@ def bootstrap_ci(samples: Sequence[float] | np.ndarray, statistic: Callable[[np.
     value = float(statistic(x))
     if x.size < 2 or np.ptp(x) == 0:
         return Estimate(value, value, value, int(x.size))
+    # the mean reduces every resample at once (the same pairwise sums per row as a call per
+    # resample, bit for bit; ~100x faster, which the figures' per-checkpoint bands need)
+    batched = (lambda s, axis=-1: np.mean(s, axis=axis)) if statistic is np.mean else (
+        lambda s, axis=-1: np.apply_along_axis(statistic, axis, s))
     res = stats.bootstrap(
-        (x,), lambda s, axis=-1: np.apply_along_axis(statistic, axis, s), vectorized=True,
+        (x,), batched, vectorized=True,
         n_resamples=N_RESAMPLES, confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(BOOT_SEED),
     )
     return Estimate(value, float(res.confidence_interval.low), float(res.confidence_interval.high), int(x.size))

@@ -17,15 +17,19 @@ post-processes released statistics):
 isotropic ``(C_w²/n) I`` (the largest trace allowed by ``||w|| <= C_w``). This only shifts
 which candidate is deemed optimistic; regret is always evaluated with the true ``W``.
 
-The number of candidates ``N`` is this package's choice (default 64, every experiment of
-``config.yaml``). Algorithm 1 plans every episode, so the oracle sets the loop's cost: N = 64
-runs 3x faster than N = 256 and does not move the rate. Measured on ``lq_regime_eps10``
-(Private-OFU-RL, random_lq, ε = 10 tight, K = 1.2·10⁷; seeds 0-3, N = 256 → 64):
+The number of candidates ``N`` is this package's choice (default 32, every experiment of
+``config.yaml`` but the ``lq_oracle`` ablation). Algorithm 1 plans every episode, so the oracle
+is a large part of the loop's cost; the rate does not depend on ``N`` in the range measured on
+``lq_regime_eps10`` (Private-OFU-RL, random_lq, ε = 10 tight, K = 1.2·10⁷, seeds 0-3):
 
-- last-decade log-log slope 0.480 → 0.480, 0.492 → 0.494, 0.527 → 0.517, 0.518 → 0.515;
-- final regret 2.03 → 2.01, 3.01 → 2.91, 1.16 → 1.13, 5.55 → 5.37 (·10⁵), each 1-4 % lower;
-- measured onset 3.6 → 3.3, 8.7 → 9.7, 9.7 → 8.7, 6.3 → 5.0 (·10⁵), within two checkpoints;
-- 277-294 s against 826-867 s per job, two jobs at a time on 2 cores.
+- N = 256 → 64: last-decade log-log slope 0.480 → 0.480, 0.492 → 0.494, 0.527 → 0.517,
+  0.518 → 0.515; final regret 1-4 % lower; measured onset within two checkpoints;
+  277-294 s against 826-867 s per job;
+- N = 64 → 32 (2026-11-28, AMD EPYC): slope 0.480 → 0.486, 0.494 → 0.494, 0.517 → 0.503,
+  0.515 → 0.515 (the seed mean C2 judges 0.512 → 0.509); final regret 2.006 → 2.005,
+  2.906 → 2.864, 1.132 → 1.127, 5.373 → 5.316 (·10⁵); measured onset 3.2 → 3.6, 9.7 → 7.0,
+  8.7 → 7.8, 5.0 → 5.6 (·10⁵); about 78k → 93k episodes per second (the jobs' progress
+  lines; the oracle is no longer most of an episode).
 
 The ``lq_oracle`` ablation shows the same at small K (OFU-RL, K = 6000, 6 seeds: median
 regret 22.0, 22.1, 22.1 at N = 8, 64, 512; 664 at N = 1, the certainty-equivalent controller).

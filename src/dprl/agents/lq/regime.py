@@ -11,9 +11,9 @@ whatever ε, and regret is linear. Regret is about a function of ``k/Λ`` alone 
 the five settings of ``lq_regime`` (random LQ n = 2, d = 1, H = 10; ε = 250, 500 at three δ,
 1000; 4 seeds, K = 1.2e6, run 2026-11-27) of each setting's median onset over ``Λ`` is 273
 (range 248-310); held out, ε = 10 (``lq_regime_eps10``, K = 5e6) measured 268. Those runs
-used N = 256 oracle candidates; with the experiments' N = 64 (:mod:`dprl.agents.lq.oracle`),
-ε = 10 at K = 1.2e7 measured a median of 209 over seeds 0-3 (227 with N = 256), so the
-constant is kept and the burn-in check reports the ratio row by row. It is
+used N = 256 oracle candidates; with the experiments' N = 32 (:mod:`dprl.agents.lq.oracle`),
+ε = 10 at K = 1.2e7 measured a median of 191 over seeds 0-3 (209 with N = 64, 227 with
+N = 256), so the constant is kept and the burn-in check reports the ratio row by row. It is
 defined by the onset, not by the slope C2 tests, so the prediction never gates a test with
 its own criterion.
 

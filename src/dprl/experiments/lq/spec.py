@@ -7,7 +7,7 @@ from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param,
 PAPER = "lq"
 
 _AGENT_PARAMS = {
-    "n_candidates": Param(64, minimum=1, doc="N: candidates of the optimistic oracle (eq. 9; 64: agents/lq/oracle.py)"),
+    "n_candidates": Param(32, minimum=1, doc="N: candidates of the optimistic oracle (eq. 9; 32: agents/lq/oracle.py)"),
     "alpha": Param(0.1, exclusive_minimum=0.0, maximum=1.0, doc="confidence level α of C_k(α)"),
 }
 
