@@ -69,7 +69,7 @@ def _centre(df: pd.DataFrame) -> pd.Series:
 
 
 # lq_regime: high ε and long K, inside the regime; lq_regime_eps10 (`default`): ε = 10 to
-# K = 1.2e7; lq_regime_long (`full` only): the paper calibration at ε = 1, whose regime
+# K = 1e7; lq_regime_long (`full` only): the paper calibration at ε = 1, whose regime
 # starts near 2e8 episodes (both C2 only: they have no OFU-RL runs)
 REGRET_TABLES = ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long")
 COST_TABLES = ("lq_regret", "lq_regime")
