@@ -7,6 +7,7 @@ from scipy import stats
 from tree_reference import PlainTreeCounter
 
 from dprl.privacy.broken import break_noise
+from dprl.privacy.kernels import laplace_into, sign_words
 from dprl.privacy.noise import GaussianNoise, LaplaceNoise
 from dprl.privacy.tree_counter import TreeCounter, nodes_in_release, tree_levels
 
@@ -100,6 +101,31 @@ def test_gaussian_noise_is_gaussian():
     c = TreeCounter((n,), 2, GaussianNoise(1.0), np.random.default_rng(5))
     c.update(np.zeros(n))
     assert stats.kstest(c.release(), "norm").pvalue > 1e-3
+
+
+def _laplace_sign_checks(draw: np.ndarray, scale: float) -> tuple[float, float, float]:
+    """KS p-value against Lap(scale), and the largest |correlation| of the signs of variates
+    c and c + k (k = 1 and k = 53: the same bit of the next sign word), and of a sign with
+    the magnitude."""
+    sign = np.sign(draw)
+    corr = [abs(np.corrcoef(sign[:-k], sign[k:])[0, 1]) for k in (1, 53)]
+    corr.append(abs(np.corrcoef(sign, np.abs(draw))[0, 1]))
+    return stats.kstest(draw, stats.laplace(scale=scale).cdf).pvalue, max(corr[:2]), corr[2]
+
+
+def test_laplace_noise_is_laplace_with_independent_signs():
+    """``LaplaceNoise`` draws ``±b·E`` with 53 signs per uniform word (``kernels.laplace_into``):
+    the law is Lap(b), and no sign depends on another or on its magnitude. A sampler that
+    took every sign from the first word (signs repeating with period 53) fails the check."""
+    n, b = 200_000, 0.7
+    draw = LaplaceNoise(b).sample(np.random.default_rng(3), (n,))
+    p, corr, dep = _laplace_sign_checks(draw, b)
+    assert p > 1e-3 and corr < 0.02 and dep < 0.02
+    rng = np.random.default_rng(3)
+    e, words = rng.standard_exponential(n), rng.random(sign_words(n))
+    broken = np.empty(n)
+    laplace_into(e, np.full_like(words, words[0]), b, broken)
+    assert _laplace_sign_checks(broken, b)[1] > 0.5
 
 
 @pytest.mark.parametrize("shape, noise, symmetric", [

@@ -4,7 +4,7 @@ kept verbatim in the tests only. ``tests/tabular/test_compiled_loop.py`` checks 
 compiled loop reproduces its per-episode regret exactly; the benchmarks time both.
 
 It reads the job's three random streams in the same order as the compiled loop (tie keys,
-environment uniforms, Laplace noise ``E1, E2`` per episode) and uses the package's
+environment uniforms, Laplace noise ``E`` and its sign words per episode) and uses the package's
 ``LaplaceNoise`` and calibration functions, so only the loop differs; it counts with the plain
 NumPy binary mechanism of ``tree_reference.py``, not the compiled kernel the loop shares with
 ``TreeCounter``.

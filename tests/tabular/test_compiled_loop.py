@@ -17,7 +17,7 @@ from dprl.agents.tabular.episodes import feed_episodes, run_episodes
 from dprl.envs.tabular import garnet, lowerbound, make_tabular_env, riverswim
 from dprl.experiments.tabular import jobs
 from dprl.privacy.noise import LaplaceNoise
-from dprl.privacy.kernels import feed_tree, laplace_into
+from dprl.privacy.kernels import feed_tree, laplace_into, sign_words
 from dprl.privacy.tree_counter import tree_levels
 from dprl.runner.job import JobContext, JobSpec
 from dprl.runner import kernel_cache
@@ -77,7 +77,7 @@ def test_block_size_does_not_change_the_run():
     """Blocks of 7 episodes (the tie-break keys and uniforms drawn per block, the Laplace
     noise inside the compiled loop) read the same streams as blocks of 1024 and as the
     reference loop, which draws the noise with NumPy episode by episode: the run is
-    unchanged. A loop that drew E2 before E1 (or one episode's noise twice) differs."""
+    unchanged. A loop that drew the sign words before the exponentials (or one episode's noise twice) differs."""
     env = ENVS["riverswim"]()
     privacy = PrivacySetting(epsilon=10.0, calibration="tight")
     new, ref = _both(env, "pucb", privacy, 1500)
@@ -102,7 +102,7 @@ def test_tree_kernel_equals_the_plain_tree_counter():
     for t in range(1, T + 1):
         ref.update(stream[t - 1])
         noise = np.empty(N)
-        laplace_into(rng.standard_exponential(N), rng.standard_exponential(N), scale, noise)
+        laplace_into(rng.standard_exponential(N), rng.random(sign_words(N)), scale, noise)
         feed_tree(exact, suffix, t, stream[t - 1], noise, True)
         feed_tree(exact0, suffix0, t, stream[t - 1], np.empty(0), False)
         level = (t & -t).bit_length() - 1

@@ -244,7 +244,7 @@ def test_regime_horizon_is_the_fixed_point_and_v7_needs_over_1e8():
     k = burn_in_episodes(lambda t: job_burn_in(env, priv, t, 0.05)[1], span)
     assert k >= span * job_burn_in(env, priv, int(k), 0.05)[1]
     assert 0.99 * k < span * job_burn_in(env, priv, int(0.99 * k), 0.05)[1]
-    assert 1e8 < k < 1e9  # V7's regime needs T >= 1e8 at S = 12
+    assert 1e8 < k < 1e9  # S = 12 needs T >= 1e8: why V7's default grid stops at S = 4
 
 
 def test_burn_in_ignores_pairs_already_at_h():

@@ -4,7 +4,7 @@ The binary (tree) mechanism's update is :func:`feed_tree` (with :func:`trailing_
 the one implementation of it: :class:`dprl.privacy.tree_counter.TreeCounter` calls it, and
 so do the compiled episode loops of UBEV/PUCB, (Private-)OFU-RL and LinOpt, on the
 counter arrays of their statistics. :func:`laplace_into` is ``LaplaceNoise.sample``'s
-``Lap(b) = b (E1 − E2)`` for loops that draw the exponentials themselves."""
+``Lap(b) = ±b·E`` for loops that draw the exponentials and sign words themselves."""
 
 from __future__ import annotations
 
@@ -52,11 +52,33 @@ def feed_tree(exact: np.ndarray, suffix: np.ndarray, t: int, x: np.ndarray, nois
         suffix[i, c] = node + suffix[j, c] if j >= 0 else node
 
 
+# A uniform draw of NumPy's generators is k·2⁻⁵³ for a uniform 53-bit integer k
+# (``next_uint64 >> 11``), so one ``random()`` carries 53 fair, independent sign bits.
+SIGN_BITS = 53
+_TWO_53 = 9007199254740992.0
+
+
 @njit(cache=True)
-def laplace_into(e1: np.ndarray, e2: np.ndarray, scale: float, out: np.ndarray) -> None:
-    """``LaplaceNoise.sample``: ``Lap(b) = b (E1 − E2)`` from two standard exponential draws."""
+def sign_words(n: int) -> int:
+    """Uniform draws holding the signs of ``n`` Laplace variates (:func:`laplace_into`)."""
+    return (n + SIGN_BITS - 1) // SIGN_BITS
+
+
+@njit(cache=True)
+def laplace_into(e: np.ndarray, words: np.ndarray, scale: float, out: np.ndarray) -> None:
+    """``LaplaceNoise.sample``: ``Lap(b) = ±b·E`` from one standard exponential ``E`` per
+    variate and a fair sign independent of it (the Laplace law is the exponential one with a
+    random sign), the sign of variate ``c`` being bit ``c mod 53`` of the 53-bit integer
+    ``words[c // 53]·2⁵³`` (:data:`SIGN_BITS`; ``words`` from ``random()``). One exponential
+    per variate, not two as in ``b (E1 − E2)``: PUCB draws one variate per counter and
+    episode, and the second exponential was about a fifth of its episode (195 of 493 ns for
+    60 counters, measured)."""
     for c in range(out.shape[0]):
-        out[c] = scale * (e1[c] - e2[c])
+        k = np.int64(words[c // SIGN_BITS] * _TWO_53)
+        if (k >> (c % SIGN_BITS)) & 1:
+            out[c] = scale * e[c]
+        else:
+            out[c] = -(scale * e[c])
 
 
 @njit(cache=True)

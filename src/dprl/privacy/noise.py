@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprl.privacy.kernels import laplace_into, sign_words
+
 
 def _symmetrise(draw: np.ndarray) -> np.ndarray:
     """Keep the upper triangle (diagonal included) of the last two axes and mirror it."""
@@ -29,9 +31,14 @@ class LaplaceNoise:
             raise ValueError(f"Laplace scale must be positive and finite, got {self.scale}")
 
     def sample(self, rng: np.random.Generator, shape: tuple[int, ...], symmetric: bool = False) -> np.ndarray:
-        # Lap(b) = b (E1 - E2) for independent standard exponentials: twice as fast as
-        # Generator.laplace and exactly the same distribution.
-        draw = self.scale * (rng.standard_exponential(shape) - rng.standard_exponential(shape))
+        # Lap(b) = ±b·E: a standard exponential per coordinate, then the signs, 53 to a
+        # uniform draw (kernels.laplace_into, which the compiled loops call with the same
+        # draws in the same order); exactly the Laplace law, faster than Generator.laplace
+        e = rng.standard_exponential(shape)
+        words = rng.random(sign_words(e.size))
+        draw = np.empty(e.size)
+        laplace_into(e.reshape(-1), words, self.scale, draw)
+        draw = draw.reshape(e.shape)
         return _symmetrise(draw) if symmetric else draw
 
     @property

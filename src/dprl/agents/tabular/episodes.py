@@ -8,10 +8,11 @@ kernels one step at a time (audits drive the agent with hand-made users that way
 Random streams (the job's three generators, read in the same order as a plain loop that
 draws per episode): tie-breaking keys ``agent_rng.random((H, S, A))`` per episode,
 environment uniforms ``env_rng.random(2H + 1)`` per episode, and per episode the
-counters' Laplace noise ``E1, E2 = noise_rng.standard_exponential(N)`` twice. The loop
-draws the first two in blocks of episodes and the noise inside the compiled loop, episode
-by episode (Numba's ``Generator.standard_exponential`` gives NumPy's numbers, 3.1 against
-4.0 ns a draw, and PUCB draws ``2N`` a episode); NumPy's generators give the same numbers
+counters' Laplace noise ``E = noise_rng.standard_exponential(N)`` then its signs
+``noise_rng.random(⌈N/53⌉)`` (``LaplaceNoise.sample``). The loop draws the first two in
+blocks of episodes and the noise inside the compiled loop, episode by episode (Numba's
+``Generator`` gives NumPy's numbers, 3.1 against 4.0 ns an exponential, and PUCB draws
+``N`` of them an episode); NumPy's generators give the same numbers
 whether drawn one episode at a time or in one block, so a job's numbers do not depend on the
 block size.
 """
@@ -31,7 +32,7 @@ from dprl.agents.tabular.planner import greedy_into, log_term, priv_q_into
 from dprl.agents.tabular.regime import clamp_watch
 from dprl.agents.tabular.statistics import PrivateStats, _indicators_into, feed_exact
 from dprl.envs.tabular import TabularMDP, policy_value_of, rollout_into
-from dprl.privacy.kernels import feed_tree, laplace_into, trailing_zeros
+from dprl.privacy.kernels import feed_tree, laplace_into, sign_words, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import CheckpointSummary, pairwise_sum
 
@@ -82,7 +83,7 @@ def _run_block(
     Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
     counters ``exact``/``suffix`` after ``t0`` elements (``privacy.kernels.feed_tree``), with
     ``counts`` all zeros (the release before the first element), and node noise
-    ``scale·(E1 − E2)`` from ``noise_rng`` (``LaplaceNoise.sample``; unused without noise). Writes episode ``k``'s
+    ``±scale·E`` from ``noise_rng`` (``LaplaceNoise.sample``; unused without noise). Writes episode ``k``'s
     policy to ``policies[k]``, its exact gap ``ρ* − ρ^{π}`` (:func:`policy_value_of` on the true
     ``P``, ``p0``; the agent never sees it) to ``gaps[k]``, its sampled return to ``returns[k]`` and whether every action
     tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
@@ -93,8 +94,8 @@ def _run_block(
     V = np.empty((2, S))
     x = np.zeros(counts.shape[0])
     noise = np.empty(counts.shape[0])
-    e1 = np.empty(counts.shape[0])
-    e2 = np.empty(counts.shape[0])
+    e = np.empty(counts.shape[0])
+    words = np.empty(sign_words(counts.shape[0]))
     noisy = scale > 0.0
     states = np.empty(H + 1, dtype=np.int64)
     actions = np.empty(H, dtype=np.int64)
@@ -122,12 +123,12 @@ def _run_block(
         if private:
             x[:] = 0.0
             _indicators_into(x, S, A, H, states, actions, rewards)
-            if noisy:  # E1 then E2, N draws each: the order of standard_exponential((2, N))
-                for c in range(e1.shape[0]):
-                    e1[c] = noise_rng.standard_exponential()
-                for c in range(e2.shape[0]):
-                    e2[c] = noise_rng.standard_exponential()
-                laplace_into(e1, e2, scale, noise)
+            if noisy:  # N exponentials, then the sign words: LaplaceNoise.sample's order
+                for c in range(e.shape[0]):
+                    e[c] = noise_rng.standard_exponential()
+                for j in range(words.shape[0]):
+                    words[j] = noise_rng.random()
+                laplace_into(e, words, scale, noise)
             feed_tree(exact, suffix, t + 1, x, noise, noisy)
         else:
             feed_exact(counts, S, A, H, states, actions, rewards)

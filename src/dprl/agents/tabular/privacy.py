@@ -31,6 +31,7 @@ from dprl.agents.tabular.statistics import PrivateStats, episode_indicators
 from dprl.envs.tabular import TabularMDP
 from dprl.privacy.audit import AuditResult, audit, laplace_llr, nodes_from_releases
 from dprl.privacy.audit_power import LaplacePair
+from dprl.privacy.kernels import sign_words
 
 
 def held_calibration(built: BuiltAgent) -> cal.PUCBCalibration | None:
@@ -60,7 +61,7 @@ def private_stats(built: BuiltAgent) -> PrivateStats:
 def _tree_sampler(stats: PrivateStats):
     """Sampler for ``audit``: ``n`` independent runs of the agent's own counters
     (:meth:`PrivateStats.replicas`, the ``n·K`` counters advancing as one array, with the
-    draw order of :meth:`PrivateStats.update`: ``E1`` then ``E2``) on a stream ``(T, K)``,
+    draw order of :meth:`PrivateStats.update`: ``E`` then the sign words) on a stream ``(T, K)``,
     returning their node values flattened to ``(n, T·K)``."""
 
     def sample(data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -70,7 +71,7 @@ def _tree_sampler(stats: PrivateStats):
         rel = np.empty((n, T, K))
         for t in range(1, T + 1):
             x = np.ascontiguousarray(np.broadcast_to(data[t - 1], (n, K))).reshape(N)
-            tree.add(x, rng.standard_exponential(N), rng.standard_exponential(N))
+            tree.add(x, rng.standard_exponential(N), rng.random(sign_words(N)))
             rel[:, t - 1] = tree.release_values().reshape(n, K)
         return nodes_from_releases(rel).reshape(n, T * K)
 

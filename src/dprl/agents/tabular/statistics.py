@@ -11,7 +11,7 @@ All ``2SAH + S²AH`` statistics live in one flat vector laid out as
 ``[r (H,S,A) | n (H,S,A) | m (H,S,A,S)]``. The two "Feed" lines of Algorithm 2 are the
 compiled kernels :func:`feed_exact` and :func:`dprl.privacy.kernels.feed_tree` (the binary
 mechanism of :class:`~dprl.privacy.tree_counter.TreeCounter`, with PUCB's node noise
-``Lap(b) = b·(E1 − E2)`` from :func:`~dprl.privacy.kernels.laplace_into`); the episode loop
+``Lap(b) = ±b·E`` from :func:`~dprl.privacy.kernels.laplace_into`); the episode loop
 (``agent._run_block``) calls the same kernels as the step-by-step classes below.
 """
 
@@ -26,7 +26,7 @@ from numba import njit
 from dprl.checks import check_number
 from dprl.privacy.setting import PrivacySetting
 from dprl.agents.tabular import calibration as cal
-from dprl.privacy.kernels import feed_tree, laplace_into, trailing_zeros
+from dprl.privacy.kernels import feed_tree, laplace_into, sign_words, trailing_zeros
 from dprl.privacy.tree_counter import tree_levels
 
 
@@ -175,25 +175,26 @@ class PrivateStats:
         twin._zero = _readonly(np.zeros(twin.N))
         return twin
 
-    def add(self, x: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> None:
-        """Feed one stream element ``x`` with the exponential draws of its node noise."""
+    def add(self, x: np.ndarray, e: np.ndarray, words: np.ndarray) -> None:
+        """Feed one stream element ``x`` with the draws of its node noise: ``N`` standard
+        exponentials ``e`` and the uniform ``words`` holding their signs (:func:`laplace_into`)."""
         if self.t >= self.T:
             raise RuntimeError(f"tree counter horizon {self.T} exceeded")
         self.t += 1
         noise = np.empty(self.N)
         if self.scale > 0:
-            laplace_into(e1, e2, self.scale, noise)
+            laplace_into(e, words, self.scale, noise)
         feed_tree(self.exact, self.suffix, self.t, x, noise, self.scale > 0)
 
     def update(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
         x = episode_indicators(self.S, self.A, self.H, states, actions, rewards)
         if self.scale > 0:
-            # LaplaceNoise.sample's draw order: E1 (all counters), then E2
-            e1 = self.rng.standard_exponential(self.N)
-            e2 = self.rng.standard_exponential(self.N)
+            # LaplaceNoise.sample's draw order: E (all counters), then the sign words
+            e = self.rng.standard_exponential(self.N)
+            words = self.rng.random(sign_words(self.N))
         else:
-            e1 = e2 = self._zero
-        self.add(x, e1, e2)
+            e = words = self._zero
+        self.add(x, e, words)
 
     def release_values(self) -> np.ndarray:
         """Noisy prefix sums of all counters after ``t`` elements (zeros before the first)."""

@@ -88,6 +88,27 @@ def _error(algorithm: str, diff: np.ndarray) -> np.ndarray:
     return np.abs(np.linalg.eigvalsh(diff)).max(axis=-1)  # operator norm of a symmetric matrix
 
 
+# A Frobenius norm this far below a bound is below it for the operator norm eigvalsh
+# computes too (||A||₂ <= ||A||_F; both are computed to ~1e-15 relative)
+_SCREEN_MARGIN = 1e-9
+
+
+def _screened_error(algorithm: str, diff: np.ndarray, bound: float) -> np.ndarray:
+    """:func:`_error` wherever it can reach ``bound``, and an upper bound on it below ``bound``
+    elsewhere, so ``_screened_error(...) <= b`` equals ``_error(...) <= b`` for every
+    ``b >= bound``. For matrices: the Frobenius norm bounds the operator norm from above, so
+    only counters whose Frobenius norm is within ``_SCREEN_MARGIN`` of ``bound`` need
+    ``eigvalsh``. Between checkpoints the job reads the error only through these comparisons;
+    ``eigvalsh`` of all 2000 3×3 matrices at every step took 8.6 of a matrix job's 10 s."""
+    if algorithm != "gaussian_tree_matrix":
+        return _error(algorithm, diff)
+    err = np.sqrt(np.einsum("nij,nij->n", diff, diff))
+    near = err * (1.0 + _SCREEN_MARGIN) > bound
+    if near.any():
+        err[near] = _error(algorithm, diff[near])
+    return err
+
+
 def run_counter_error(ctx: JobContext) -> pd.DataFrame:
     alg, env, st = ctx.spec.algorithm["name"], ctx.spec.environment, ctx.settings
     T, n, dim, beta = env["T"], env["counters"], env["dim"], st["beta"]
@@ -107,7 +128,9 @@ def run_counter_error(ctx: JobContext) -> pd.DataFrame:
         x = _draw_stream(alg, env_rng, n, dim, env["rate"])
         exact += x
         counter.update(x)
-        err = _error(alg, counter.release() - exact)
+        diff = counter.release() - exact
+        # the exact error at a checkpoint (its statistics); elsewhere only the coverage reads it
+        err = _error(alg, diff) if t in checkpoints else _screened_error(alg, diff, min(paper_b[t - 1], tight_b[t - 1]))
         ok_paper &= err <= paper_b[t - 1]
         ok_tight &= err <= tight_b[t - 1]
         if t in checkpoints:
