@@ -1,5 +1,5 @@
-"""Benchmarks of two samplers' hot paths, each against the previous implementation measured in
-the same run. Run with ``pytest tests/benchmarks/test_bench_noise.py --benchmark-only -o addopts=""``.
+"""Benchmarks of three hot paths of the mechanisms, each against the previous implementation
+measured in the same run. Run with ``pytest tests/benchmarks/test_bench_noise.py --benchmark-only -o addopts=""``.
 
 - Laplace noise of PUCB's compiled loop, one episode of garnet 3-2-2's 60 counters:
   ``±b·E`` (one exponential per variate, 53 signs per uniform word; ``kernels.laplace_into``)
@@ -8,6 +8,8 @@ the same run. Run with ``pytest tests/benchmarks/test_bench_noise.py --benchmark
 - ``counter_error``'s per-step error of 2000 symmetric 3×3 matrices: the Frobenius screen
   (``eigvalsh`` only near the bound) against ``eigvalsh`` of all of them. Measured
   2026-11-28 with the bound at the 99th percentile: 88 against 1150 µs.
+- ``Regularizer._finish`` on 20,000 released 3×3 Gram matrices: the Gershgorin screen (eigh only
+  where a floor may apply) against eigh of every matrix (an lq_audit job: 27 -> 11 CPU-s).
 """
 
 import numpy as np
@@ -15,6 +17,7 @@ import pytest
 from numba import njit
 
 from dprl.experiments.mechanisms import jobs
+from dprl.privacy.regularizer import NonPrivateRegularizer
 from dprl.privacy.kernels import laplace_into, sign_words
 
 N_COUNTERS, EPISODES = 60, 20_000
@@ -70,3 +73,30 @@ def test_bench_counter_error_step_screened(benchmark, matrices):
 def test_bench_counter_error_step_reference(benchmark, matrices):
     diff, _ = matrices
     benchmark(jobs._error, "gaussian_tree_matrix", diff)
+
+
+@pytest.fixture(scope="module")
+def grams():
+    g = np.random.default_rng(0).normal(scale=0.3, size=(20_000, 3, 3))
+    return g + np.swapaxes(g, 1, 2) + 3.0 * np.eye(3)
+
+
+def _finish_eigh_everywhere(gram: np.ndarray, lam_min: float) -> np.ndarray:
+    gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
+    eigval, eigvec = np.linalg.eigh(gram)
+    repaired = eigval[..., 0] < lam_min * (1.0 - 1e-12)
+    if repaired.any():
+        fixed = (eigvec * np.maximum(eigval, lam_min)[..., None, :]) @ np.swapaxes(eigvec, -1, -2)
+        gram = np.where(repaired[..., None, None], fixed, gram)
+    return gram
+
+
+def test_bench_regularizer_finish_screened(benchmark, grams):
+    reg = NonPrivateRegularizer((len(grams),), 3, 1, 1.0)
+    target = np.zeros((len(grams), 3, 1))
+    st = benchmark(reg._finish, grams, target, 1.0, 1.0, 0.0)
+    assert np.array_equal(st.gram, _finish_eigh_everywhere(grams, 1.0))
+
+
+def test_bench_regularizer_finish_reference(benchmark, grams):
+    benchmark(_finish_eigh_everywhere, grams, 1.0)

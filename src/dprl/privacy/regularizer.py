@@ -103,6 +103,11 @@ class RegularizedStats:
     not_pd: np.ndarray  # bool, batch shape: V_k was not positive definite before repair
 
 
+# Rounding room of the Gershgorin screen in Regularizer._finish, relative to the largest
+# absolute row sum (both bounds are computed to ~1e-15 of it)
+_GERSHGORIN_ROOM = 1e-9
+
+
 class Regularizer(ABC):
     """Accumulates users' statistics and releases regularized ``(V_k, U_k)``."""
 
@@ -143,14 +148,27 @@ class Regularizer(ABC):
         never used as is.
         """
         gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
-        eigval, eigvec = np.linalg.eigh(gram)
-        low = eigval[..., 0]
-        repaired = low < lam_min * (1.0 - 1e-12)
-        not_pd = low <= 0.0
+        # Gershgorin: λ_min >= min_i (a_ii − Σ_{j≠i} |a_ij|). Where that bound clears λ_min
+        # with room for rounding no floor can apply, so eigh runs on the other matrices only
+        # (the same per-matrix LAPACK call, so the same numbers). The lq audits' releases
+        # clear it 99.998% of the time; eigh of all of them was 10 of a job's 28 s.
+        absrow = np.abs(gram).sum(-1)
+        diag = np.diagonal(gram, axis1=-2, axis2=-1)
+        lower = (diag - (absrow - np.abs(diag))).min(-1)
+        check = ~(lower - _GERSHGORIN_ROOM * absrow.max(-1) >= lam_min)  # NaN: to eigh, as before
+        repaired = np.zeros(check.shape, dtype=bool)
+        not_pd = np.zeros(check.shape, dtype=bool)
+        if check.any():
+            eigval, eigvec = np.linalg.eigh(gram[check])
+            low = eigval[..., 0]
+            repaired[check] = low < lam_min * (1.0 - 1e-12)
+            not_pd[check] = low <= 0.0
+            fix = repaired[check]
+            if fix.any():
+                floored = np.maximum(eigval, lam_min)
+                fixed = (eigvec * floored[..., None, :]) @ np.swapaxes(eigvec, -1, -2)
+                gram[check] = np.where(fix[..., None, None], fixed, gram[check])
         if repaired.any():
-            floored = np.maximum(eigval, lam_min)
-            fixed = (eigvec * floored[..., None, :]) @ np.swapaxes(eigvec, -1, -2)
-            gram = np.where(repaired[..., None, None], fixed, gram)
             self.n_repaired += int(repaired.sum())
             self.n_not_pd += int(not_pd.sum())
             log.debug(
