@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from regularizer_reference import finish_with_eigh_everywhere
 
 from dprl.privacy.setting import PrivacySetting
 from dprl.privacy.regularizer import (
@@ -132,20 +133,6 @@ def test_good_event_constants_are_shared_by_both_papers():
     assert NonPrivateRegularizer((), 3, 2, 0.5).bounds == GoodEventBounds(0.5, 0.5, 0.0)
 
 
-def _finish_with_eigh_everywhere(gram, lam_min):
-    """``Regularizer._finish`` before the Gershgorin screen: eigh of every matrix."""
-    gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
-    eigval, eigvec = np.linalg.eigh(gram)
-    low = eigval[..., 0]
-    repaired = low < lam_min * (1.0 - 1e-12)
-    not_pd = low <= 0.0
-    if repaired.any():
-        floored = np.maximum(eigval, lam_min)
-        fixed = (eigvec * floored[..., None, :]) @ np.swapaxes(eigvec, -1, -2)
-        gram = np.where(repaired[..., None, None], fixed, gram)
-    return gram, repaired, not_pd
-
-
 @pytest.mark.parametrize("batch", [(), (5,), (400,), (3, 70)])
 def test_gershgorin_screen_gives_the_floor_eigh_everywhere_gives(batch):
     """The screen skips eigh only where no floor can apply: the released V, the repaired and
@@ -158,7 +145,7 @@ def test_gershgorin_screen_gives_the_floor_eigh_everywhere_gives(batch):
     gram = g + np.swapaxes(g, -1, -2) + rng.uniform(0.2, 3.0, size=(*batch, 1, 1)) * np.eye(p)
     reg = NonPrivateRegularizer(batch, p, 1, lam_min)
     st = reg._finish(gram.copy(), np.zeros((*batch, p, 1)), lam_min, lam_min, 0.0)
-    ref, repaired, not_pd = _finish_with_eigh_everywhere(gram, lam_min)
+    ref, repaired, not_pd = finish_with_eigh_everywhere(gram, lam_min)
     assert np.array_equal(st.gram, ref) and np.array_equal(st.repaired, repaired) and np.array_equal(st.not_pd, not_pd)
     assert reg.n_repaired == int(np.sum(repaired)) and reg.n_not_pd == int(np.sum(not_pd))
     if len(batch) and np.prod(batch) >= 100:  # the grid exercises every branch
@@ -170,7 +157,7 @@ def test_gershgorin_screen_sends_non_finite_matrices_to_eigh():
     reg = NonPrivateRegularizer((2,), 2, 1, 1.0)
     gram = np.stack([np.eye(2) * 5.0, np.full((2, 2), np.nan)])
     try:
-        ref, repaired, not_pd = _finish_with_eigh_everywhere(gram.copy(), 1.0)
+        ref, repaired, not_pd = finish_with_eigh_everywhere(gram.copy(), 1.0)
     except np.linalg.LinAlgError:
         with pytest.raises(np.linalg.LinAlgError):
             reg._finish(gram.copy(), np.zeros((2, 2, 1)), 1.0, 1.0, 0.0)

@@ -72,7 +72,7 @@ def laplace_into(e: np.ndarray, words: np.ndarray, scale: float, out: np.ndarray
     ``words[c // 53]·2⁵³`` (:data:`SIGN_BITS`; ``words`` from ``random()``). One exponential
     per variate, not two as in ``b (E1 − E2)``: PUCB draws one variate per counter and
     episode (60 counters on garnet 3-2-2: 298 against 367 ns an episode,
-    ``tests/benchmarks/test_bench_noise.py``; a PUCB episode 1.04 -> 0.91 µs)."""
+    ``tests/benchmarks/test_bench_mechanisms.py``; a PUCB episode 1.04 -> 0.91 µs)."""
     for c in range(out.shape[0]):
         k = np.int64(words[c // SIGN_BITS] * _TWO_53)
         if (k >> (c % SIGN_BITS)) & 1:

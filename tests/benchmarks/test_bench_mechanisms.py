@@ -1,5 +1,5 @@
 """Benchmarks of three hot paths of the mechanisms, each against the previous implementation
-measured in the same run. Run with ``pytest tests/benchmarks/test_bench_noise.py --benchmark-only -o addopts=""``.
+measured in the same run. Run with ``pytest tests/benchmarks/test_bench_mechanisms.py --benchmark-only -o addopts=""``.
 
 - Laplace noise of PUCB's compiled loop, one episode of garnet 3-2-2's 60 counters:
   ``±b·E`` (one exponential per variate, 53 signs per uniform word; ``kernels.laplace_into``)
@@ -15,6 +15,7 @@ measured in the same run. Run with ``pytest tests/benchmarks/test_bench_noise.py
 import numpy as np
 import pytest
 from numba import njit
+from regularizer_reference import finish_with_eigh_everywhere
 
 from dprl.experiments.mechanisms import jobs
 from dprl.privacy.regularizer import NonPrivateRegularizer
@@ -81,22 +82,12 @@ def grams():
     return g + np.swapaxes(g, 1, 2) + 3.0 * np.eye(3)
 
 
-def _finish_eigh_everywhere(gram: np.ndarray, lam_min: float) -> np.ndarray:
-    gram = 0.5 * (gram + np.swapaxes(gram, -1, -2))
-    eigval, eigvec = np.linalg.eigh(gram)
-    repaired = eigval[..., 0] < lam_min * (1.0 - 1e-12)
-    if repaired.any():
-        fixed = (eigvec * np.maximum(eigval, lam_min)[..., None, :]) @ np.swapaxes(eigvec, -1, -2)
-        gram = np.where(repaired[..., None, None], fixed, gram)
-    return gram
-
-
 def test_bench_regularizer_finish_screened(benchmark, grams):
     reg = NonPrivateRegularizer((len(grams),), 3, 1, 1.0)
     target = np.zeros((len(grams), 3, 1))
     st = benchmark(reg._finish, grams, target, 1.0, 1.0, 0.0)
-    assert np.array_equal(st.gram, _finish_eigh_everywhere(grams, 1.0))
+    assert np.array_equal(st.gram, finish_with_eigh_everywhere(grams, 1.0)[0])
 
 
 def test_bench_regularizer_finish_reference(benchmark, grams):
-    benchmark(_finish_eigh_everywhere, grams, 1.0)
+    benchmark(finish_with_eigh_everywhere, grams, 1.0)
