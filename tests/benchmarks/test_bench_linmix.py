@@ -8,6 +8,9 @@ Rates are CPU time of this process (``time.process_time``, as the bench measures
 machine's two cores are shared, and wall-clock rates under load say more about the
 neighbours than about the loop); the wall rate is in ``extra_info`` too.
 
+Also the planning kernel with its work arrays allocated once per block against fresh ones
+every call (the allocations the loop dropped on 2026-11-28).
+
 Run: ``pytest tests/benchmarks/test_bench_linmix.py --benchmark-only -o addopts=""``.
 """
 
@@ -16,10 +19,12 @@ import time
 import numpy as np
 import pytest
 from linmix_reference import ReferenceAgent, reference_run_episodes
+from numba import njit
 
 from dprl.agents.linmix.build import build_agent
 from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.episodes import run_episodes
+from dprl.agents.linmix.loop import plan_into, plan_with, plan_work, psi_rows
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
@@ -69,3 +74,34 @@ def test_bench_linmix_episodes(benchmark, name, sizes, episodes, ref_episodes, t
     benchmark.extra_info.update(episodes_per_s=rate, reference_episodes_per_s=ref, ratio=rate / ref,
                                 wall_episodes_per_s=wall, target_episodes_per_s=target)
     assert rate >= target, benchmark.extra_info
+
+
+@njit(cache=True)
+def _plans_fresh(args: tuple, n: int) -> None:
+    for _ in range(n):
+        plan_into(*args)
+
+
+@njit(cache=True)
+def _plans_reused(args: tuple, n: int) -> None:
+    H, S, A = args[16].shape
+    work = plan_work(S, A, args[8].shape[1], args[10].shape[1])
+    for _ in range(n):
+        plan_with(*args, work)
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+@pytest.mark.parametrize("loop", [_plans_reused, _plans_fresh], ids=["current", "reference"])
+def test_bench_linmix_plan_work_arrays(benchmark, loop):
+    """One episode's planning on the default instance, with the work arrays the loop allocates
+    once per block (``plan_with``) against fresh ones every call (``plan_into``, what the loop
+    did before 2026-11-28: with the other per-episode allocations, a tenth of an episode)."""
+    S, A, d1, d2, H = SMALL
+    env = make_mixture(S, A, d1, d2, H, np.random.default_rng(0))
+    feat = env.features()
+    eye = lambda d: np.tile(np.eye(d), (H, 1, 1)) * 3.0  # noqa: E731
+    args = (*psi_rows(feat), np.ascontiguousarray(feat.phi_r.reshape(S * A, -1).T), eye(d1), np.ones((H, d1, 1)),
+            eye(d2), np.ones((H, d2, 1)), 0.7, 0.3, False, np.zeros((H, S, A)), np.empty((H, S, A)), np.empty((H + 1, S)),
+            np.empty((H, d1, S * A)))
+    loop(args, 2)  # compile outside the timing
+    benchmark(loop, args, 20_000)

@@ -91,6 +91,24 @@ def test_z3_judges_the_paper_calibration_against_the_papers_exponent():
     assert outside["regime"] == "not reached" and outside["verdict"] == "inconclusive" and outside["horizon_needed"] == 1e7
 
 
+def test_z3_reads_the_eps10_table_as_rows_of_its_own():
+    """linmix_regime_eps10 (the paper calibration's ε grid at a longer K) adds its own ε row,
+    labelled with the table and at its smallest ε; it states no δ row (its grid has one δ:
+    linmix_regret's states that). A wrong exponent there fails its own row."""
+    main = _cost_table(lambda e: 5 * e ** -0.5, calibration="paper")
+    eps10 = _cost_table(lambda e: 5 * (10 * e) ** -0.5, calibration="paper")
+    eps10["epsilon"] = eps10["epsilon"] / 10  # the grid {1, 10, 100}
+    rows = z3({"linmix_regret": main, "linmix_regime_eps10": eps10})
+    assert [r.note.startswith("linmix_regime_eps10: ") for r in rows] == [False, False, True]
+    assert rows[2].verdict == "reproduced" and rows[2].epsilon == 1.0 and rows[2].regime == "reached"
+    eps10["regret"] = np.where(eps10["calibration"] == "paper", eps10["regret"] ** 1.2, eps10["regret"])
+    assert z3({"linmix_regret": main, "linmix_regime_eps10": eps10})[2].verdict != "reproduced"
+    late = _cost_table(lambda e: 5 * e ** -0.5, calibration="paper", burn_in=1e6, need=1e7)
+    row = z3({"linmix_regret": main, "linmix_regime_eps10": late})[2]
+    assert row.regime == "not reached" and row.horizon_needed == 1e7
+    assert [r.note.startswith("linmix_regime_eps10: ") for r in z2({"linmix_regret": main, "linmix_regime_eps10": eps10})].count(True) == 4
+
+
 def _sized(x: str, values, regret_of, seeds: int = 8, noise: float = 0.03, env: str = "spread_mixture", curve=np.sqrt):
     """Checkpointed regret level(seed)·regret_of(x)·curve(k) on instances paired across x."""
     rng = np.random.default_rng(1)

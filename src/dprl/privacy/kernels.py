@@ -118,7 +118,14 @@ def finish_into(m: np.ndarray, lam_min: float) -> tuple[bool, bool]:
     positive definite as ``thr >= 0``. Otherwise (a release near or below the floor, or
     NaN) ``eigh`` decides, as before."""
     d = m.shape[0]
-    sym = np.empty((d, d))
+    return finish_with(m, lam_min, np.empty((d, d)), np.empty((d, d)))
+
+
+@njit(cache=True)
+def finish_with(m: np.ndarray, lam_min: float, sym: np.ndarray, chol: np.ndarray) -> tuple[bool, bool]:
+    """:func:`finish_into` with its two ``(d, d)`` work arrays given (episode loops call it
+    for every release: an allocation costs about as much as the screen)."""
+    d = m.shape[0]
     scale = 0.0
     for i in range(d):
         for j in range(d):
@@ -126,7 +133,7 @@ def finish_into(m: np.ndarray, lam_min: float) -> tuple[bool, bool]:
             scale += abs(sym[i, j])
     thr = lam_min * (1.0 - 1e-12)
     scale += d * abs(thr)
-    if thr >= 0.0 and cholesky_into(sym, thr + 1e-9 * scale, np.empty((d, d))):
+    if thr >= 0.0 and cholesky_into(sym, thr + 1e-9 * scale, chol):
         for i in range(d):
             for j in range(d):
                 m[i, j] = sym[i, j]

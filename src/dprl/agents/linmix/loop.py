@@ -26,7 +26,7 @@ from numba import njit
 
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.envs.tabular import inverse_cdf
-from dprl.privacy.kernels import cholesky_into, feed_tree, finish_into, trailing_zeros
+from dprl.privacy.kernels import cholesky_into, feed_tree, finish_with, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import pairwise_sum
 
@@ -69,12 +69,12 @@ def _observe(
 @njit(cache=True)
 def _release_into(
     kind: int, H: int, d: int, sums_g: np.ndarray, sums_t: np.ndarray, suffix_g: np.ndarray, suffix_t: np.ndarray,
-    t: int, shift: float, lam_min: float, gram: np.ndarray, target: np.ndarray,
+    t: int, shift: float, lam_min: float, gram: np.ndarray, target: np.ndarray, sym: np.ndarray, chol: np.ndarray,
 ) -> tuple[int, int]:
     """``Regularizer.release()``: ``V_k`` (+ ``η I`` or ``λ I``) into ``gram`` (H, d, d) and
     ``U_k`` into ``target`` (H, d, 1); for the private regularizers ``_finish``'s
-    symmetrisation and eigenvalue floor at ``λ_min``. Returns how many were floored and how
-    many of those were not positive definite."""
+    symmetrisation and eigenvalue floor at ``λ_min`` (``sym``, ``chol``: its (d, d) work
+    arrays). Returns how many were floored and how many of those were not positive definite."""
     central_empty = kind == CENTRAL and t == 0
     level = trailing_zeros(t) if kind == CENTRAL and t > 0 else 0
     for h in range(H):
@@ -95,7 +95,7 @@ def _release_into(
         return 0, 0
     repaired = not_pd = 0
     for h in range(H):
-        r, npd = finish_into(gram[h], lam_min)
+        r, npd = finish_with(gram[h], lam_min, sym, chol)
         repaired += r
         not_pd += npd
     return repaired, not_pd
@@ -141,25 +141,29 @@ def psi_rows(feat: KnownFeatures) -> tuple[np.ndarray, ...]:
 
 @njit(cache=True)
 def _rows_dot(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, pat_rows_ptr: np.ndarray, values: np.ndarray,
-              row_pattern: np.ndarray, row_offset: np.ndarray, rows: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+              row_pattern: np.ndarray, row_offset: np.ndarray, rows: np.ndarray, x: np.ndarray, out: np.ndarray,
+              iwork: np.ndarray, acc: np.ndarray) -> None:
     """``out[q] = M[rows[q]] x`` (:func:`pattern_rows`) for a few rows, each summed in column
     order (as :func:`_matvec`: the same numbers); the rows of one pattern side by side, so
-    their sums run in parallel rather than as one chain of dependent additions per row."""
+    their sums run in parallel rather than as one chain of dependent additions per row.
+    Work arrays (the loop calls it every episode): ``iwork`` of ``2 n_patterns + 1 + 2 n_rows``
+    integers, ``acc`` of ``n_rows``."""
     n_pat = pat_cols_ptr.shape[0] - 1
     n_sel = rows.shape[0]
-    start = np.zeros(n_pat + 1, dtype=np.int64)  # the selected rows grouped by pattern
+    start = iwork[: n_pat + 1]  # the selected rows grouped by pattern
+    fill = iwork[n_pat + 1 : 2 * n_pat + 1]
+    order = iwork[2 * n_pat + 1 : 2 * n_pat + 1 + n_sel]
+    first = iwork[2 * n_pat + 1 + n_sel : 2 * n_pat + 1 + 2 * n_sel]
+    start[:] = 0
     for q in range(n_sel):
         start[row_pattern[rows[q]] + 1] += 1
     for p in range(n_pat):
         start[p + 1] += start[p]
-    fill = start[:-1].copy()
-    order = np.empty(n_sel, dtype=np.int64)
+        fill[p] = start[p]
     for q in range(n_sel):
         p = row_pattern[rows[q]]
         order[fill[p]] = q
         fill[p] += 1
-    acc = np.empty(n_sel)
-    first = np.empty(n_sel, dtype=np.int64)
     for p in range(n_pat):
         lo, hi = start[p], start[p + 1]
         if lo == hi:
@@ -179,15 +183,14 @@ def _rows_dot(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, pat_rows_ptr: np.n
 
 @njit(cache=True)
 def _matvec(pat_cols_ptr: np.ndarray, pat_cols: np.ndarray, pat_rows_ptr: np.ndarray, pat_rows: np.ndarray,
-            values: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+            values: np.ndarray, x: np.ndarray, out: np.ndarray, xg: np.ndarray, acc: np.ndarray) -> None:
     """``M x`` (:func:`pattern_rows`) into ``out`` of shape ``(d, n / d)``: row ``r`` goes to
     ``out[r % d, r // d]`` (``d = 1``: the plain product; ψ's rows ``(s, a, i)`` land at
     ``out[i, (s, a)]``, the layout the vectorised bonus loop reads). Each row is summed in
     column order, the rows of a pattern side by side; the NumPy
-    reference sums in another order, so results agree to round-off."""
+    reference sums in another order, so results agree to round-off. Work arrays: ``xg`` of
+    ``len(x)``, ``acc`` of ``n`` (the number of rows)."""
     d = out.shape[0]
-    xg = np.empty(x.shape[0])
-    acc = np.empty(pat_rows.shape[0])
     off = 0
     for p in range(pat_cols_ptr.shape[0] - 1):
         c0 = pat_cols_ptr[p]
@@ -269,6 +272,18 @@ def _regression(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarray, 
 
 
 @njit(cache=True)
+def plan_work(S: int, A: int, d1: int, d2: int) -> tuple:
+    """The work arrays of :func:`plan_with`, allocated once per block of episodes: the
+    bonus loop's five ``S A`` vectors, each regression's ``W``, ``L`` and ``θ``, and
+    :func:`_matvec`'s gathered ``x`` and row sums. Every one is written before it is read in
+    each call: no data passes from one episode's plan to the next through them."""
+    SA = S * A
+    return (np.empty(SA), np.empty(SA), np.empty(SA), np.empty(SA), np.empty(SA),
+            np.empty((d1, d1)), np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty((d2, d2)), np.empty(d2),
+            np.empty(S), np.empty(SA * d1))
+
+
+@njit(cache=True)
 def plan_into(
     psi_cols_ptr: np.ndarray, psi_cols: np.ndarray, psi_rows_ptr: np.ndarray, psi_row_ids: np.ndarray, psi_values: np.ndarray,
     psi_row_pattern: np.ndarray, psi_row_offset: np.ndarray, phi_rT: np.ndarray,
@@ -279,13 +294,25 @@ def plan_into(
     Alg. 2 lines 5-12); ``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`psi_rows`) and
     ``phi_rT[i, (s, a)] = φ_i(s, a)``, both public feature maps. Outputs ``Q (H, S, A)``,
     ``V (H+1, S)`` with ``V_{H+1} = 0`` and ``phis[h, i, (s, a)] = ϕ^k_h(s, a)_i``. The bonus
-    norms use the Cholesky factor of ``Λ`` instead of ``Λ^{-1}`` (equal to round-off)."""
+    norms use the Cholesky factor of ``Λ`` instead of ``Λ^{-1}`` (equal to round-off).
+    :func:`plan_with` on fresh work arrays (the episode loop reuses its own)."""
     H, S, A = Q.shape
-    d1, d2 = gram_p.shape[1], gram_r.shape[1]
-    SA = S * A
-    lin, quad, lin_r, quad_r, z = np.empty(SA), np.empty(SA), np.empty(SA), np.empty(SA), np.empty(SA)
-    Wp, Lp, theta_p = np.empty((d1, d1)), np.empty((d1, d1)), np.empty(d1)
-    Wr, Lr, theta_r = np.empty((d2, d2)), np.empty((d2, d2)), np.empty(d2)
+    plan_with(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
+              gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, policy, Q, V, phis,
+              plan_work(S, A, gram_p.shape[1], gram_r.shape[1]))
+
+
+@njit(cache=True)
+def plan_with(
+    psi_cols_ptr: np.ndarray, psi_cols: np.ndarray, psi_rows_ptr: np.ndarray, psi_row_ids: np.ndarray, psi_values: np.ndarray,
+    psi_row_pattern: np.ndarray, psi_row_offset: np.ndarray, phi_rT: np.ndarray,
+    gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
+    beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
+    work: tuple,
+) -> None:
+    """:func:`plan_into` with its work arrays given (:func:`plan_work`)."""
+    H, S, A = Q.shape
+    lin, quad, lin_r, quad_r, z, Wp, Lp, theta_p, Wr, Lr, theta_r, xg, acc = work
     for s in range(S):
         V[H, s] = 0.0
     for h in range(H - 1, -1, -1):
@@ -296,7 +323,7 @@ def plan_into(
         if h == H - 1:
             phis[h] = 0.0
         else:
-            _matvec(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, V[h + 1], phis[h])
+            _matvec(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, V[h + 1], phis[h], xg, acc)
         # lines 9-10: Q = ϕᵀθ̂_p + β_p ||ϕ||_{Λ_p^{-1}} + φᵀθ̂_r + β_r ||φ||_{Λ_r^{-1}}, clipped
         _bonus_terms(phis[h], Mp, white_p, theta_p, lin, quad, z)
         _bonus_terms(phi_rT, Mr, white_r, theta_r, lin_r, quad_r, z)
@@ -319,24 +346,25 @@ def _policy_value(
     P_cols_ptr: np.ndarray, P_cols: np.ndarray, P_rows_ptr: np.ndarray, P_rows: np.ndarray, P_values: np.ndarray,
     P_row_pattern: np.ndarray, P_row_offset: np.ndarray, r: np.ndarray, pi: np.ndarray, s1: int,
     deterministic: bool, actions: np.ndarray, Vbuf: np.ndarray, PV: np.ndarray,
+    chosen: np.ndarray, iwork: np.ndarray, xg: np.ndarray, sums: np.ndarray,
 ) -> float:
     """``V^π_1(s_1)`` by backward induction on the true model (``LinearMixtureMDP.policy_value``;
     rows of ``P`` are ``(s, a)``). A deterministic policy (``actions[h, s]``) needs only the
-    chosen rows: ``Σ_a π(a|s)(r + PV)`` is then exactly ``r + PV`` of that action."""
+    chosen rows: ``Σ_a π(a|s)(r + PV)`` is then exactly ``r + PV`` of that action. Work
+    arrays: ``chosen`` (S integers), ``iwork`` (:func:`_rows_dot`), ``xg`` (S), ``sums`` (S A)."""
     H, S, A = pi.shape
     PV2 = PV.reshape(1, S * A)
-    chosen = np.empty(S, dtype=np.int64)
     for s in range(S):
         Vbuf[1, s] = 0.0
     for h in range(H - 1, -1, -1):
         if deterministic:
             for s in range(S):
                 chosen[s] = s * A + actions[h, s]
-            _rows_dot(P_cols_ptr, P_cols, P_rows_ptr, P_values, P_row_pattern, P_row_offset, chosen, Vbuf[1], PV)
+            _rows_dot(P_cols_ptr, P_cols, P_rows_ptr, P_values, P_row_pattern, P_row_offset, chosen, Vbuf[1], PV, iwork, sums)
             for s in range(S):
                 Vbuf[0, s] = r[s, actions[h, s]] + PV[s]
         else:
-            _matvec(P_cols_ptr, P_cols, P_rows_ptr, P_rows, P_values, Vbuf[1], PV2)
+            _matvec(P_cols_ptr, P_cols, P_rows_ptr, P_rows, P_values, Vbuf[1], PV2, xg, sums)
             for s in range(S):
                 acc = 0.0
                 for a in range(A):
@@ -385,15 +413,22 @@ def _run_block(
     rew = np.empty(H)
     o1, o2, o3 = H * d1 * d1, H * d1 * d1 + H * d1, H * d1 * d1 + H * d1 + H * d2 * d2
     tol = 1e-12 * max(1.0, float(H))
+    # work arrays of the per-episode kernels, allocated once per block (allocations were a
+    # fifth of an episode; results are bit-identical, tests/linmix/test_compiled_loop.py)
+    work = plan_work(S, A, d1, d2)
+    sym_p, chol_p, sym_r, chol_r = np.empty((d1, d1)), np.empty((d1, d1)), np.empty((d2, d2)), np.empty((d2, d2))
+    chosen = np.empty(S, dtype=np.int64)
+    iwork = np.empty(2 * P_cols_ptr.shape[0] + 2 * S, dtype=np.int64)
+    xg_v, acc_v = np.empty(S), np.empty(S * A)
     for k in range(u.shape[0]):
         t = t0 + k  # users so far
         # begin_episode: the released statistics, then planning on them only
         repaired[k, 0], repaired[k, 1] = _release_into(kinds[0], H, d1, sums_gp, sums_tp, suffix_gp, suffix_tp, t,
-                                                       params[0, 2], params[0, 3], gram_p, target_p)
+                                                       params[0, 2], params[0, 3], gram_p, target_p, sym_p, chol_p)
         repaired[k, 2], repaired[k, 3] = _release_into(kinds[1], H, d2, sums_gr, sums_tr, suffix_gr, suffix_tr, t,
-                                                       params[1, 2], params[1, 3], gram_r, target_r)
-        plan_into(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
-                  gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis)
+                                                       params[1, 2], params[1, 3], gram_r, target_r, sym_r, chol_r)
+        plan_with(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
+                  gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis, work)
         if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
             for h in range(H):
                 for s in range(S):
@@ -409,7 +444,7 @@ def _run_block(
                     for a in range(A):
                         pi[h, s, a] = 1.0 if a == best_a else 0.0
         regret[k] = v_star - _policy_value(P_cols_ptr, P_cols, P_rows_ptr, P_rows, P_values, P_row_pattern, P_row_offset,
-                                           r, pi, s1, not po, greedy, Vbuf, PV)
+                                           r, pi, s1, not po, greedy, Vbuf, PV, chosen, iwork, xg_v, acc_v)
         # the episode: actions from π, transitions and Bernoulli rewards by inverse CDF
         s = s1
         states[0] = s

@@ -77,7 +77,8 @@ FIGURES: dict[str, Figure] = _register(
     Figure("lq_regime", "lq", ("lq_regret",), "lq:regime", ("C2", "C3"), optional=("lq_regime", "lq_regime_eps10", "lq_regime_long")),
     # private RL in linear mixture MDPs (2022)
     Figure("linmix_regret_loglog", "linmix", ("linmix_regret",), "linmix:regret_loglog", ("Z2",)),
-    Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3", "F3")),
+    Figure("linmix_privacy_cost", "linmix", ("linmix_regret",), "linmix:privacy_cost_fig", ("Z3", "F3"),
+           optional=("linmix_regime_eps10",)),
     Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime", ("Z2", "Z3")),
     Figure("linmix_hard_regret", "linmix", ("linmix_hard",), "linmix:hard_regret", ("Z7", "Z8")),
     Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig", ("Z4",)),
