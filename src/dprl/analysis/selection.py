@@ -9,13 +9,19 @@ One job of an aggregated table is one ``(alg_label, env_label, privacy_label, se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from dprl.experiments.registry import declared, plugins
 
 JOB_KEYS = ("alg_label", "env_label", "privacy_label", "seed")
+
+
+def present_tables(tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> list[tuple[str, pd.DataFrame]]:
+    """``(name, table)`` of each of ``names`` (in that order) that the run produced with rows:
+    the optional tables a claim or figure reads beside its main one (a preset may not run them)."""
+    return [(name, df) for name in names if (df := tables.get(name)) is not None and not df.empty]
 
 
 def final_rows(df: pd.DataFrame, step: str = "episode", keys: Sequence[str] = JOB_KEYS) -> pd.DataFrame:

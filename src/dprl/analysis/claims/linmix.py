@@ -8,7 +8,7 @@ import pandas as pd
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
-from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
+from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
 from dprl.experiments.registry import declared, plugins
 from dprl.analysis.stats import (
@@ -96,16 +96,14 @@ COST_TABLES = ("linmix_regret", "linmix_regime_eps10")
 
 def z2(tables: Tables) -> list[ClaimResult]:
     out = []
-    for name in Z2_TABLES:
-        full = tables.get(name)
-        if full is not None and not full.empty:
-            tail = full[full["episode"] >= full["episode"].max() / SLOPE_DECADE]
-            where = "" if name == "linmix_regret" else f"{name}: "
-            mine = tail["algorithm"].isin(plugins())
-            out += _z2_rows(tail[~mine], where)
-            # each plug-in's curves get their own rows (the statement applies to any algorithm)
-            for alg, g in tail[mine].groupby("algorithm"):
-                out += _z2_rows(g, f"{where}{declared('algorithms', 'display')[alg]}, ", alg)
+    for name, full in present_tables(tables, Z2_TABLES):
+        tail = full[full["episode"] >= full["episode"].max() / SLOPE_DECADE]
+        where = "" if name == "linmix_regret" else f"{name}: "
+        mine = tail["algorithm"].isin(plugins())
+        out += _z2_rows(tail[~mine], where)
+        # each plug-in's curves get their own rows (the statement applies to any algorithm)
+        for alg, g in tail[mine].groupby("algorithm"):
+            out += _z2_rows(g, f"{where}{declared('algorithms', 'display')[alg]}, ", alg)
     return out
 
 
@@ -199,19 +197,17 @@ def f3(tables: Tables) -> list[ClaimResult]:
 
 
 def _z3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
-    out = []
-    for name in COST_TABLES:
-        df = tables.get(name)
-        if df is not None and not df.empty:
-            out += _z3_table_rows(privacy_cost(df), package, "" if name == "linmix_regret" else f"{name}: ",
-                                  main=name == "linmix_regret")
+    out = [row for name, df in present_tables(tables, COST_TABLES) for row in _z3_table_rows(privacy_cost(df), package, name)]
     return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
                                f"no {'non-paper' if package else 'paper'}-calibration runs paired with non-private runs")]
 
 
-def _z3_table_rows(cost: pd.DataFrame, package: bool, where: str, main: bool) -> list[ClaimResult]:
-    """One table's Z3 (or F3) rows. The main table states what its grid lacks (one ε, one δ);
-    another table adds only the fits its grid has (linmix_regime_eps10: an ε grid, one δ)."""
+def _z3_table_rows(cost: pd.DataFrame, package: bool, name: str) -> list[ClaimResult]:
+    """One table's Z3 (or F3) rows. The main table (``linmix_regret``) states what its grid
+    lacks (one ε, one δ); another table adds only the fits its grid has, in rows labelled with
+    its name (linmix_regime_eps10: an ε grid, one δ)."""
+    main = name == COST_TABLES[0]
+    where = "" if main else f"{name}: "
     out = []
     for (alg, calib), g in cost.groupby(["algorithm", "calibration"]):
         plugin = alg in plugins()

@@ -13,7 +13,7 @@ from dprl.analysis.stats import (
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
 )
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
-from dprl.analysis.selection import builtin_or_plugin, final_rows, privacy_costs
+from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
 PAPER = "lq"
@@ -76,7 +76,7 @@ COST_TABLES = ("lq_regret", "lq_regime")
 
 
 def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
-    return [(name, tables[name]) for name in REGRET_TABLES if name in tables and not tables[name].empty]
+    return present_tables(tables, REGRET_TABLES)
 
 
 def c2(tables: Tables) -> list[ClaimResult]:

@@ -20,6 +20,7 @@ from dprl.agents.pe.regime import B5_FLOOR_FACTOR, LSWRegime
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import Claim, ClaimResult, Tables
 from dprl.analysis.regime import ONSET_DECADES, onset_regime
+from dprl.analysis.selection import present_tables
 from dprl.analysis.stats import Estimate, bootstrap_ci, bootstrap_seed_rows, paired_slope_by_seed, verdict_near
 from dprl.privacy.calibration import gaussian_sigma_tight
 from dprl.privacy.smooth_sensitivity import smooth_gaussian_constants
@@ -168,10 +169,8 @@ def b2(tables: Tables) -> list[ClaimResult]:
     slope of σ_X fitted where the smooth bound's maximiser is ``k = 0`` (:func:`b2_regime`),
     and the privacy cost of every DP estimator of that cell decreasing in ``m``."""
     out = []
-    for name in B2_TABLES:
-        df = tables.get(name)
-        if df is not None and not df.empty:
-            out += _b2_rows(df, "" if name == "pe_batch" else f"{name}: ")
+    for name, df in present_tables(tables, B2_TABLES):
+        out += _b2_rows(df, "" if name == "pe_batch" else f"{name}: ")
     return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "no DP-LSW rows")]
 
 

@@ -10,7 +10,7 @@ from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
 from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
 from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
-from dprl.analysis.selection import final_rows, privacy_costs
+from dprl.analysis.selection import final_rows, present_tables, privacy_costs
 from dprl.experiments.registry import declared, plugins
 
 PAPER = "tabular"
@@ -139,7 +139,7 @@ REGRET_TABLES = ("tabular_regret", "tabular_regret_eps1")
 
 
 def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
-    return [(name, tables[name]) for name in REGRET_TABLES if name in tables and not tables[name].empty]
+    return present_tables(tables, REGRET_TABLES)
 
 
 def _where(name: str, env: str) -> str:

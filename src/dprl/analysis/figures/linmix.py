@@ -12,7 +12,7 @@ from dprl.analysis.base import Tables
 from dprl.analysis.regime import median_onset
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
 from dprl.analysis.claims.linmix import COST_TABLES, privacy_cost
-from dprl.analysis.selection import final_rows
+from dprl.analysis.selection import final_rows, present_tables
 from dprl.experiments.registry import declared, plugins
 
 REGRET_EXPONENT = 0.5  # Z2: regret ∝ √T
@@ -142,21 +142,18 @@ def regime(tables: Tables):
 
 
 def privacy_cost_fig(tables: Tables):
-    df, delta0 = at_main_delta(tables["linmix_regret"])
+    delta0 = at_main_delta(tables["linmix_regret"])[1]
     fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
     ax = axes[0, 0]
     drawn = 0
     # each table's costs at its own K (linmix_regime_eps10: the paper calibration's ε grid down
     # to 10, at a longer K): one series per table, labelled with its K
-    for name in COST_TABLES:
-        extra = tables.get(name) if name != "linmix_regret" else None
-        sub = df if name == "linmix_regret" else (at_main_delta(extra)[0] if extra is not None and not extra.empty else None)
-        if sub is None:
-            continue
+    for name, table in present_tables(tables, COST_TABLES):
+        sub = at_main_delta(table)[0]
         k_max = int(sub["episode"].max())
         for (alg, cal), g in privacy_cost(sub).groupby(["algorithm", "calibration"], sort=True):
             style = P.series_style(alg, None, cal, by="algorithm")
-            marker = P.CALIBRATION_MARKERS.get(cal) if name == "linmix_regret" else "D"
+            marker = P.CALIBRATION_MARKERS.get(cal) if name == COST_TABLES[0] else "D"
             drawn += len(P.mean_band(ax, g, "epsilon", "cost", label=f"{P.algorithm_name(alg)} ({cal}, K = {k_max:.2g})",
                                      marker=marker, positive=True, **style))
     if drawn:

@@ -13,7 +13,7 @@ from dprl.analysis.claims.tabular import (
     HARD_FAMILY, HARD_POINT, REGRET_TABLES, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset
-from dprl.analysis.selection import final_rows
+from dprl.analysis.selection import final_rows, present_tables
 from dprl.experiments.registry import plugins
 
 REGRET_EXPONENT = 0.5  # V2: regret ∝ √T
@@ -26,10 +26,7 @@ def _panels(tables: Tables, frame=lambda df: df) -> list[tuple[str, pd.DataFrame
     """One panel per (regret table, instance), in :data:`REGRET_TABLES` order: its title (the
     instance, and the table's horizon when it is not the first table) and ``frame`` of its rows."""
     out = []
-    for name in REGRET_TABLES:
-        df = tables.get(name)
-        if df is None or df.empty:
-            continue
+    for name, df in present_tables(tables, REGRET_TABLES):
         df = frame(df)
         for env in sorted(df["env_label"].unique()):
             title = P.environment_name(env)
