@@ -113,3 +113,64 @@ def test_bench_pucb_memory_100_states(benchmark):
     benchmark.extra_info["counter_GiB"] = gib
     benchmark.extra_info["peak_rss_GiB"] = peak
     assert gib < 1.0 and peak < 1.0
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+def test_bench_ubev_policy_table(benchmark, monkeypatch):
+    """UBEV's loop on garnet 3-2-2 (300,000 episodes) with its table of policy values
+    against the same loop evaluating every episode's policy (``policy_table`` empty, what
+    the loop did before 2026-11-28), CPU time, best of 3 each; same numbers either way
+    (tests/tabular/test_compiled_loop.py)."""
+    import dprl.agents.tabular.episodes as episodes
+
+    env, T = _env(3, 2, 2), 300_000
+    benchmark.pedantic(_compiled, args=(env, "ubev", None, T), rounds=3, iterations=1, warmup_rounds=1)
+    with monkeypatch.context() as m:
+        m.setattr(episodes, "policy_table", lambda S, A, H: np.full(0, np.nan))
+        ref = min(_cpu(_compiled, env, "ubev", None, T) for _ in range(3))
+    new = benchmark.stats.stats.min
+    benchmark.extra_info.update(seconds=new, reference_seconds=ref, speedup=ref / new)
+    assert new < ref, benchmark.extra_info
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+def test_bench_planner_width_memo(benchmark):
+    """PrivQ on exact counts where ``H`` of the ``SAH`` counts change a call (UBEV's case;
+    garnet 3-2-2, 100,000 plans, compiled) with the memo of confidence widths kept across
+    calls against an emptied memo every call (every width computed: the planner before
+    2026-11-28)."""
+    from numba import njit
+
+    from dprl.agents.tabular.planner import log_term, new_memo, priv_q_into
+
+    S, A, H = 3, 2, 2
+    sah = S * A * H
+    rng = np.random.default_rng(0)
+    rel = np.concatenate([rng.random(sah) * 5e4, 1e5 + rng.random(sah) * 5e4, rng.random(sah * S) * 3e4])
+    na, lt, Q, V = np.full(S, A, dtype=np.int64), log_term(S, A, H, 0.05), np.empty((H, S, A)), np.empty((2, S))
+
+    @njit
+    def loop(n, keep, rel, na, lt, Q, V):
+        memo, memo_conf = new_memo(S, A, H)
+        for t in range(n):
+            rel[sah + (t % sah)] += 1.0  # two counts change a call, as H = 2 do an UBEV episode
+            rel[sah + ((t * 7) % sah)] += 1.0
+            if not keep:
+                memo[:] = np.nan
+            priv_q_into(rel, 0.0, S, A, H, na, lt, 1.0, Q, V, memo, memo_conf)
+
+    def plans(n: int, keep: bool) -> None:
+        loop(n, keep, rel, na, lt, Q, V)
+
+    plans(10, True)
+    benchmark.pedantic(plans, args=(100_000, True), rounds=3, iterations=1)
+    ref = min(_cpu(plans, 100_000, False) for _ in range(3))
+    new = benchmark.stats.stats.min
+    benchmark.extra_info.update(seconds=new, reference_seconds=ref, speedup=ref / new)
+    assert new < ref, benchmark.extra_info
+
+
+def _cpu(f, *args) -> float:
+    t = time.process_time()
+    f(*args)
+    return time.process_time() - t

@@ -55,7 +55,8 @@ def test_planner_reads_only_released_statistics():
     assert inspect.signature(priv_q).parameters["stats"].annotation in (ReleasedStats, "ReleasedStats")
     # the compiled kernel's only array inputs are the release (rel) and its scratch/output
     kernel = list(inspect.signature(priv_q_into.py_func).parameters)
-    assert kernel == ["rel", "E", "S", "A", "H", "n_actions", "log_sah_beta", "bonus_scale", "Q", "V"]
+    # (memo, memo_conf: the confidence widths it computed, keyed by the released ñ and E)
+    assert kernel == ["rel", "E", "S", "A", "H", "n_actions", "log_sah_beta", "bonus_scale", "Q", "V", "memo", "memo_conf"]
     # ... whose arrays are read-only views
     src = PrivateStats(3, 2, 2, 16, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, np.random.default_rng(0))
     rel = src.release()
@@ -147,3 +148,34 @@ def test_job_is_deterministic_and_uses_common_random_numbers():
     assert not a["regret"].equals(c["regret"])
     ub = jobs.run_regret(JobContext(_spec({"name": "ubev", "beta": 0.05, "bonus_scale": 1.0}, None)))
     assert ub["optimal_value"].iloc[0] == a["optimal_value"].iloc[0]  # same instance for both algorithms
+
+
+def test_width_memo_matches_fresh_widths_when_counts_or_e_change():
+    """``priv_q_into`` reuses a pair's confidence width only for the same released ``ñ`` and
+    ``E = 0`` (exact counts): after counts change, and after ``E`` changes, the result equals
+    a planner with an empty memo. Positive control: a memo whose widths were planted wrong
+    (what a key that ignored ``ñ`` would return) changes ``Q``."""
+    from dprl.agents.tabular.planner import log_term, new_memo
+
+    S, A, H = 3, 2, 2
+    rng = np.random.default_rng(0)
+    sah = S * A * H
+    rel = np.concatenate([rng.random(sah) * 50, 60 + rng.random(sah) * 40, rng.random(sah * S) * 30])
+    na = np.full(S, A, dtype=np.int64)
+    lt = log_term(S, A, H, 0.05)
+
+    def plan(rel, E, memo):
+        Q = np.empty((H, S, A))
+        priv_q_into(rel, E, S, A, H, na, lt, 1.0, Q, np.empty((2, S)), *memo)
+        return Q
+
+    warm = new_memo(S, A, H)
+    plan(rel, 0.0, warm)
+    rel2 = rel.copy()
+    rel2[sah:sah + 3] += 1.0  # three counts change
+    for r, E in ((rel, 0.0), (rel2, 0.0), (rel2, 2.0), (rel2, 0.0)):
+        assert np.array_equal(plan(r, E, warm), plan(r, E, new_memo(S, A, H)))
+    bad = new_memo(S, A, H)
+    plan(rel, 0.0, bad)
+    bad[1][:] *= 1.5
+    assert not np.array_equal(plan(rel, 0.0, bad), plan(rel, 0.0, new_memo(S, A, H)))

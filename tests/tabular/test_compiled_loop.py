@@ -224,3 +224,27 @@ def test_an_edited_callee_file_drops_the_loops_cache(monkeypatch, tmp_path, modu
     monkeypatch.setattr(sys.modules[callee], "__file__", str(edited))
     assert kernel_cache.drop_stale_caches(module, stamp=stamp)  # the callee changed
     assert "_run_block" in flushed
+
+
+@pytest.mark.parametrize("name,privacy", AGENTS[:2])
+def test_policy_value_table_and_width_memo_keep_the_run_identical(name, privacy):
+    """The loop looks up the values of policies it has evaluated (``policy_table``) and
+    reuses the confidence widths of unchanged counts (``planner.new_memo``): bit-identical to
+    the reference, which evaluates and computes everything, on an instance with a table
+    (garnet 3-2-2: 64 policies) and one without (S = 9: 2^18 policies, every policy
+    evaluated); the table is filled with exactly the values of the policies played."""
+    from dprl.agents.tabular.episodes import _policy_code, policy_table
+    from dprl.envs.tabular import policy_value_of
+
+    assert policy_table(3, 2, 2).size == 64 and policy_table(3, 2, 3).size == 512 and policy_table(9, 2, 2).size == 0
+    big = garnet(np.random.default_rng(4), S=9, A=2, H=2, branching=2)
+    for env in (ENVS["garnet"](), big):
+        new, ref = _both(env, name, privacy, 2000)
+        assert np.array_equal(new.gap, ref.gap) and np.array_equal(new.ret, ref.sampled_return)
+    # the codes are one-to-one on the policies, and a looked-up value is the policy's value
+    env = ENVS["garnet"]()
+    policies = np.array(np.meshgrid(*[range(2)] * 6, indexing="ij")).reshape(6, -1).T.reshape(-1, 2, 3)
+    codes = [_policy_code(p, 2) for p in policies]
+    assert sorted(codes) == list(range(64))
+    values = [policy_value_of(env.P, env.R, env.p0, p, np.empty(3), np.empty(3)) for p in policies]
+    assert len(set(values)) > 8  # the table's entries differ: a code collision would show in the regret

@@ -24,6 +24,14 @@ def present_tables(tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> 
     return [(name, df) for name in names if (df := tables.get(name)) is not None and not df.empty]
 
 
+def stacked_final_rows(tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> pd.DataFrame:
+    """The :func:`final_rows` of each present table of ``names``, stacked: one grid split
+    across experiments (e.g. the long horizons of some algorithms only). Each table's jobs are
+    told apart within it, since two experiments may label different jobs alike."""
+    parts = [final_rows(df) for _, df in present_tables(tables, names)]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
 def final_rows(df: pd.DataFrame, step: str = "episode", keys: Sequence[str] = JOB_KEYS) -> pd.DataFrame:
     """Rows at each job's last checkpoint (largest ``step``), in table order.
 

@@ -21,7 +21,7 @@ def log_term(S: int, A: int, H: int, beta: float) -> float:
 @njit(cache=True)
 def priv_q_into(
     rel: np.ndarray, E: float, S: int, A: int, H: int, n_actions: np.ndarray, log_sah_beta: float,
-    bonus_scale: float, Q: np.ndarray, V: np.ndarray,
+    bonus_scale: float, Q: np.ndarray, V: np.ndarray, memo: np.ndarray, memo_conf: np.ndarray,
 ) -> None:
     """Optimistic ``Q̃⁺[h, s, a]`` into ``Q`` from the released statistics ``rel`` (flat
     ``[r̃ | ñ | m̃]``, ``statistics`` module) and the public bound ``E``: the only data
@@ -35,6 +35,13 @@ def priv_q_into(
     ``ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²)`` (Section 3); ``Q̃ = (r̃ + Σ_s' Ṽ_{h+1}(s') m̃(s,a,s')) / ñ``;
     ``Q̃⁺ = min(H, Q̃ + conf)``; ``Ṽ_h = max_a Q̃⁺``.
 
+    ``conf`` of a pair is a function of its ``ñ`` and of ``E`` only, so it is memoised:
+    ``memo[i]`` holds the ``ñ`` whose ``conf`` is ``memo_conf[i]`` and ``memo[SAH]`` the
+    ``E`` they were computed with (:func:`new_memo`: NaN, which matches nothing). UBEV's
+    exact counts change at ``H`` of the ``SAH`` pairs an episode, so it takes a logarithm
+    and a square root for those only; PUCB's releases change every pair every episode.
+    The memoised value is the one the formula gives, so results are bit-identical.
+
     Deviation: where ``ñ < max(2E, 1)`` we set ``Q̃⁺ = H`` directly instead of
     ``min(H, Q̃ + H)``. The paper's analysis of that branch is "upper bound ``Q* <= H``"; the
     literal formula divides by a noisy count that may be ``<= 0`` (or by 0 for UBEV) and
@@ -47,6 +54,10 @@ def priv_q_into(
     psi_factor = 1.0 + S * H
     e3 = 3.0 * E
     e2sq = 2.0 * E * E
+    exact = E == 0.0
+    if memo[sah] != E:  # a memo of another E (or none: NaN) matches no pair
+        memo[:] = math.nan
+        memo[sah] = E
     nxt = H % 2  # V[nxt] holds Ṽ_{h+1}, V[1 - nxt] receives Ṽ_h
     for s in range(S):
         V[nxt, s] = 0.0  # Ṽ_{H+1} := 0
@@ -64,13 +75,19 @@ def priv_q_into(
                     q = float(H)
                 else:
                     inv_n = 1.0 / n
-                    # φ̃ (Section 3)
-                    phi = math.sqrt((2.0 * math.log(n + E) + log_sah_beta) / max(n - E, 1.0))
-                    conf = (H + 1) * phi
-                    if E > 0.0:  # ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²); it vanishes for exact counts
-                        conf += psi_factor * (e3 * inv_n + e2sq * inv_n * inv_n)
-                    if bonus_scale != 1.0:
-                        conf *= bonus_scale
+                    if exact and memo[i] == n:
+                        conf = memo_conf[i]
+                    else:
+                        # φ̃ (Section 3)
+                        phi = math.sqrt((2.0 * math.log(n + E) + log_sah_beta) / max(n - E, 1.0))
+                        conf = (H + 1) * phi
+                        if E > 0.0:  # ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²); it vanishes for exact counts
+                            conf += psi_factor * (e3 * inv_n + e2sq * inv_n * inv_n)
+                        if bonus_scale != 1.0:
+                            conf *= bonus_scale
+                        if exact:
+                            memo[i] = n
+                            memo_conf[i] = conf
                     # Q̃ = (r̃ + Σ_s' Ṽ_{h+1}(s') m̃(s,a,s',h)) / ñ
                     base = 2 * sah + i * S
                     mv = 0.0
@@ -82,6 +99,12 @@ def priv_q_into(
                     best = q
             V[cur, s] = best  # Ṽ_h(s) = max_a Q̃⁺(s, a, h)
         nxt = cur
+
+
+@njit(cache=True)
+def new_memo(S: int, A: int, H: int) -> tuple[np.ndarray, np.ndarray]:
+    """An empty memo of :func:`priv_q_into`'s confidence widths: ``(memo, memo_conf)``."""
+    return np.full(S * A * H + 1, np.nan), np.empty(S * A * H)
 
 
 @njit(cache=True)
@@ -112,7 +135,7 @@ def priv_q(stats: ReleasedStats, beta: float, bonus_scale: float = 1.0, n_action
     Q = np.empty((H, S, A))
     na = np.full(S, A, dtype=np.int64) if n_actions is None else np.asarray(n_actions, dtype=np.int64)
     priv_q_into(np.ascontiguousarray(stats.values, dtype=float), float(stats.e), S, A, H, na,
-                log_term(S, A, H, beta), float(bonus_scale), Q, np.empty((2, S)))
+                log_term(S, A, H, beta), float(bonus_scale), Q, np.empty((2, S)), *new_memo(S, A, H))
     return Q
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
-from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs
+from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs, stacked_final_rows
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
 from dprl.experiments.registry import declared, plugins
 from dprl.analysis.stats import (
@@ -393,11 +393,14 @@ def z6(tables: Tables) -> list[ClaimResult]:
 # ------------------------------------------------------------------------------ Z7, Z8
 
 HARD_FAMILY = ("algorithm", "calibration", "epsilon", "env.H")
+# the hard family's jobs: linmix_hard (every algorithm, K <= 1e6 and the d grid) and the
+# private rows' longer K (linmix_hard_long), one family
+HARD_TABLES = ("linmix_hard", "linmix_hard_long")
 Z8_TOL = 0.25  # the d-exponent of a fit over d - 1 in {1, 2, 4}: lower-order terms (log d in β) move it by ~0.2
 
 
 def _hard(tables: Tables) -> pd.DataFrame:
-    g = final_rows(tables["linmix_hard"]).copy()
+    g = stacked_final_rows(tables, HARD_TABLES)
     g["epsilon"] = g["epsilon"].fillna(np.inf)  # the non-private rows group on their own
     return g
 

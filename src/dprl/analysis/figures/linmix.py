@@ -11,8 +11,8 @@ from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.regime import median_onset
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
-from dprl.analysis.claims.linmix import COST_TABLES, privacy_cost
-from dprl.analysis.selection import final_rows, present_tables
+from dprl.analysis.claims.linmix import COST_TABLES, HARD_TABLES, privacy_cost
+from dprl.analysis.selection import final_rows, present_tables, stacked_final_rows
 from dprl.experiments.registry import declared, plugins
 
 REGRET_EXPONENT = 0.5  # Z2: regret ∝ √T
@@ -252,12 +252,12 @@ def _finish_panel(ax, **labels) -> None:
 
 
 def hard_regret(tables: Tables):
-    """The family hard at K (``linmix_hard``: one run per K on the Zhou-Gu-Szepesvári
+    """The family hard at K (``linmix_hard`` and ``linmix_hard_long``: one run per K on the Zhou-Gu-Szepesvári
     instance tuned to K). Left: regret at K vs K at the main d, per algorithm and ε (seed
     mean, 95% bootstrap error bars), the √K reference and each private series' regime
     start (10·T*, Z7's criterion). Right: regret vs d − 1 at the K of the d grid, with the
     slope-1 reference of Ω(dH√K) (Z8)."""
-    df = final_rows(tables["linmix_hard"]).copy()
+    df = stacked_final_rows(tables, HARD_TABLES)
     per_d = df.groupby("K")["d"].nunique()
     k_d = float(per_d.idxmax()) if len(per_d) and per_d.max() >= 2 else float("nan")
     main_d = int(df["d"].mode().iloc[0]) if len(df) else 0
