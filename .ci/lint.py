@@ -61,13 +61,6 @@ ALLOWED = (
         "whose params changed): every job would rerun when the workflow is started from "
         "another virtual environment, although no result depends on that path.",
     ),
-    Allowed(
-        "No log directive defined",
-        r"rule job_specs",
-        "A `run:` block inside the Snakemake process that writes one JSON file (the job "
-        "specs of an experiment, computed from the config Snakemake already loaded); it "
-        "prints nothing, and an exception is reported in Snakemake's own log.",
-    ),
 )
 
 _HEADER = re.compile(r"Lints for (?:rule (?P<rule>\S+) \(line \d+, .+\)|snakefile (?P<snakefile>.+)):")

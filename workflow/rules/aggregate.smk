@@ -2,34 +2,17 @@
 against its job (dprl.analysis.integrity)."""
 
 
-rule job_specs:
-    # What each job file of an experiment must hold ({path: {spec, labels}}), for
-    # aggregation to check every header against the current config. Rewritten only when
-    # the experiment's jobs change (params trigger), so other experiments are untouched.
-    output:
-        f"{RES}/specs/{{experiment}}.json",
-    params:
-        digest=lambda wc: short_hash(experiment_specs(wc.experiment), 16),
-    message:
-        "job specs of {wildcards.experiment}"
-    run:
-        from dprl.runner.io import atomic_write_text
-
-        atomic_write_text(
-            output[0], json.dumps(experiment_specs(wildcards.experiment), sort_keys=True, default=float) + "\n"
-        )
-
-
 rule aggregate:
     input:
         jobs=lambda wc: job_files(wc.experiment),
-        specs=rules.job_specs.output[0],
+        specs=lambda wc: specs_file(wc.experiment),
     output:
         table=f"{RES}/tables/{{experiment}}.csv",
         # SHA-256 of the table and of each input, checked by figures, claims and `dprl verify`
         inputs=f"{RES}/tables/{{experiment}}.inputs.json",
     log:
         f"{RES}/logs/aggregate/{{experiment}}.log",
+    priority: TABLE_PRIORITY
     resources:
         mem_mb=1000,
         runtime=5,
@@ -57,6 +40,7 @@ rule publish_table:
         inputs=f"{FIG}/tables/{{experiment}}.inputs.json",
     log:
         f"{RES}/logs/publish/{{experiment}}.log",
+    priority: TABLE_PRIORITY
     resources:
         mem_mb=300,
         runtime=2,
@@ -70,6 +54,5 @@ ALL_TARGETS += [f"{FIG}/tables/{e}.csv" for e in EXPERIMENTS]
 
 
 localrules:
-    job_specs,
     aggregate,
     publish_table,

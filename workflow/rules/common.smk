@@ -2,6 +2,7 @@
 
 import json
 import sys
+from pathlib import Path as _Path
 
 from snakemake.utils import min_version, validate
 
@@ -78,6 +79,25 @@ def experiment_specs(experiment):
     return {j.path: job_member(j) for j in EXPERIMENTS[experiment].jobs}
 
 
+def specs_file(experiment):
+    return f"{RES}/specs/{experiment}.json"
+
+
+# What each job file of an experiment must hold, for aggregation to check every header
+# against the current config: written by the main process as it parses this file, and only
+# where it changed, so that only the tables of changed experiments are re-made (their
+# aggregation reruns on the file's modification time). Not a rule: a `run:` job is a
+# Snakemake subprocess that parses this file again (3 s each, 26 per preset).
+if workflow.is_main_process:
+    from dprl.runner.io import atomic_write_text
+
+    for _e in EXPERIMENTS:
+        _text = json.dumps(experiment_specs(_e), sort_keys=True, default=float) + "\n"
+        _file = _Path(specs_file(_e))
+        if not (_file.is_file() and _file.read_text() == _text):
+            atomic_write_text(_file, _text)
+
+
 def job_files(experiment):
     return [f"{RES}/{j.path}" for j in EXPERIMENTS[experiment].jobs]
 
@@ -114,7 +134,6 @@ wildcard_constraints:
 # yet use their kind's declared values.
 import math
 import yaml as _yaml
-from pathlib import Path as _Path
 
 _RES_FILE = _Path(workflow.basedir) / "workflow" / "resources.yaml"
 MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
