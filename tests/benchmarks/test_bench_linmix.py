@@ -24,7 +24,7 @@ from numba import njit
 from dprl.agents.linmix.build import build_agent
 from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.episodes import run_episodes
-from dprl.agents.linmix.loop import plan_into, plan_with, plan_work, psi_rows
+from dprl.agents.linmix.loop import plan_into, plan_work, psi_rows
 from dprl.envs.linear_mixture import make_mixture
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.checkpoints import log_checkpoints
@@ -78,8 +78,9 @@ def test_bench_linmix_episodes(benchmark, name, sizes, episodes, ref_episodes, t
 
 @njit(cache=True)
 def _plans_fresh(args: tuple, n: int) -> None:
+    H, S, A = args[16].shape
     for _ in range(n):
-        plan_into(*args)
+        plan_into(*args, plan_work(S, A, args[8].shape[1], args[10].shape[1]))
 
 
 @njit(cache=True)
@@ -87,14 +88,14 @@ def _plans_reused(args: tuple, n: int) -> None:
     H, S, A = args[16].shape
     work = plan_work(S, A, args[8].shape[1], args[10].shape[1])
     for _ in range(n):
-        plan_with(*args, work)
+        plan_into(*args, work)
 
 
 @pytest.mark.benchmark(timer=time.process_time)
 @pytest.mark.parametrize("loop", [_plans_reused, _plans_fresh], ids=["current", "reference"])
 def test_bench_linmix_plan_work_arrays(benchmark, loop):
     """One episode's planning on the default instance, with the work arrays the loop allocates
-    once per block (``plan_with``) against fresh ones every call (``plan_into``, what the loop
+    once per block against fresh ones every call (``plan_work`` per plan, what the loop
     did before 2026-11-28: with the other per-episode allocations, a tenth of an episode)."""
     S, A, d1, d2, H = SMALL
     env = make_mixture(S, A, d1, d2, H, np.random.default_rng(0))

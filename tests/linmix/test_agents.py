@@ -9,7 +9,7 @@ import pytest
 from linmix_reference import reference_run_episodes
 
 from dprl.agents.linmix.linopt import LinOptAgent, plan
-from dprl.agents.linmix.loop import plan_into, plan_with
+from dprl.agents.linmix.loop import plan_into
 from dprl.agents.linmix.build import build_agent
 from dprl.experiments.linmix.spec import AGENTS
 from dprl.agents.linmix.episodes import run_episodes
@@ -91,14 +91,12 @@ def test_agent_reads_only_released_statistics():
     params = list(inspect.signature(plan).parameters)
     assert params == ["feat", "stats_p", "stats_r", "beta_p", "beta_r", "policy"]
     # ... and the compiled kernel's: public features, the released (gram, target) pairs, the
-    # radii, the current policy, and its outputs
+    # radii, the current policy, its outputs and work arrays (plan_work: scratch, each written
+    # before it is read in every call)
     kernel = list(inspect.signature(plan_into.py_func).parameters)
     assert kernel == ["psi_cols_ptr", "psi_cols", "psi_rows_ptr", "psi_row_ids", "psi_values", "psi_row_pattern",
                       "psi_row_offset", "phi_rT", "gram_p", "target_p", "gram_r", "target_r",
-                      "beta_p", "beta_r", "po", "policy", "Q", "V", "phis"]
-    # the loop runs plan_with: the same arguments and work arrays (plan_work: scratch, each
-    # written before it is read in every call)
-    assert list(inspect.signature(plan_with.py_func).parameters) == [*kernel, "work"]
+                      "beta_p", "beta_r", "po", "policy", "Q", "V", "phis", "work"]
     env = make_mixture(6, 2, 2, 2, 2, np.random.default_rng(0))
     feat = env.features()
     gp, gr = _Guard(NonPrivateRegularizer((2,), 2, 1, 1.0)), _Guard(NonPrivateRegularizer((2,), 2, 1, 1.0))

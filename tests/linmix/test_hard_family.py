@@ -85,6 +85,29 @@ def test_z7_fails_for_an_agent_that_beats_the_lower_bound(family):
     assert rows["ucrl_vtr"].measured < 0.1
 
 
+def test_z7_reads_linmix_hard_long_as_part_of_the_family(family):
+    """The default preset splits the family: the largest K of the private rows runs in
+    ``linmix_hard_long``. Z7 read from the two tables equals Z7 from one, even where the long
+    table labels its jobs like the short one's (each table's final rows are taken apart);
+    and a bug in the long table alone (regret flat in K there) flips the verdict."""
+    big = family["K"] == 6400
+    short, long = family[~big].copy(), family[big].assign(experiment="linmix_hard_long")
+    first_label = short.loc[short["K"] == 400, "env_label"].iloc[0]
+    long["env_label"] = first_label  # another experiment may label its jobs alike
+    key = lambda r: r.note.split(",")[0]  # noqa: E731
+    whole = {key(r): r for r in z7({"linmix_hard": family})}
+    split = {key(r): r for r in z7({"linmix_hard": short, "linmix_hard_long": long})}
+    assert whole.keys() == split.keys()
+    for name in whole:
+        assert (split[name].measured, split[name].ci_low, split[name].ci_high, split[name].verdict) == (
+            whole[name].measured, whole[name].ci_low, whole[name].ci_high, whole[name].verdict), name
+    flat = long.copy()
+    at_1600 = short[(short["K"] == 1600) & (short["d"] == 3)].groupby(["algorithm", "seed"])["regret"].max()
+    flat["regret"] = [at_1600[(a, s)] for a, s in zip(flat["algorithm"], flat["seed"])]
+    broken = {key(r): r for r in z7({"linmix_hard": short, "linmix_hard_long": flat})}
+    assert broken["ucrl_vtr"].verdict != "reproduced" and broken["ucrl_vtr"].measured < whole["ucrl_vtr"].measured
+
+
 def test_z8_reads_the_growth_with_d_and_fails_when_flat(family):
     rows = {r.note.split(",")[0]: r for r in z8({"linmix_hard": family})}
     assert np.isfinite(rows["ucrl_vtr"].measured)

@@ -55,7 +55,7 @@ def test_planner_reads_only_released_statistics():
     assert inspect.signature(priv_q).parameters["stats"].annotation in (ReleasedStats, "ReleasedStats")
     # the compiled kernel's only array inputs are the release (rel) and its scratch/output
     kernel = list(inspect.signature(priv_q_into.py_func).parameters)
-    # (memo, memo_conf: the confidence widths it computed, keyed by the released ñ and E)
+    # (memo, memo_conf: the confidence widths it computed on exact counts, keyed by the released ñ)
     assert kernel == ["rel", "E", "S", "A", "H", "n_actions", "log_sah_beta", "bonus_scale", "Q", "V", "memo", "memo_conf"]
     # ... whose arrays are read-only views
     src = PrivateStats(3, 2, 2, 16, PrivacySetting(epsilon=1.0, calibration="tight"), 0.05, np.random.default_rng(0))

@@ -68,7 +68,7 @@ def plan(
     ``policy=None``: LinOpt-VI (``V_h = max_a Q_h``, line 11). Otherwise LinOpt-PO with the
     current stochastic ``policy`` of shape ``(H, S, A)`` (``V_h = <Q_h, π_h>``, line 12).
     """
-    from dprl.agents.linmix.loop import plan_into, psi_rows
+    from dprl.agents.linmix.loop import plan_into, plan_work, psi_rows
 
     H, S, A, d1 = feat.horizon, feat.S, feat.A, feat.d1
     Q, V, phis = np.empty((H, S, A)), np.empty((H + 1, S)), np.empty((H, d1, S * A))
@@ -77,7 +77,7 @@ def plan(
               np.ascontiguousarray(stats_p.gram, dtype=float), np.ascontiguousarray(stats_p.target, dtype=float),
               np.ascontiguousarray(stats_r.gram, dtype=float), np.ascontiguousarray(stats_r.target, dtype=float),
               float(beta_p), float(beta_r), po, np.ascontiguousarray(policy, dtype=float) if po else np.zeros((H, S, A)),
-              Q, V, phis)
+              Q, V, phis, plan_work(S, A, d1, stats_r.gram.shape[-1]))
     return Plan(Q, V, np.ascontiguousarray(np.moveaxis(phis.reshape(H, d1, S, A), 1, 3)))
 
 

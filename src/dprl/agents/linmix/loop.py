@@ -273,7 +273,7 @@ def _regression(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarray, 
 
 @njit(cache=True)
 def plan_work(S: int, A: int, d1: int, d2: int) -> tuple:
-    """The work arrays of :func:`plan_with`, allocated once per block of episodes: the
+    """The work arrays of :func:`plan_into`, allocated once per block of episodes: the
     bonus loop's five ``S A`` vectors, each regression's ``W``, ``L`` and ``θ``, and
     :func:`_matvec`'s gathered ``x`` and row sums. Every one is written before it is read in
     each call: no data passes from one episode's plan to the next through them."""
@@ -289,28 +289,15 @@ def plan_into(
     psi_row_pattern: np.ndarray, psi_row_offset: np.ndarray, phi_rT: np.ndarray,
     gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
     beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
+    work: tuple,
 ) -> None:
     """Optimistic backward recursion from the released statistics only (Alg. 1 lines 4-12 /
     Alg. 2 lines 5-12); ``ψ`` as rows ``(s, a, i)`` over ``s'`` (:func:`psi_rows`) and
     ``phi_rT[i, (s, a)] = φ_i(s, a)``, both public feature maps. Outputs ``Q (H, S, A)``,
     ``V (H+1, S)`` with ``V_{H+1} = 0`` and ``phis[h, i, (s, a)] = ϕ^k_h(s, a)_i``. The bonus
     norms use the Cholesky factor of ``Λ`` instead of ``Λ^{-1}`` (equal to round-off).
-    :func:`plan_with` on fresh work arrays (the episode loop reuses its own)."""
-    H, S, A = Q.shape
-    plan_with(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
-              gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, policy, Q, V, phis,
-              plan_work(S, A, gram_p.shape[1], gram_r.shape[1]))
-
-
-@njit(cache=True)
-def plan_with(
-    psi_cols_ptr: np.ndarray, psi_cols: np.ndarray, psi_rows_ptr: np.ndarray, psi_row_ids: np.ndarray, psi_values: np.ndarray,
-    psi_row_pattern: np.ndarray, psi_row_offset: np.ndarray, phi_rT: np.ndarray,
-    gram_p: np.ndarray, target_p: np.ndarray, gram_r: np.ndarray, target_r: np.ndarray,
-    beta_p: float, beta_r: float, po: bool, policy: np.ndarray, Q: np.ndarray, V: np.ndarray, phis: np.ndarray,
-    work: tuple,
-) -> None:
-    """:func:`plan_into` with its work arrays given (:func:`plan_work`)."""
+    ``work``: the work arrays of :func:`plan_work` (the episode loop allocates them once per
+    block; each is written before it is read in every call)."""
     H, S, A = Q.shape
     lin, quad, lin_r, quad_r, z, Wp, Lp, theta_p, Wr, Lr, theta_r, xg, acc = work
     for s in range(S):
@@ -427,7 +414,7 @@ def _run_block(
                                                        params[0, 2], params[0, 3], gram_p, target_p, sym_p, chol_p)
         repaired[k, 2], repaired[k, 3] = _release_into(kinds[1], H, d2, sums_gr, sums_tr, suffix_gr, suffix_tr, t,
                                                        params[1, 2], params[1, 3], gram_r, target_r, sym_r, chol_r)
-        plan_with(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
+        plan_into(psi_cols_ptr, psi_cols, psi_rows_ptr, psi_row_ids, psi_values, psi_row_pattern, psi_row_offset, phi_rT,
                   gram_p, target_p, gram_r, target_r, beta_p, beta_r, po, pi, Q, V, phis, work)
         if not po:  # VI: greedy, ties (up to 1e-12 H) broken by the agent's random priorities
             for h in range(H):

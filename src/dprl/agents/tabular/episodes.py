@@ -81,7 +81,7 @@ MAX_POLICY_TABLE = 1 << 16
 def policy_table(S: int, A: int, H: int) -> np.ndarray:
     """The loop's table of policy values (NaN: not computed yet), empty where there are
     more than :data:`MAX_POLICY_TABLE` deterministic policies."""
-    n = A ** (S * H) if S * H * math.log2(max(A, 1)) <= 16 else 0
+    n = A ** (S * H)  # a Python integer: exact however large
     return np.full(n if n <= MAX_POLICY_TABLE else 0, np.nan)
 
 

@@ -35,12 +35,12 @@ def priv_q_into(
     ``ψ̃ = (1+SH)(3E/ñ + 2E²/ñ²)`` (Section 3); ``Q̃ = (r̃ + Σ_s' Ṽ_{h+1}(s') m̃(s,a,s')) / ñ``;
     ``Q̃⁺ = min(H, Q̃ + conf)``; ``Ṽ_h = max_a Q̃⁺``.
 
-    ``conf`` of a pair is a function of its ``ñ`` and of ``E`` only, so it is memoised:
-    ``memo[i]`` holds the ``ñ`` whose ``conf`` is ``memo_conf[i]`` and ``memo[SAH]`` the
-    ``E`` they were computed with (:func:`new_memo`: NaN, which matches nothing). UBEV's
-    exact counts change at ``H`` of the ``SAH`` pairs an episode, so it takes a logarithm
-    and a square root for those only; PUCB's releases change every pair every episode.
-    The memoised value is the one the formula gives, so results are bit-identical.
+    On exact counts (``E = 0``) ``conf`` of a pair is a function of its ``ñ`` only, so it is
+    memoised: ``memo[i]`` holds the ``ñ`` whose ``conf`` is ``memo_conf[i]`` (:func:`new_memo`:
+    NaN, which matches nothing). UBEV's counts change at ``H`` of the ``SAH`` pairs an episode,
+    so it takes a logarithm and a square root for those only; PUCB's releases (``E > 0``)
+    change every pair every episode and do not use the memo. The memoised value is the one
+    the formula gives, so results are bit-identical.
 
     Deviation: where ``ñ < max(2E, 1)`` we set ``Q̃⁺ = H`` directly instead of
     ``min(H, Q̃ + H)``. The paper's analysis of that branch is "upper bound ``Q* <= H``"; the
@@ -55,9 +55,6 @@ def priv_q_into(
     e3 = 3.0 * E
     e2sq = 2.0 * E * E
     exact = E == 0.0
-    if memo[sah] != E:  # a memo of another E (or none: NaN) matches no pair
-        memo[:] = math.nan
-        memo[sah] = E
     nxt = H % 2  # V[nxt] holds Ṽ_{h+1}, V[1 - nxt] receives Ṽ_h
     for s in range(S):
         V[nxt, s] = 0.0  # Ṽ_{H+1} := 0
@@ -104,7 +101,7 @@ def priv_q_into(
 @njit(cache=True)
 def new_memo(S: int, A: int, H: int) -> tuple[np.ndarray, np.ndarray]:
     """An empty memo of :func:`priv_q_into`'s confidence widths: ``(memo, memo_conf)``."""
-    return np.full(S * A * H + 1, np.nan), np.empty(S * A * H)
+    return np.full(S * A * H, np.nan), np.empty(S * A * H)
 
 
 @njit(cache=True)
