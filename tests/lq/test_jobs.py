@@ -182,15 +182,27 @@ def test_c3_recovers_the_exponents_and_rejects_wrong_ones():
     assert CLAIM["F2"].evaluate({"lq_regret": _regret_table(private_slope=0.5, cost_exponent=-1.0)})[0].verdict == "not reproduced"
 
 
-def test_lq_regime_long_serves_c2_only():
-    """`full`'s lq_regime_long (paper calibration at ε = 1, no OFU-RL runs) gets its own C2
-    rows and no C3 row (C3 pairs private runs with OFU-RL in lq_regret and lq_regime)."""
-    long = _regret_table(private_slope=0.5)
-    long = long[long["calibration"] != "none"]
-    tables = {"lq_regret": _regret_table(private_slope=0.5), "lq_regime_long": long}
+def test_lq_regime_long_serves_c2_and_c3_and_a_planted_cost_bug_flips_its_c3_rows():
+    """`full`'s lq_regime_long (the paper calibration at small ε, with OFU-RL at the same K) gets
+    its own C2 rows and its own C3 rows (the ε and the δ exponent); a privacy cost that ignores
+    δ (σ without its ln(2/δ): exponent 0 in ln 1/δ) flips its δ row."""
+    long = _regret_table(private_slope=0.5, calibration="paper", k_max=40000, burn_in=100.0, onset=20.0)
+    short = _regret_table(private_slope=0.5)
+    tables = {"lq_regret": short, "lq_regime_long": long}
     c2 = CLAIM["C2"].evaluate(tables)
-    assert sum(r.note.startswith("lq_regime_long") for r in c2) == long.groupby(["epsilon", "delta"]).ngroups
-    assert len(CLAIM["C3"].evaluate(tables)) == len(CLAIM["C3"].evaluate({"lq_regret": tables["lq_regret"]}))
+    assert sum(r.note.startswith("lq_regime_long") for r in c2) == long.groupby(["epsilon", "delta"], dropna=False).ngroups
+    c3 = [r for r in CLAIM["C3"].evaluate(tables) if r.note.startswith("lq_regime_long")]
+    assert len(c3) == 2 and {r.verdict for r in c3} == {"reproduced"} and {r.regime for r in c3} == {"reached"}
+    flat = long.copy()
+    private = flat["calibration"] == "paper"
+    ofu = flat[~private].set_index(["seed", "episode"])["regret"]
+    base = ofu.reindex(pd.MultiIndex.from_frame(flat.loc[private, ["seed", "episode"]])).to_numpy()
+    cost = flat.loc[private, "regret"].to_numpy() - base
+    delta_factor = (np.log(1 / flat.loc[private, "delta"]) / np.log(1e3)) ** 0.25
+    flat.loc[private, "regret"] = base + cost / delta_factor.to_numpy()
+    broken = {"delta" if "ln(1/δ) at" in r.note else "epsilon": r.verdict
+              for r in CLAIM["C3"].evaluate({"lq_regime_long": flat})}
+    assert broken == {"delta": "not reproduced", "epsilon": "reproduced"}
 
 
 def test_c1_and_c4_fail_when_they_should():

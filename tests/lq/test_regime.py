@@ -67,3 +67,61 @@ def test_onset_is_where_per_episode_regret_leaves_its_burn_in_level():
     assert np.isnan(onset_episode(ks, ks * 1.0))  # linear throughout: no onset
 
 
+
+
+# The experiments whose Private-OFU-RL rows are there to be inside the regime (config.yaml);
+# lq_regret's small K is the out-of-regime grid by design.
+REGIME_EXPERIMENTS = ("lq_regime", "lq_regime_eps10", "lq_regime_long")
+
+
+@pytest.mark.parametrize("preset", ["default", "full"])
+def test_every_regime_job_of_the_config_is_a_decade_past_its_predicted_burn_in(preset):
+    """Each private job of the regime experiments runs K >= horizon_needed (10·T*(K)) for its
+    own system and privacy, so its rows can be inside the regime (the measured onset decides
+    the rest). Guards the config against stale sizes: `full` ran lq_regime's tight ε = 1 at
+    6e7 < 6.3e7 and the paper calibration at ε = 1 at 2.5e8 < 3.0e8."""
+    from dprl.config.load import load_config_file
+    from dprl.experiments.lq.jobs import make_system
+    from dprl.runner.job import JobContext
+
+    experiments = load_config_file("config.yaml", preset).experiments
+    checked = 0
+    for name in REGIME_EXPERIMENTS:
+        if name not in experiments:
+            continue
+        for job in experiments[name].jobs:
+            spec = job.spec
+            if spec.privacy is None:
+                continue
+            system = make_system(spec.environment, JobContext(spec))
+            need = horizon_needed(spec.privacy, system.horizon, system.gamma, system.n, system.d,
+                                  float(spec.algorithm["alpha"]))
+            assert spec.settings["episodes"] >= need, (name, spec.privacy, need)
+            checked += 1
+    assert checked >= (12 if preset == "default" else 60)
+
+
+def test_full_tests_c3_inside_the_regime_where_its_exponents_are_the_papers():
+    """`full` has a paper-calibration grid of >= 3 points in ε and in δ, paired with OFU-RL at
+    the same K in a table C3 reads, whose calibration predicts the paper's exponents within
+    C3's tolerance (at ε = 10 it would not: +0.15 in ln 1/δ)."""
+    from dprl.analysis.claims.lq import C3_DELTA, C3_EPS, COST_TABLES
+    from dprl.analysis.stats import PAPER_EXPONENT_TOL
+    from dprl.config.load import load_config_file
+
+    long = load_config_file("config.yaml", "full").experiments["lq_regime_long"]
+    assert "lq_regime_long" in COST_TABLES
+    specs = [j.spec for j in long.jobs]
+    assert {s.algorithm["name"] for s in specs} == {"ofu_rl", "private_ofu_rl"}
+    assert len({s.settings["episodes"] for s in specs}) == 1
+    paper = [s.privacy for s in specs if s.privacy is not None and s.privacy.calibration == "paper"]
+    eps = sorted({p.epsilon for p in paper if p.delta == 1e-3})
+    deltas = sorted({p.delta for p in paper if p.epsilon == 1.0}, reverse=True)
+    assert len(eps) >= 3 and len(deltas) >= 3
+    k = specs[0].settings["episodes"]
+    eps_exp, _ = sigma_exponents("paper", eps, [1e-3], 1e-3, 1.0, episodes=k, **ARGS)
+    _, delta_exp = sigma_exponents("paper", [1.0], deltas, 1e-3, 1.0, episodes=k, **ARGS)
+    assert abs(eps_exp - C3_EPS) < PAPER_EXPONENT_TOL and abs(delta_exp - C3_DELTA) < PAPER_EXPONENT_TOL
+    # the same grids at ε = 10 miss the paper's exponents: why default has no C3 row at ε <= 10
+    _, at_ten = sigma_exponents("paper", [10.0], deltas, 1e-3, 10.0, episodes=k, **ARGS)
+    assert abs(at_ten - C3_DELTA) > PAPER_EXPONENT_TOL
