@@ -148,3 +148,78 @@ def test_bench_cold_compile(benchmark, tmp_path):
 
     cpu = benchmark.pedantic(cold, rounds=1, iterations=1)
     benchmark.extra_info["compile_cpu_s"] = cpu
+
+
+def _linear_algebra_kernels():
+    """Per-episode linear algebra of lines 4-5 on a 3×3 release, 10⁴ times inside compiled
+    code (no dispatch in the timing): Θ̂ = V⁻¹U, ln det V and the oracle's map M of the unit
+    ball onto C_k; the package's Cholesky route and the LAPACK route it replaced (solve,
+    slogdet, eigh for M = V^{-1/2})."""
+    from numba import njit
+
+    from dprl.agents.lq.ofu import _log_det, _solve_spd
+    from dprl.agents.lq.oracle import upper_inverse_transpose
+    from dprl.envs.lq import matmul_into
+    from dprl.privacy.kernels import cholesky_into
+
+    @njit
+    def cholesky_route(reps, gram, target):
+        acc = 0.0
+        m = np.empty((3, 3))
+        for _ in range(reps):
+            theta = _solve_spd(gram, target)
+            acc += theta[0, 0] + _log_det(gram)
+            cholesky_into(gram, 0.0, m)
+            upper_inverse_transpose(m)
+            acc += m[0, 0]
+        return acc
+
+    @njit
+    def lapack_route(reps, gram, target):
+        acc = 0.0
+        m = np.empty((3, 3))
+        for _ in range(reps):
+            theta = np.linalg.solve(gram, target)
+            acc += theta[0, 0] + np.linalg.slogdet(gram)[1]
+            evals, evecs = np.linalg.eigh(gram)
+            matmul_into(evecs * evals**-0.5, np.ascontiguousarray(evecs.T), m)
+            acc += m[0, 0]
+        return acc
+
+    return cholesky_route, lapack_route
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+def test_plan_linear_algebra_cholesky_against_lapack(benchmark):
+    """The route of ``plan_step``/``optimistic_step`` (a 3×3 Cholesky factor per use) against
+    LAPACK's (the reference, measured in the same run): 10⁴ episodes' worth of ``Θ̂``,
+    ``ln det V`` and ``M``. Measured 2026-11-28: 0.27 µs against 1.97 µs per episode (7.3×);
+    the whole loop at lq_regime_eps10's operating point 9.9 → 7.8 µs per episode."""
+    from dprl.agents.lq.ofu import _log_det, _solve_spd
+    from dprl.agents.lq.oracle import upper_inverse_transpose
+    from dprl.privacy.kernels import cholesky_into
+
+    new, old = _linear_algebra_kernels()
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((40, 3))
+    gram, target = z.T @ z + 50.0 * np.eye(3), rng.standard_normal((3, 2))
+    # the two routes compute the same Θ̂ and ln det V, and maps M with MᵀVM = I
+    np.testing.assert_allclose(_solve_spd(gram, target), np.linalg.solve(gram, target), rtol=1e-12)
+    assert _log_det(gram) == pytest.approx(np.linalg.slogdet(gram)[1], rel=1e-13)
+    m = np.empty((3, 3))
+    assert cholesky_into(gram, 0.0, m)
+    upper_inverse_transpose(m)
+    np.testing.assert_allclose(m.T @ gram @ m, np.eye(3), atol=1e-12)
+    reps = 10_000
+    old(10, gram, target)
+    benchmark.pedantic(new, args=(reps, gram, target), rounds=5, iterations=1, warmup_rounds=1)
+    ref_s = min(_cpu(old, reps, gram, target) for _ in range(5))
+    benchmark.extra_info.update(us_per_episode=benchmark.stats.stats.min / reps * 1e6,
+                                reference_us_per_episode=ref_s / reps * 1e6,
+                                ratio=ref_s / benchmark.stats.stats.min)
+
+
+def _cpu(f, *args) -> float:
+    t = time.process_time()
+    f(*args)
+    return time.process_time() - t

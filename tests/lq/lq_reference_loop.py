@@ -3,7 +3,9 @@ kept only as a test oracle for the compiled loop of :mod:`dprl.agents.lq.loop`.
 
 A copy of ``agents/lq/{run,ofu,oracle}.py`` and the parts of ``envs/lq.py`` they used at
 commit 1671bb3 (batched NumPy Riccati, Lyapunov regret, rollout, noise sampler, random-search
-oracle, agent), with the package's unchanged Regularizers. Only ``run_episodes`` differs:
+oracle, agent), with the package's unchanged Regularizers. The oracle's map of the unit ball
+onto the confidence set is ``L^{-T}`` (Cholesky) as in the package since 2026-11-28, not
+``V^{-1/2}``. Only ``run_episodes`` differs:
 it returns the per-episode records (the oracle test compares them episode by episode)
 next to the checkpoint table, and has no ``check_ridge``.
 """
@@ -141,8 +143,7 @@ class OptimisticOracle:
         return g.reshape(count, self.p, self.n)
 
     def __call__(self, center, gram, beta):
-        evals, evecs = np.linalg.eigh(gram)
-        inv_sqrt = (evecs * evals ** -0.5) @ evecs.T
+        inv_sqrt = np.linalg.inv(np.linalg.cholesky(gram)).T  # M = L^{-T}: MᵀVM = I (since 2026-11-28)
         cand = np.empty((self.n_candidates, self.p, self.n))
         cand[0] = center
         if self.n_candidates > 1:

@@ -4,8 +4,13 @@ The problem is non-convex and the paper gives no algorithm. Our documented oracl
 (a deviation the paper leaves open; it affects regret, never privacy, since it only
 post-processes released statistics):
 
-1. candidates ``Θ̂ + β V^{-1/2} U_j`` with ``U_j`` uniform in the unit Frobenius ball
-   (``j = 1..N-1``) plus the centre ``Θ̂``: all lie in ``C_k`` (``||Θ - Θ̂||_V = β||U||_F``);
+1. candidates ``Θ̂ + β M U_j`` with ``U_j`` uniform in the unit Frobenius ball
+   (``j = 1..N-1``) plus the centre ``Θ̂``, where ``M = L^{-T}`` for the Cholesky factor
+   ``V = L Lᵀ``: ``MᵀVM = I``, so ``||Θ - Θ̂||_V = β||U||_F`` and all lie in ``C_k``; a
+   linear map sends the uniform ball to the uniform ellipsoid ``C_k``, so the candidates have
+   the same law as with ``M = V^{-1/2}`` (the oracle's ``eigh`` route until 2026-11-28; the
+   two differ by a rotation of ``U``), at a fraction of the cost (a 3×3 ``eigh`` was a tenth
+   of an episode);
 2. each is projected onto ``{||Θ||_F <= 1}`` (radial scaling: the Euclidean projection);
    projected candidates that leave ``C_k`` are discarded, so every survivor is in ``C_k ∩ S``
    (controllability, the other half of ``S``, fails on a null set and is not checked);
@@ -25,7 +30,7 @@ is a large part of the loop's cost; the rate does not depend on ``N`` in the ran
 - N = 256 → 64: last-decade log-log slope 0.480 → 0.480, 0.492 → 0.494, 0.527 → 0.517,
   0.518 → 0.515; final regret 1-4 % lower; measured onset within two checkpoints;
   277-294 s against 826-867 s per job;
-- N = 64 → 32 (2026-11-28, AMD EPYC): slope 0.480 → 0.486, 0.494 → 0.494, 0.517 → 0.503,
+- N = 64 → 32 (2026-11-28, AMD EPYC, ``V^{-1/2}`` candidates): slope 0.480 → 0.486, 0.494 → 0.494, 0.517 → 0.503,
   0.515 → 0.515 (the seed mean C2 judges 0.512 → 0.509); final regret 2.006 → 2.005,
   2.906 → 2.864, 1.132 → 1.127, 5.373 → 5.316 (·10⁵); measured onset 3.2 → 3.6, 9.7 → 7.0,
   8.7 → 7.8, 5.0 → 5.6 (·10⁵); about 78k → 93k episodes per second (the jobs' progress
@@ -43,6 +48,7 @@ import numpy as np
 from numba import njit
 
 from dprl.envs.lq import matmul_into, optimal_costs_into, riccati_into
+from dprl.privacy.kernels import cholesky_into
 
 # A projected candidate counts as inside C_k up to this relative slack on β² (round-off).
 _SLACK = 1e-9
@@ -55,6 +61,24 @@ class OracleResult:
     cost: float  # J*_1(Θ̃_k, x_1) under the agent's noise model
     n_feasible: int  # candidates in C_k ∩ S
     fallback: bool
+
+
+@njit(cache=True)
+def upper_inverse_transpose(m: np.ndarray) -> None:
+    """In place: the lower triangle of ``m`` holds a Cholesky factor ``L``; ``m`` becomes
+    ``L^{-T}`` (upper triangular), by forward substitution for the columns of ``L⁻¹``."""
+    p = m.shape[0]
+    inv = np.zeros((p, p))
+    for j in range(p):
+        inv[j, j] = 1.0 / m[j, j]
+        for i in range(j + 1, p):
+            acc = 0.0
+            for k in range(j, i):
+                acc -= m[i, k] * inv[k, j]
+            inv[i, j] = acc / m[i, i]
+    for i in range(p):
+        for j in range(p):
+            m[i, j] = inv[j, i]
 
 
 @njit(cache=True, error_model="numpy")
@@ -72,10 +96,14 @@ def optimistic_step(
     d = p - n
     dim = p * n
     nc = n_candidates
-    # V^{-1/2} = E diag(λ)^{-1/2} Eᵀ
-    evals, evecs = np.linalg.eigh(gram)
+    # M = L^{-T} with V = L Lᵀ (MᵀVM = I). V is positive definite (ridge, or a release floored
+    # at λ_min > 0); if it is not in floating point, V^{-1/2} from eigh as before
     inv_sqrt = np.empty((p, p))
-    matmul_into(evecs * evals**-0.5, np.ascontiguousarray(evecs.T), inv_sqrt)
+    if cholesky_into(gram, 0.0, inv_sqrt):
+        upper_inverse_transpose(inv_sqrt)
+    else:
+        evals, evecs = np.linalg.eigh(gram)
+        matmul_into(evecs * evals**-0.5, np.ascontiguousarray(evecs.T), inv_sqrt)
     # 1. candidate 0 is Θ̂; candidates 1..N-1 are Θ̂ + β V^{-1/2} U_j with U_j uniform in the
     #    unit Frobenius ball (Gaussian direction, radius U^{1/dim})
     g = np.empty((p, n, nc))
