@@ -285,7 +285,11 @@ def test_valid_jobs_give_unchanged_results(path):
 #   by 1.1e-16 relative and leaves the regret identical. Values of the code at f1cf0c3, before
 #   the checks, and today: identical on the machine that stored them. Regenerated at 445522c,
 #   when the LQ burn-in became the onset at 270Λ: burn_in_episodes changed and horizon_needed
-#   was added; every other column was equal to the stored one at rtol 1e-9.
+#   was added; every other column was equal to the stored one at rtol 1e-9. Regenerated when the
+#   oracle's map of the unit ball became L^{-T} (Cholesky) instead of V^{-1/2} (eigh): the
+#   checkpoints up to episode 32 and the columns that do not depend on the candidates drawn
+#   (β, the calibration, the counts) were equal to the stored ones at rtol 1e-9; regret and
+#   the estimates differ from episode 63 (other candidates of the same law).
 # - LSW policy evaluation (weighted least squares): its digest fe1393f527469efb, stored before
 #   the checks, holds under the Haswell and Zen kernels and not under SkylakeX (an AVX-512
 #   EPYC's default, 2026-11-28: 6.2e-16 relative apart). The table was stored under

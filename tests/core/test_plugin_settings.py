@@ -168,7 +168,7 @@ def test_plugins_get_their_own_claim_rows_reported_apart(site):
     # C2 reads the centre setting of lq_regret, C3 its ε grid
     lq_priv = {f"e{e:g}": {"epsilon": e, "delta": CENTRE_DELTA, "calibration": "tight"}
                for e in (CENTRE_EPS, 10 * CENTRE_EPS, 100 * CENTRE_EPS)}
-    lq_set = {"episodes": 60, "checkpoints": 5}
+    lq_set = {"episodes": 400, "checkpoints": 5}  # long enough that OFU-RL learns while the private runs still play u ≡ 0: positive costs
     lq = pd.concat([_table("lq_regret", "my_lq", lq_env, lq_priv, lq_set, range(2)),
                     _table("lq_regret", "ofu_rl", lq_env, {"np": None}, lq_set, range(2))], ignore_index=True)
     mix_env = {"mixture": {"name": "mixture", "S": 5, "A": 2, "d1": 2, "d2": 2, "H": 2, "concentration": 0.5}}
