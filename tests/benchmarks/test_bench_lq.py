@@ -157,20 +157,19 @@ def _linear_algebra_kernels():
     slogdet, eigh for M = V^{-1/2})."""
     from numba import njit
 
-    from dprl.agents.lq.ofu import _log_det, _solve_spd
-    from dprl.agents.lq.oracle import upper_inverse_transpose
+    from dprl.agents.lq.ofu import _cholesky, _log_det, _solve_spd
+    from dprl.agents.lq.oracle import ball_map_into
     from dprl.envs.lq import matmul_into
-    from dprl.privacy.kernels import cholesky_into
 
     @njit
     def cholesky_route(reps, gram, target):
         acc = 0.0
         m = np.empty((3, 3))
         for _ in range(reps):
-            theta = _solve_spd(gram, target)
-            acc += theta[0, 0] + _log_det(gram)
-            cholesky_into(gram, 0.0, m)
-            upper_inverse_transpose(m)
+            low, ok = _cholesky(gram)
+            theta = _solve_spd(gram, target, low, ok)
+            acc += theta[0, 0] + _log_det(gram, low, ok)
+            ball_map_into(gram, m)
             acc += m[0, 0]
         return acc
 
@@ -195,20 +194,19 @@ def test_plan_linear_algebra_cholesky_against_lapack(benchmark):
     LAPACK's (the reference, measured in the same run): 10⁴ episodes' worth of ``Θ̂``,
     ``ln det V`` and ``M``. Measured 2026-11-28: 0.27 µs against 1.97 µs per episode (7.3×);
     the whole loop at lq_regime_eps10's operating point 9.9 → 7.8 µs per episode."""
-    from dprl.agents.lq.ofu import _log_det, _solve_spd
-    from dprl.agents.lq.oracle import upper_inverse_transpose
-    from dprl.privacy.kernels import cholesky_into
+    from dprl.agents.lq.ofu import _cholesky, _log_det, _solve_spd
+    from dprl.agents.lq.oracle import ball_map_into
 
     new, old = _linear_algebra_kernels()
     rng = np.random.default_rng(0)
     z = rng.standard_normal((40, 3))
     gram, target = z.T @ z + 50.0 * np.eye(3), rng.standard_normal((3, 2))
     # the two routes compute the same Θ̂ and ln det V, and maps M with MᵀVM = I
-    np.testing.assert_allclose(_solve_spd(gram, target), np.linalg.solve(gram, target), rtol=1e-12)
-    assert _log_det(gram) == pytest.approx(np.linalg.slogdet(gram)[1], rel=1e-13)
+    low, ok = _cholesky(gram)
+    np.testing.assert_allclose(_solve_spd(gram, target, low, ok), np.linalg.solve(gram, target), rtol=1e-12)
+    assert _log_det(gram, low, ok) == pytest.approx(np.linalg.slogdet(gram)[1], rel=1e-13)
     m = np.empty((3, 3))
-    assert cholesky_into(gram, 0.0, m)
-    upper_inverse_transpose(m)
+    ball_map_into(gram, m)
     np.testing.assert_allclose(m.T @ gram @ m, np.eye(3), atol=1e-12)
     reps = 10_000
     old(10, gram, target)

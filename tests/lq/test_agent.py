@@ -177,9 +177,8 @@ def test_cholesky_route_matches_lapack_and_maps_the_unit_ball_onto_the_confidenc
     numbers up to 1e9, as for OFU-RL's ridge Gram late in a run); the oracle's M = L^{-T}
     has MᵀVM = I (its transpose L⁻¹, a plausible slip, does not); a V that is not positive
     definite falls back to LAPACK exactly."""
-    from dprl.agents.lq.ofu import _log_det, _solve_spd
-    from dprl.agents.lq.oracle import upper_inverse_transpose
-    from dprl.privacy.kernels import cholesky_into
+    from dprl.agents.lq.ofu import _cholesky, _log_det, _solve_spd
+    from dprl.agents.lq.oracle import ball_map_into
 
     rng = np.random.default_rng(5)
     for cond in (1.0, 1e3, 1e9):
@@ -187,18 +186,21 @@ def test_cholesky_route_matches_lapack_and_maps_the_unit_ball_onto_the_confidenc
         gram = (q * np.geomspace(1.0, cond, 3)) @ q.T
         gram = 0.5 * (gram + gram.T)
         target = rng.standard_normal((3, 2))
-        np.testing.assert_allclose(_solve_spd(gram, target), np.linalg.solve(gram, target), rtol=1e-12 * cond, atol=0)
-        assert _log_det(gram) == pytest.approx(np.linalg.slogdet(gram)[1], abs=1e-13 + 1e-15 * cond)  # the matrix's own round-off
+        low, ok = _cholesky(gram)
+        assert ok
+        np.testing.assert_allclose(_solve_spd(gram, target, low, ok), np.linalg.solve(gram, target), rtol=1e-12 * cond, atol=0)
+        assert _log_det(gram, low, ok) == pytest.approx(np.linalg.slogdet(gram)[1], abs=1e-13 + 1e-15 * cond)  # the matrix's own round-off
         m = np.empty((3, 3))
-        assert cholesky_into(gram, 0.0, m)
-        upper_inverse_transpose(m)
+        ball_map_into(gram, m)
         assert np.allclose(m.T @ gram @ m, np.eye(3), atol=1e-9) and np.allclose(np.tril(m, -1), 0.0)
         if cond > 1:
             assert not np.allclose(m @ gram @ m.T, np.eye(3), atol=1e-3)  # L⁻¹ in place of L^{-T}
     indefinite = np.diag([2.0, -1.0, 3.0]) + 0.1
     target = rng.standard_normal((3, 2))
-    np.testing.assert_array_equal(_solve_spd(indefinite, target), np.linalg.solve(indefinite, target))
-    assert _log_det(indefinite) == np.linalg.slogdet(indefinite)[1]
+    low, ok = _cholesky(indefinite)
+    assert not ok
+    np.testing.assert_array_equal(_solve_spd(indefinite, target, low, ok), np.linalg.solve(indefinite, target))
+    assert _log_det(indefinite, low, ok) == np.linalg.slogdet(indefinite)[1]
 
 
 def test_single_candidate_oracle_is_certainty_equivalence():

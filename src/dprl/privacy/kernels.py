@@ -103,6 +103,23 @@ def cholesky_into(a: np.ndarray, t: float, L: np.ndarray) -> bool:
 
 
 @njit(cache=True)
+def lower_inverse_into(L: np.ndarray, W: np.ndarray) -> None:
+    """``W = L^{-1}`` for the lower-triangular factor in the lower triangle of ``L`` (as
+    :func:`cholesky_into` leaves it), by forward substitution column by column; ``W`` is
+    lower triangular. Shared by the linear-mixture whitening and the LQ oracle's map."""
+    d = L.shape[0]
+    for j in range(d):
+        for i in range(d):
+            if i < j:
+                W[i, j] = 0.0
+                continue
+            acc = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                acc -= L[i, k] * W[k, j]
+            W[i, j] = acc / L[i, i]
+
+
+@njit(cache=True)
 def finish_into(m: np.ndarray, lam_min: float) -> tuple[bool, bool]:
     """:meth:`dprl.privacy.regularizer.Regularizer._finish` for one ``(d, d)`` release, in
     place: symmetrise, and if the smallest eigenvalue is below ``λ_min`` (off the good

@@ -26,7 +26,7 @@ from numba import njit
 
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.envs.tabular import inverse_cdf
-from dprl.privacy.kernels import cholesky_into, feed_tree, finish_with, trailing_zeros
+from dprl.privacy.kernels import cholesky_into, feed_tree, finish_with, lower_inverse_into, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import pairwise_sum
 
@@ -220,15 +220,7 @@ def _whitening_into(G: np.ndarray, u: np.ndarray, W: np.ndarray, theta: np.ndarr
     d = G.shape[0]
     if not cholesky_into(G, 0.0, L):
         return False
-    for j in range(d):  # W = L^{-1} by forward substitution, column by column
-        for i in range(d):
-            if i < j:
-                W[i, j] = 0.0
-                continue
-            acc = 1.0 if i == j else 0.0
-            for k in range(j, i):
-                acc -= L[i, k] * W[k, j]
-            W[i, j] = acc / L[i, i]
+    lower_inverse_into(L, W)
     for i in range(d):  # θ = Wᵀ (W u)
         theta[i] = 0.0
     for i in range(d):

@@ -46,17 +46,16 @@ class Plan:
 def _cholesky(gram: np.ndarray) -> tuple[np.ndarray, bool]:
     """``(L, ok)`` with ``V = L Lᵀ`` in the lower triangle of ``L``; ``ok`` False when ``V``
     is not positive definite in floating point (never for a ridge or a floored release:
-    the callers then fall back to LAPACK's LU)."""
+    the callers then fall back to LAPACK)."""
     p = gram.shape[0]
     low = np.zeros((p, p))
     return low, cholesky_into(gram, 0.0, low)
 
 
 @njit(cache=True)
-def _log_det(gram: np.ndarray) -> float:
+def _log_det(gram: np.ndarray, low: np.ndarray, ok: bool) -> float:
     """``ln det V``: ``2 Σ ln L_ii`` from the Cholesky factor (a 3×3 ``slogdet`` costs
     ten times more), else ``slogdet``'s log of ``|det V|``."""
-    low, ok = _cholesky(gram)
     if not ok:
         return np.linalg.slogdet(gram)[1]
     acc = 0.0
@@ -66,9 +65,8 @@ def _log_det(gram: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def _solve_spd(gram: np.ndarray, target: np.ndarray) -> np.ndarray:
+def _solve_spd(gram: np.ndarray, target: np.ndarray, low: np.ndarray, ok: bool) -> np.ndarray:
     """``V⁻¹U`` by the Cholesky factor (forward then backward substitution), else LU."""
-    low, ok = _cholesky(gram)
     if not ok:
         return np.linalg.solve(gram, target)
     p, q = target.shape
@@ -88,11 +86,17 @@ def _solve_spd(gram: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def _radius(logdet: float, p: int, lam_min: float, lam_max: float, nu: float, n: int, noise_radius: float,
+            alpha: float) -> float:
+    info = max(0.0, logdet - p * math.log(lam_min))
+    return noise_radius * math.sqrt(2.0 * math.log(2.0 / alpha) + n * info) + math.sqrt(lam_max) + nu
+
+
+@njit(cache=True)
 def radius(gram: np.ndarray, lam_min: float, lam_max: float, nu: float, n: int, noise_radius: float, alpha: float) -> float:
     """:func:`confidence_radius` from the released ``V_k`` and the regularizer's constants."""
-    p = gram.shape[0]
-    info = max(0.0, _log_det(gram) - p * math.log(lam_min))
-    return noise_radius * math.sqrt(2.0 * math.log(2.0 / alpha) + n * info) + math.sqrt(lam_max) + nu
+    low, ok = _cholesky(gram)
+    return _radius(_log_det(gram, low, ok), gram.shape[0], lam_min, lam_max, nu, n, noise_radius, alpha)
 
 
 def confidence_radius(stats: RegularizedStats, n: int, noise_radius: float, alpha: float) -> float:
@@ -118,8 +122,9 @@ def plan_step(
 ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, int, bool]:
     """Lines 4-5 of Algorithm 1 from the released ``(V_k, U_k)``: ``(Θ̂_k, β_k, Θ̃_k, K_h(Θ̃_k),
     n_feasible, fallback)``."""
-    theta_hat = _solve_spd(gram, target)  # eq. 7: Θ̂_k = V_k⁻¹U_k
-    beta = radius(gram, lam_min, lam_max, nu, n, noise_radius, alpha)  # eq. 8
+    low, ok = _cholesky(gram)  # one factor for eq. 7 and eq. 8
+    theta_hat = _solve_spd(gram, target, low, ok)  # eq. 7: Θ̂_k = V_k⁻¹U_k
+    beta = _radius(_log_det(gram, low, ok), gram.shape[0], lam_min, lam_max, nu, n, noise_radius, alpha)  # eq. 8
     theta, gains, _, n_feasible, fallback = optimistic_step(theta_hat, gram, beta, q, r, x1, w_cov, horizon,
                                                              n_candidates, rng)  # eq. 9
     return theta_hat, beta, theta, gains, n_feasible, fallback

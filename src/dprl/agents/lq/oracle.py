@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit
 
 from dprl.envs.lq import matmul_into, optimal_costs_into, riccati_into
-from dprl.privacy.kernels import cholesky_into
+from dprl.privacy.kernels import cholesky_into, lower_inverse_into
 
 # A projected candidate counts as inside C_k up to this relative slack on β² (round-off).
 _SLACK = 1e-9
@@ -65,21 +65,21 @@ class OracleResult:
 
 
 @njit(cache=True)
-def upper_inverse_transpose(m: np.ndarray) -> None:
-    """In place: the lower triangle of ``m`` holds a Cholesky factor ``L``; ``m`` becomes
-    ``L^{-T}`` (upper triangular), by forward substitution for the columns of ``L⁻¹``."""
-    p = m.shape[0]
-    inv = np.zeros((p, p))
-    for j in range(p):
-        inv[j, j] = 1.0 / m[j, j]
-        for i in range(j + 1, p):
-            acc = 0.0
-            for k in range(j, i):
-                acc -= m[i, k] * inv[k, j]
-            inv[i, j] = acc / m[i, i]
-    for i in range(p):
-        for j in range(p):
-            m[i, j] = inv[j, i]
+def ball_map_into(gram: np.ndarray, out: np.ndarray) -> None:
+    """``out = M`` with ``MᵀVM = I`` (step 1): ``L^{-T}`` for the Cholesky factor ``V = L Lᵀ``,
+    or ``V^{-1/2}`` from ``eigh`` if ``V`` is not positive definite in floating point (never for
+    a ridge Gram or a release floored at ``λ_min > 0``)."""
+    p = gram.shape[0]
+    low = np.empty((p, p))
+    if cholesky_into(gram, 0.0, low):
+        inv = np.empty((p, p))
+        lower_inverse_into(low, inv)
+        for i in range(p):
+            for j in range(p):
+                out[i, j] = inv[j, i]
+    else:
+        evals, evecs = np.linalg.eigh(gram)
+        matmul_into(evecs * evals**-0.5, np.ascontiguousarray(evecs.T), out)
 
 
 @njit(cache=True, error_model="numpy")
@@ -97,15 +97,9 @@ def optimistic_step(
     d = p - n
     dim = p * n
     nc = n_candidates
-    # M = L^{-T} with V = L Lᵀ (MᵀVM = I). V is positive definite (ridge, or a release floored
-    # at λ_min > 0); if it is not in floating point, V^{-1/2} from eigh as before
-    inv_sqrt = np.empty((p, p))
-    if cholesky_into(gram, 0.0, inv_sqrt):
-        upper_inverse_transpose(inv_sqrt)
-    else:
-        evals, evecs = np.linalg.eigh(gram)
-        matmul_into(evecs * evals**-0.5, np.ascontiguousarray(evecs.T), inv_sqrt)
-    # 1. candidate 0 is Θ̂; candidates 1..N-1 are Θ̂ + β V^{-1/2} U_j with U_j uniform in the
+    inv_sqrt = np.empty((p, p))  # M (ball_map_into): MᵀVM = I
+    ball_map_into(gram, inv_sqrt)
+    # 1. candidate 0 is Θ̂; candidates 1..N-1 are Θ̂ + β M U_j with U_j uniform in the
     #    unit Frobenius ball (Gaussian direction, radius U^{1/dim})
     g = np.empty((p, n, nc))
     for c in range(1, nc):
