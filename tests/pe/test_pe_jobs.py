@@ -94,6 +94,11 @@ def test_private_jobs_reject_the_tight_calibration():
 def test_batch_sizes_grid():
     np.testing.assert_array_equal(jobs.batch_sizes(10, 10000, 1), [10, 100, 1000, 10000])
     assert jobs.batch_sizes(5, 5, 3).tolist() == [5]
+    # a half decade written as an integer (10^6.5 -> 3162278, just above it) keeps exact
+    # half decades: no extra, unaligned point
+    assert jobs.batch_sizes(100, 3162278, 2).tolist() == [100, 316, 1000, 3162, 10000, 31623, 100000, 316228,
+                                                          1000000, 3162278]
+    assert len(jobs.batch_sizes(100, 3162279 * 1001 // 1000, 2)) == 11  # past the tolerance: one more point
     with pytest.raises(ValueError, match="m_max"):
         jobs.batch_sizes(100, 10, 3)
 
@@ -271,3 +276,17 @@ def test_b5_at_one_m_cannot_tell_p_apart():
     df = pd.concat([df, df.assign(m=1e5)])  # the same one-m table twice: a decade, no m-dependence
     (row,) = evaluate(claim, {"pe_lambda": df})
     assert row["verdict"] != "reproduced", row["note"]
+
+
+@pytest.mark.parametrize("top, reached_at", [(3162278.0, 1.0), (3.1e6, 10.0)])
+def test_b5_counts_a_rounded_decade_of_integer_batch_sizes(top, reached_at):
+    """The default grid's half decades are rounded to integers: at ε = 1 its in-regime batch
+    sizes 316228 .. 3162278 are a decade short by 6e-7 and still count as a decade (the row
+    is then about ε = 1); a grid that ends 2% short of it does not (the row is about ε = 10)."""
+    claim = next(c for c in CLAIMS if c.id == "B5")
+    df = _lambda_table(0.5, 5e4)
+    grid = {100.0: 316228.0, 1000.0: 1e6, 1e4: 3162278.0, 1e5: top}
+    df = pd.concat([df, df[df["epsilon"] == 10.0].assign(epsilon=1.0, m=lambda d: d["m"].map(grid))])
+    df = df[~((df["epsilon"] == 1.0) & (df["m"] == 3162278.0) & (top != 3162278.0))]
+    (row,) = evaluate(claim, {"pe_lambda": df})
+    assert row["regime"] == "reached" and row["epsilon"] == reached_at, row["note"]

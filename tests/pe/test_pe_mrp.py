@@ -127,3 +127,36 @@ def test_sampling_is_deterministic():
     b = mrp.sample_first_visit(100, np.random.default_rng(5))
     np.testing.assert_array_equal(a.returns, b.returns)
     np.testing.assert_array_equal(a.visited, b.visited)
+
+
+def _random_mrp(n: int, rng: np.random.Generator, max_len: int) -> FiniteMRP:
+    """Rows with 1 to 4 successors (the chain has at most 2), absorbing state n-1."""
+    P = np.zeros((n, n))
+    for s in range(n - 1):
+        succ = rng.choice(n, size=rng.integers(1, 5), replace=False)
+        P[s, succ] = rng.dirichlet(np.ones(succ.size))
+    P[n - 1, n - 1] = 1.0
+    R = rng.random((n, n)) * (P > 0)
+    R[n - 1, n - 1] = 0.0
+    p0 = np.r_[np.full(n - 1, 1 / (n - 1)), 0.0]
+    return FiniteMRP(P, R, p0, 0.9, n - 1, max_len, 1.0)
+
+
+@pytest.mark.parametrize("mrp", [chain_mrp(n_states=12), _random_mrp(9, np.random.default_rng(0), 30),
+                                 _random_mrp(9, np.random.default_rng(1), 400)], ids=["chain", "cut", "absorbed"])
+def test_compiled_sampler_gives_the_numpy_references_numbers(monkeypatch, mrp):
+    """The Numba step and backward pass against the NumPy reference: the same random draws,
+    so the same trajectories and bit-identical returns, over several chunks (the last one
+    partial), with trajectories cut at max_len ("cut") and chunks that stop early because
+    every trajectory is absorbed ("absorbed")."""
+    monkeypatch.setattr("dprl.envs.mrp._CHUNK", 97)
+    for m in (1, 97, 300):
+        fast = list(mrp.iter_first_visit(m, np.random.default_rng(7)))
+        slow = list(mrp.iter_first_visit(m, np.random.default_rng(7), compiled=False))
+        assert len(fast) == len(slow) == -(-m // 97)
+        for a, b in zip(fast, slow):
+            np.testing.assert_array_equal(a.returns, b.returns)
+            np.testing.assert_array_equal(a.visited, b.visited)
+    # and both are first-visit Monte Carlo of the drawn trajectories: positive returns only
+    # where visited, the absorbing state never
+    assert not fast[-1].visited[:, mrp.absorbing].any() and np.all(fast[-1].returns[~fast[-1].visited] == 0)
