@@ -99,7 +99,11 @@ def test_reference_speed_is_the_workloads_episodes_per_cpu_second(tmp_path, monk
 
     monkeypatch.setattr(rs, "feed_episodes", twice)
     slow = rs.reference_speed(20_000, repeats=2)
-    assert slow["episodes_per_cpu_s"] < 0.75 * fast["episodes_per_cpu_s"]
+    monkeypatch.setattr(rs, "feed_episodes", real)
+    # the workload's rate is its best CPU time, but a neighbour (pytest -n on 2 cores) can
+    # still slow one measurement: the unhurried rate is the better of two, around the slow one
+    best = max(fast["episodes_per_cpu_s"], rs.reference_speed(20_000, repeats=2)["episodes_per_cpu_s"])
+    assert slow["episodes_per_cpu_s"] < 0.75 * best
 
     jobs = tmp_path / "jobs" / "exp"
     jobs.mkdir(parents=True)
