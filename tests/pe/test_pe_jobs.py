@@ -281,8 +281,9 @@ def test_b5_at_one_m_cannot_tell_p_apart():
 @pytest.mark.parametrize("top, reached_at", [(3162278.0, 1.0), (3.1e6, 10.0)])
 def test_b5_counts_a_rounded_decade_of_integer_batch_sizes(top, reached_at):
     """The default grid's half decades are rounded to integers: at ε = 1 its in-regime batch
-    sizes 316228 .. 3162278 are a decade short by 6e-7 and still count as a decade (the row
-    is then about ε = 1); a grid that ends 2% short of it does not (the row is about ε = 10)."""
+    sizes 316228 .. 3162278 are a decade short by 2 and still count as one, since each is
+    within 1/2 of its unrounded point (the row is then about ε = 1); a grid that ends 2% short
+    of it does not (the row is about ε = 10)."""
     claim = next(c for c in CLAIMS if c.id == "B5")
     df = _lambda_table(0.5, 5e4)
     grid = {100.0: 316228.0, 1000.0: 1e6, 1e4: 3162278.0, 1e5: top}

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from dprl.envs.mrp import FiniteMRP, FirstVisitData, chain_mrp
+
+sys.path.insert(0, str(Path(__file__).parent))  # the NumPy reference (a test helper, not a package)
+import mrp_reference  # noqa: E402
 
 
 def _first_visit_naive(states: list[int], rewards: list[float], gamma: float, n: int, absorbing: int):
@@ -152,7 +158,7 @@ def test_compiled_sampler_gives_the_numpy_references_numbers(monkeypatch, mrp):
     monkeypatch.setattr("dprl.envs.mrp._CHUNK", 97)
     for m in (1, 97, 300):
         fast = list(mrp.iter_first_visit(m, np.random.default_rng(7)))
-        slow = list(mrp.iter_first_visit(m, np.random.default_rng(7), compiled=False))
+        slow = list(mrp_reference.iter_first_visit(mrp, m, np.random.default_rng(7), 97))
         assert len(fast) == len(slow) == -(-m // 97)
         for a, b in zip(fast, slow):
             np.testing.assert_array_equal(a.returns, b.returns)

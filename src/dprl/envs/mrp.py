@@ -143,16 +143,13 @@ class FiniteMRP:
             lo = hi
         return BatchStats.from_sums(sizes, counts, sums)
 
-    def iter_first_visit(self, m: int, rng: np.random.Generator, compiled: bool = True) -> Iterator[FirstVisitData]:
-        """First-visit data of ``m`` trajectories, in chunks of at most ``_CHUNK`` (vectorised
-        over the trajectories of a chunk; see :meth:`sample_first_visit`).
-
-        Per chunk: start states from ``p0``, then one uniform per trajectory and step
-        (``rng.random(c)``, also for trajectories already absorbed, until every one is), and
-        the backward pass over the drawn states. ``compiled`` runs the step and the backward
-        pass as Numba kernels (:func:`step_into`, :func:`first_visit_into`); the random
-        draws are the same NumPy calls either way, so both give the same numbers
-        (``tests/pe/test_pe_mrp.py``); ``False`` is the NumPy reference."""
+    def iter_first_visit(self, m: int, rng: np.random.Generator) -> Iterator[FirstVisitData]:
+        """First-visit data of ``m`` trajectories, in chunks of at most ``_CHUNK`` (see
+        :meth:`sample_first_visit`). Per chunk: start states from ``p0``, then one uniform per
+        trajectory and step (``rng.random(c)``, also for trajectories already absorbed, until
+        every one is; :func:`step_into`), then the backward pass (:func:`first_visit_into`).
+        The NumPy code this replaced makes the same draws and gives the same numbers
+        (``tests/pe/mrp_reference.py``, ``tests/pe/test_pe_mrp.py``)."""
         if m < 1:
             raise ValueError(f"batch size m must be >= 1, got {m}")
         support, cum = self._sparse_rows()
@@ -164,29 +161,11 @@ class FiniteMRP:
             states[0] = rng.choice(n, size=c, p=self.p0)
             steps = T
             for t in range(T):
-                u = rng.random(c)
-                if compiled:
-                    done = step_into(states[t], states[t + 1], u, support, cum, self.absorbing)
-                else:
-                    s = states[t]
-                    j = (u[:, None] > cum[s]).sum(axis=1)
-                    states[t + 1] = support[s, j]
-                    done = bool(np.all(states[t + 1] == self.absorbing))
-                if done:
+                if step_into(states[t], states[t + 1], rng.random(c), support, cum, self.absorbing):
                     steps = t + 1
                     break
             ret, vis = np.zeros((c, n)), np.zeros((c, n), dtype=bool)
-            if compiled:
-                first_visit_into(states, steps, self.R, self.gamma, self.absorbing, ret, vis)
-            else:
-                rows = np.arange(c)
-                g = np.zeros(c)
-                for t in range(steps - 1, -1, -1):
-                    s, s_next = states[t], states[t + 1]
-                    g = self.R[s, s_next] + self.gamma * g
-                    live = s != self.absorbing
-                    ret[rows[live], s[live]] = g[live]
-                    vis[rows[live], s[live]] = True
+            first_visit_into(states, steps, self.R, self.gamma, self.absorbing, ret, vis)
             yield FirstVisitData(ret, vis)
 
 
@@ -200,7 +179,9 @@ def step_into(now: np.ndarray, nxt: np.ndarray, u: np.ndarray, support: np.ndarr
               absorbing: int) -> bool:
     """``nxt`` from ``now`` (one state per trajectory) and one uniform per trajectory: ``s' =
     support[s, #(u > cum[s])]`` (the inverse CDF over the row's padded support,
-    :meth:`FiniteMRP._sparse_rows`). Returns whether every trajectory is now absorbed."""
+    :meth:`FiniteMRP._sparse_rows`; strict ``>`` as the NumPy code it replaced, where
+    ``envs.tabular.inverse_cdf`` counts ``cum <= u``). Returns whether every trajectory is
+    now absorbed."""
     done = True
     for i in range(now.shape[0]):
         s = now[i]

@@ -322,9 +322,6 @@ def f4(tables: Tables) -> list[ClaimResult]:
 # ----------------------------------------------------------------------------- B5
 
 B5_DECADES = 1.0  # in-regime batch sizes must span at least a decade of m for some ε
-# batch sizes are integers: a grid of half decades is rounded (316228 .. 3162278 is a decade
-# short by 6e-7), so a span counts as a decade up to this relative slack
-M_ROUNDING = 1e-5
 
 
 def b5_cells(df: pd.DataFrame) -> tuple[dict[float, np.ndarray], float]:
@@ -368,7 +365,9 @@ def b5(tables: Tables) -> list[ClaimResult]:
     if "eps_m_floor" not in df:
         return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "no noise floor recorded (eps_m_floor)")]
     cells, need = b5_cells(df)
-    regime_eps = [e for e, ms in cells.items() if ms.size >= 2 and ms[-1] >= 10**B5_DECADES * ms[0] * (1 - M_ROUNDING)]
+    # batch sizes are integers, each within 1/2 of its log-spaced point (316228 .. 3162278 is a
+    # rounded decade): a span counts as a decade if the unrounded points may be one
+    regime_eps = [e for e, ms in cells.items() if ms.size >= 2 and ms[-1] + 0.5 >= 10**B5_DECADES * (ms[0] - 0.5)]
     if regime_eps:
         regime, horizon, used = "reached", float("nan"), {e: cells[e] for e in regime_eps}
     else:  # outside the regime: the top decade of every ε, reported only

@@ -28,11 +28,12 @@ from dprl.runner.job import JobContext, JobSpec
 
 def batch_sizes(m_min: int, m_max: int, per_decade: int) -> np.ndarray:
     """Log-spaced integer batch sizes from ``m_min`` to ``m_max`` (both included), at least
-    ``per_decade`` per decade. An ``m_max`` that is a half decade rounded to an integer
-    (10^6.5 -> 3162278) gives the grid of the exact one (the count is taken up to 1e-6)."""
+    ``per_decade`` per decade. ``m_max`` is read as an integer rounding of the intended end
+    (within 1/2), so a rounded half decade (10^6.5 -> 3162278) gives the grid of the exact one."""
     if m_max < m_min:
         raise ValueError(f"m_max ({m_max}) must be >= m_min ({m_min})")
-    n = max(int(math.ceil(per_decade * math.log10(m_max / m_min) - 1e-6)) + 1, 1)
+    span = math.log10(max(m_max - 0.5, m_min) / m_min)
+    n = max(int(math.ceil(per_decade * span)) + 1, 1)
     return log_checkpoints(m_max, n, start=m_min)
 
 
