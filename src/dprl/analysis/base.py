@@ -166,6 +166,18 @@ class ClaimResult:
 
 
 @dataclass(frozen=True)
+class PlantedBug:
+    """A plausible bug that would flip a claim's verdict, and the test that plants it and
+    sees the flip (``test``: a pytest node id, ``tests/<path>.py::<function>``). Each paper's
+    claims module lists them in ``PLANTED_BUGS`` by claim id; ``claims.md`` prints them, and
+    ``tests/core/test_planted_bugs.py`` checks that every claim has one and every test exists.
+    A verdict is worth what it could have been otherwise."""
+
+    bug: str
+    test: str
+
+
+@dataclass(frozen=True)
 class Claim:
     id: str
     paper: str

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import (
-    CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
+    CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, PlantedBug, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
     outside_regime, paper_claims, row_kinds, verdict_totals,
 )
 
@@ -42,6 +42,20 @@ def all_claims() -> tuple[Claim, ...]:
     if len(ids) != len(set(ids)):
         raise RuntimeError(f"duplicate claim ids: {sorted(i for i in ids if ids.count(i) > 1)}")
     return tuple(out)
+
+
+@cache
+def planted_bugs() -> dict[str, tuple[PlantedBug, ...]]:
+    """Each claim's planted bugs (every paper module's ``PLANTED_BUGS``), by claim id: what
+    would flip its verdict, and the test that shows it."""
+    known = {c.id for c in all_claims()}
+    out: dict[str, tuple[PlantedBug, ...]] = {}
+    for name in MODULES:
+        for cid, bugs in importlib.import_module(f"dprl.analysis.claims.{name}").PLANTED_BUGS.items():
+            if cid not in known:
+                raise RuntimeError(f"PLANTED_BUGS of dprl.analysis.claims.{name} names an unknown claim {cid!r}")
+            out[cid] = bugs
+    return out
 
 
 def evaluate(claim: Claim, tables: Tables) -> list[dict]:
@@ -154,11 +168,24 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
             lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected]))
         lines += ["", "| finding | calibration | ε | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
                   "|---|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
+    lines += _planted_markdown([*df["claim"].unique(), *found["claim"].unique()])
     if burn_in is not None:
         from dprl.analysis.burn_in import to_markdown as burn_in_markdown
 
         lines += burn_in_markdown(burn_in)
     return "\n".join(lines) + "\n"
+
+
+def _planted_markdown(claims: list[str]) -> list[str]:
+    """What would flip each verdict: every claim's planted bugs and the tests that plant them."""
+    bugs = planted_bugs()
+    lines = ["", "## What would flip each verdict (planted bugs)", "",
+             "Each bug below is planted by a test that runs the claim's own rule on it and sees the verdict flip "
+             "(`tests/core/test_planted_bugs.py` checks that every claim has one and that each test exists).", "",
+             "| claim | planted bug | test |", "|---|---|---|"]
+    for claim in dict.fromkeys(claims):
+        lines += [_md_row([f"**{claim}**", b.bug, f"`{b.test}`"]) for b in bugs.get(claim, ())]
+    return lines
 
 
 def _md_rows(df: pd.DataFrame) -> list[str]:

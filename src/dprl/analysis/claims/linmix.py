@@ -7,7 +7,7 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
+from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, Tables, overall_regime
 from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs, stacked_final_rows
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
 from dprl.experiments.registry import declared, plugins
@@ -512,3 +512,59 @@ CLAIMS = [
           "log-log slope of private minus non-private regret vs ε (vs ln 1/δ), tight calibration",
           f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", f3, "linmix_privacy_cost", finding=True),
 ]
+
+# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
+# plants it and asserts the flip through this module's rule.
+PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
+    "Z1": (
+        PlantedBug("the Privatizer's σ's cut 10x in the built agent: the audit fails",
+                   "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
+        PlantedBug("the built LDP agent's local randomiser holding a tenth of its σ",
+                   "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_with_a_tenth_of_its_sigma_flips"),
+        PlantedBug("the local randomiser drawing a tenth of the noise its calibration states (only the audit sees it)",
+                   "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_drawing_a_tenth_of_its_noise_flips_by_the_audit_alone"),
+    ),
+    "Z2": (
+        PlantedBug("linear regret", "tests/linmix/test_claims.py::test_z2_sqrt_reproduced_linear_not"),
+        PlantedBug("a short run still linear at K",
+                   "tests/linmix/test_claims.py::test_z2_long_table_rows_are_separate_and_fitted_over_their_own_last_decade"),
+    ),
+    "Z3": (
+        PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
+                   "tests/linmix/test_claims.py::test_z3_judges_the_paper_calibration_against_the_papers_exponent"),
+        PlantedBug("the ε = 10 table's regret raised to the power 1.2",
+                   "tests/linmix/test_claims.py::test_z3_reads_the_eps10_table_as_rows_of_its_own"),
+        PlantedBug("a paper calibration that ignores δ: cost flat in ln(1/δ)",
+                   "tests/linmix/test_claims_flip.py::test_z3_delta_exponent_flips_when_the_calibration_ignores_delta"),
+    ),
+    "Z4": (
+        PlantedBug("regret ∝ √S (a tabular learner)",
+                   "tests/linmix/test_claims.py::test_z4_equivalence_needs_flat_paired_regret_and_a_rejected_control"),
+    ),
+    "Z5": (
+        PlantedBug("regret ∝ (ln|A|)^1.5", "tests/linmix/test_claims.py::test_z5_one_sided_equivalence_with_control"),
+    ),
+    "Z6": (
+        PlantedBug("LDP and JDP curves swapped", "tests/linmix/test_claims.py::test_z6_ldp_larger_and_faster"),
+        PlantedBug("a local randomiser that adds the central noise once: LDP as good as JDP (inconclusive, "
+                   "not rejected: the rule cannot prove a tie)",
+                   "tests/linmix/test_claims_flip.py::test_z6_ldp_as_good_as_jdp_is_inconclusive_not_reproduced"),
+    ),
+    "Z7": (
+        PlantedBug("regret nearly constant in K (an agent that reads μ)",
+                   "tests/linmix/test_hard_family.py::test_z7_fails_for_an_agent_that_beats_the_lower_bound"),
+        PlantedBug("regret flat in K in linmix_hard_long",
+                   "tests/linmix/test_hard_family.py::test_z7_reads_linmix_hard_long_as_part_of_the_family"),
+        PlantedBug("an agent that reads μ, inside the regime", "tests/linmix/test_claims_flip.py::test_z7_in_regime_flips_for_an_agent_that_reads_mu"),
+    ),
+    "Z8": (
+        PlantedBug("regret flat in d", "tests/linmix/test_hard_family.py::test_z8_reads_the_growth_with_d_and_fails_when_flat"),
+        PlantedBug("regret flat in d, inside the regime", "tests/linmix/test_claims_flip.py::test_z8_in_regime_flips_when_regret_is_flat_in_d"),
+    ),
+    "F3": (
+        PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict ε^-0.4",
+                   "tests/linmix/test_claims.py::test_f3_expected_exponent_comes_from_the_sigmas_in_use"),
+        PlantedBug("tight noise that ignores δ while the recorded σ follows it",
+                   "tests/linmix/test_claims_flip.py::test_f3_delta_exponent_flips_when_the_cost_does_not_follow_the_recorded_sigmas"),
+    ),
+}

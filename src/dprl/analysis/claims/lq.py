@@ -7,7 +7,7 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.base import KINDS, Claim, ClaimResult, Tables, overall_regime
+from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, Tables, overall_regime
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
     sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
@@ -262,3 +262,35 @@ CLAIMS = [
           "fitted exponent of the privacy cost vs ε and vs ln(1/δ) (tight calibration)",
           f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", f2, "lq_privacy_cost", finding=True),
 ]
+
+# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
+# plants it and asserts the flip through this module's rule.
+PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
+    "C1": (
+        PlantedBug("Private-OFU-RL's σ_gram and σ_target cut 10x in the built agent: the audit fails",
+                   "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
+        PlantedBug("a plug-in holding half of Private-OFU-RL's σ's",
+                   "tests/core/test_plugin_settings.py::test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it"),
+        PlantedBug("one counter's audit above its ε", "tests/lq/test_jobs.py::test_c1_and_c4_fail_when_they_should"),
+    ),
+    "C2": (
+        PlantedBug("a saturating regret (k^0.15), and one seed with linear regret",
+                   "tests/lq/test_jobs.py::test_c2_is_two_sided"),
+        PlantedBug("Private-OFU-RL's regret linear in K inside its regime",
+                   "tests/lq/test_jobs.py::test_c2_separates_sqrt_k_from_linear_regret"),
+    ),
+    "C3": (
+        PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
+                   "tests/lq/test_jobs.py::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
+        PlantedBug("a calibration that ignores δ: cost flat in ln(1/δ)",
+                   "tests/lq/test_jobs.py::test_lq_regime_long_serves_c2_and_c3_and_a_planted_cost_bug_flips_its_c3_rows"),
+    ),
+    "C4": (
+        PlantedBug("the changing-regularizer estimate 1e-3 away from ridge",
+                   "tests/lq/test_jobs.py::test_c1_and_c4_fail_when_they_should"),
+    ),
+    "F2": (
+        PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict a shallower exponent",
+                   "tests/lq/test_jobs.py::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
+    ),
+}

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_inflation, laplace_inflation, power_note
-from dprl.analysis.base import Claim, ClaimResult, Tables
+from dprl.analysis.base import Claim, ClaimResult, PlantedBug, Tables
 from dprl.analysis.selection import final_rows
 from dprl.analysis.stats import bootstrap_ci
 from dprl.privacy.audit_power import LaplacePair
@@ -111,3 +111,20 @@ CLAIMS = [
     Claim("M3", "mechanisms", "The tight calibration adds no more noise than paper at the same (ε, δ), and reports by how much less.",
           ("counter_error",), "σ_tight / σ_paper", "<= 1", m3, "mechanisms_counter_error"),
 ]
+
+# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
+# plants it and asserts the flip through this module's rule.
+PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
+    "M1": (
+        PlantedBug("the Laplace tree counter's scale halved while its rows still claim ε (audit job)",
+                   "tests/core/test_mechanism_claims_flip.py::test_m1_flips_when_the_laplace_tree_noise_is_halved"),
+    ),
+    "M2": (
+        PlantedBug("an error bound without the union bound over t (β for β/T), or of one node instead of the "
+                   "sum of a release's nodes (counter_error jobs)", "tests/core/test_mechanism_claims_flip.py::test_m2_flips_when_the_error_bound_is_too_small"),
+    ),
+    "M3": (
+        PlantedBug("the tight Gaussian σ composed over 2L releases instead of L (counter_error jobs)",
+                   "tests/core/test_mechanism_claims_flip.py::test_m3_flips_when_the_tight_gaussian_calibration_composes_twice_as_often"),
+    ),
+}

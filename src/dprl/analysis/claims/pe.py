@@ -18,7 +18,7 @@ import pandas as pd
 
 from dprl.agents.pe.regime import B5_FLOOR_FACTOR, LSWRegime
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import Claim, ClaimResult, Tables
+from dprl.analysis.base import Claim, ClaimResult, PlantedBug, Tables
 from dprl.analysis.regime import ONSET_DECADES, onset_regime
 from dprl.analysis.selection import present_tables
 from dprl.analysis.stats import Estimate, bootstrap_ci, bootstrap_seed_rows, paired_slope_by_seed, verdict_near
@@ -436,3 +436,34 @@ CLAIMS = [
           "across m (fixed c per p): ln-RMSE advantage of the best interior p over the best boundary p", "> 0", b5,
           FIG_LAMBDA),
 ]
+
+# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
+# plants it and asserts the flip through this module's rule.
+PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
+    "B1": (
+        PlantedBug("a correct-labelled DP-LSL audit above its ε; negative controls that pass",
+                   "tests/pe/test_pe_jobs.py::test_b1_verdicts"),
+        PlantedBug("the correct DP-LSL smoothing with β = ε (β about 20x too large), run through the pe_audit job",
+                   "tests/pe/test_pe_claims_flip.py::test_b1_flips_when_the_correct_dp_lsl_is_not_smooth"),
+    ),
+    "B2": (
+        PlantedBug("DP-LSW's σ_X falling like m^-1/2 inside the regime",
+                   "tests/pe/test_pe_jobs.py::test_b2_fits_where_the_maximiser_is_zero"),
+        PlantedBug("DP-LSL's noise scale using λ of the smallest batch: its privacy cost grows with m (pe_batch jobs)",
+                   "tests/pe/test_pe_claims_flip.py::test_b2_privacy_cost_part_flips_when_dp_lsl_noise_does_not_shrink_with_m"),
+    ),
+    "B3": (
+        PlantedBug("DP-LSL's RMSE 10x DP-LSW's", "tests/pe/test_pe_jobs.py::test_b3_verdicts"),
+    ),
+    "B4": (
+        PlantedBug("GS-DP-LSL calibrated with the batch's local sensitivity, or with the global bound of the largest "
+                   "batch (pe_batch jobs)", "tests/pe/test_pe_claims_flip.py::test_b4_flips_when_gs_dp_lsl_is_calibrated_wrongly"),
+    ),
+    "B5": (
+        PlantedBug("the boundary exponent p = 1 best", "tests/pe/test_pe_jobs.py::test_b5_is_posed_across_m"),
+        PlantedBug("errors measured at one m only", "tests/pe/test_pe_jobs.py::test_b5_at_one_m_cannot_tell_p_apart"),
+    ),
+    "F4": (
+        PlantedBug("DP-LSL's σ half the exact GS Gaussian's", "tests/pe/test_pe_exact_gs.py::test_f4_verdict_follows_the_ratio"),
+    ),
+}
