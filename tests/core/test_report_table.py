@@ -95,3 +95,13 @@ def test_report_pages_keep_n_a_as_text(tmp_path):
     html = (tmp_path / "claims.html").read_text()
     assert "nan" not in re.findall(r"<td[^>]*>([^<]*)</td>", html)
     assert ">n/a</td>" in html
+
+
+def test_each_claim_shows_the_planted_bugs_that_would_flip_it():
+    html = claims_html(_frame())
+    bugs = re.findall(r'<tr class="bugs">(.*?)</tr>', html, flags=re.S)
+    assert len(bugs) == 2  # one under V2's rows, one under C1's
+    assert "Would flip on" in bugs[0] and "tests/tabular/test_regime.py::test_v2_inside_the_regime_can_fail" in bugs[0]
+    assert "test_noise_cut_10x_in_the_built_agent" in bugs[1]
+    unknown = _frame().assign(claim="X9")
+    assert '<tr class="bugs">' not in claims_html(unknown)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import findings, paper_claims, row_kinds, verdict_totals
-from dprl.analysis.claims import _fmt
+from dprl.analysis.claims import _fmt, planted_bugs
 
 # Background colours of the verdicts (and of a verdict that is not one of VERDICTS, e.g.
 # "n/a"): green, red, amber, grey; colour-blind readers also get the word in the cell.
@@ -37,6 +37,7 @@ th { background: #eee; position: sticky; top: 0; }
 tr.claim td { border-top: 2px solid #444; font-weight: bold; }
 tr.detail td { font-weight: normal; font-size: 12px; }
 tr.detail td.note { color: #333; }
+tr.bugs td { font-size: 12px; color: #555; }
 span.verdict { padding: 0 4px; border-radius: 3px; white-space: nowrap; }
 """
 
@@ -86,6 +87,16 @@ def summary_row(claim: str, rows: pd.DataFrame) -> str:
     ], "claim", colour)
 
 
+def bugs_row(claim: str) -> str:
+    """What would flip the claim's verdict: its planted bugs and the tests that plant them
+    (``PLANTED_BUGS``); empty for a claim the registry does not know."""
+    bugs = planted_bugs().get(claim, ())
+    if not bugs:
+        return ""
+    items = "; ".join(f"{escape(b.bug)} (<code>{escape(b.test)}</code>)" for b in bugs)
+    return f'<tr class="bugs"><td></td><td colspan="{len(HEADER) - 1}">Would flip on: {items}</td></tr>'
+
+
 def detail_row(row: pd.Series) -> str:
     return _cells([
         "", escape(str(row["calibration"]) + (f", ε = {_fmt(row['epsilon'])}" if np.isfinite(row.get("epsilon", np.nan)) else "")),
@@ -110,11 +121,13 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
         for claim, rows in part.groupby("claim", sort=False):
             body.append(summary_row(str(claim), rows))
             body.extend(detail_row(r) for _, r in rows.iterrows())
+            body.extend(b for b in [bugs_row(str(claim))] if b)
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title>'
         f"<style>{STYLE}</style></head><body>\n"
         f"<p>{df['claim'].nunique()} claims, {len(df)} rows: {totals}. Each claim's row (bold) counts the verdicts "
         "of the rows below it (one per calibration or setting). A rate measured outside its regime "
-        "(<i>not reached</i>) is inconclusive, with the horizon it needs.</p>\n"
+        "(<i>not reached</i>) is inconclusive, with the horizon it needs. Under each claim, the planted bugs that "
+        "would flip its verdict, each with the test that plants it.</p>\n"
         "<table>\n" + "\n".join(body) + "\n</table>\n</body></html>\n"
     )
