@@ -121,7 +121,8 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
         for claim, rows in part.groupby("claim", sort=False):
             body.append(summary_row(str(claim), rows))
             body.extend(detail_row(r) for _, r in rows.iterrows())
-            body.extend(b for b in [bugs_row(str(claim))] if b)
+            if bugs := bugs_row(str(claim)):
+                body.append(bugs)
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{escape(title)}</title>'
         f"<style>{STYLE}</style></head><body>\n"

@@ -189,13 +189,18 @@ def paired_slope_by_seed(df: pd.DataFrame, x: str, y: str, seed: str = "seed") -
 LINEAR_SLOPE = 0.9
 
 
+def has_linear_seed(est: Estimate, linear: float = LINEAR_SLOPE) -> bool:
+    """Whether any seed's own slope (the estimate's ``units``) is at least ``linear``."""
+    return bool(est.units) and max(est.units) >= linear
+
+
 def verdict_upper(est: Estimate, threshold: float, linear: float | None = LINEAR_SLOPE) -> str:
     """``reproduced`` when the CI contains a value <= threshold and the estimate is sane;
     ``not reproduced`` when the whole CI lies above it, or when any seed's own slope (the
     estimate's ``units``) is at least ``linear``."""
     if not np.isfinite(est.value) or est.n < 2:
         return "inconclusive"
-    if linear is not None and est.units and max(est.units) >= linear:
+    if linear is not None and has_linear_seed(est, linear):
         return "not reproduced"
     return "reproduced" if est.low <= threshold else "not reproduced"
 
@@ -259,7 +264,7 @@ def verdict_sqrt_rate(est: Estimate, window: tuple[float, float] = SQRT_RATE_WIN
     """:func:`verdict_inside` the window, and ``not reproduced`` when any seed's own slope
     (``units``) is at least :data:`LINEAR_SLOPE`: one seed that stays linear contradicts a
     √T rate whatever the others do."""
-    if est.units and max(est.units) >= LINEAR_SLOPE and est.n >= 2:
+    if has_linear_seed(est) and est.n >= 2:
         return "not reproduced"
     return verdict_inside(est, *window)
 

@@ -8,7 +8,7 @@ import pandas as pd
 from dprl.agents.tabular.privacy import audited_pair
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, Tables, overall_regime
-from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
+from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, has_linear_seed, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
 from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
 from dprl.analysis.selection import final_rows, present_tables, privacy_costs
 from dprl.experiments.registry import declared, plugins
@@ -185,9 +185,8 @@ def f1(tables: Tables) -> list[ClaimResult]:
         ratio = f"{t_star / t_tight:.3g}× the tight calibration's ({t_tight:.3g})" if np.isfinite(t_tight) and t_tight > 0 else "no tight run to compare"
         # sublinear: the CI below 1 and, as in V2, no seed's own slope at LINEAR_SLOPE or above
         # (a linear regret with a lower-order term fits slopes of 0.99 whose CI ends below 1)
-        linear = bool(est.units) and max(est.units) >= LINEAR_SLOPE
         verdict = "inconclusive" if est.n < 2 or not np.isfinite(est.value) else (
-            "reproduced" if est.high < 1 and not linear else "not reproduced")
+            "reproduced" if est.high < 1 and not has_linear_seed(est) else "not reproduced")
         res.append(_res(est, verdict, "paper",
                         f"{_where(name, env)}, ε={eps:g}: predicted burn-in under the paper calibration T* = {t_star:.3g}, {ratio}; "
                         f"log-log slope of PUCB's regret over T ∈ [{start:.3g}, {g['episode'].max():.3g}] "
