@@ -172,3 +172,21 @@ def test_exact_counts_reporting_eps_are_flagged_by_the_audit_not_by_regret(monke
     fin = [t[t["episode"] == t["T"]].groupby("T")["regret"].mean() for t in (honest, cheat)]
     assert np.allclose(fin[0], fin[1], rtol=0.1)
     assert _rows("V8", cheat)[0]["verdict"] == "reproduced"
+
+
+def test_v9_reads_tabular_hard_short_as_part_of_the_family():
+    """UBEV's short horizons live in ``tabular_hard_short`` (PUCB's burn-in keeps it out of
+    them): V9 from the two tables equals V9 from one, and a regret flat in T planted in the
+    short table alone (an agent that stops exploring after its burn-in) flips the verdict."""
+    table = _table([(UBEV, None)], TS, 4)
+    whole = _rows("V9", table)[0]
+    short = table[table["T"] < TS[-1]].assign(experiment="tabular_hard_short")
+    claim = next(c for c in tc.CLAIMS if c.id == "V9")
+    split = evaluate(claim, {"tabular_hard": table[table["T"] == TS[-1]], "tabular_hard_short": short})[0]
+    assert (split["verdict"], split["measured"], split["ci_low"]) == (whole["verdict"], whole["measured"], whole["ci_low"])
+    assert whole["verdict"] == "reproduced"
+    # the short T's regret raised to the largest T's: regret flat in T over the family
+    last = table[table["T"] == TS[-1]].groupby("seed")["regret"].max()
+    flat = short.assign(regret=short["seed"].map(last) * (1 + 0.01 * short["T"] / TS[-1]))
+    broken = evaluate(claim, {"tabular_hard": table[table["T"] == TS[-1]], "tabular_hard_short": flat})[0]
+    assert broken["verdict"] == "not reproduced", broken

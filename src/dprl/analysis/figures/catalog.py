@@ -68,7 +68,8 @@ FIGURES: dict[str, Figure] = _register(
     Figure("tabular_mab_pulls", "tabular", ("private_mab",), "tabular:mab_pulls", ("V6",)),
     Figure("tabular_regime", "tabular", ("tabular_regret",), "tabular:regime", ("V2", "V3", "F1"),
            optional=("tabular_regret_eps1",)),
-    Figure("tabular_hard_regret", "tabular", ("tabular_hard",), "tabular:hard_regret", ("V8", "V9")),
+    Figure("tabular_hard_regret", "tabular", ("tabular_hard",), "tabular:hard_regret", ("V8", "V9"),
+           optional=("tabular_hard_short",)),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3", "F2")),
@@ -84,7 +85,7 @@ FIGURES: dict[str, Figure] = _register(
            optional=("linmix_hard_long",)),
     Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig", ("Z4",)),
     Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig", ("Z5",)),
-    Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig", ("Z6",)),
+    Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig", ("Z6",), optional=("linmix_hard_ldp",)),
     Figure("linmix_audit", "linmix", ("linmix_audit",), "linmix:audit_fig", ("Z1",)),
     # private policy evaluation (2016)
     Figure("pe_rmse_loglog", "pe", ("pe_batch",), "pe:rmse_loglog", ("B3",)),

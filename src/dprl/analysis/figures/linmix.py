@@ -196,7 +196,10 @@ def actions_fig(tables: Tables):
 
 def ldp_fig(tables: Tables):
     df = tables["linmix_ldp"]
-    fig, axes = P.subplots(1, 1, panel=(6.0, 4.4))
+    hard = present_tables(tables, ("linmix_hard_ldp",))
+    fig, axes = P.subplots(1, 2 if hard else 1, panel=(6.0, 4.4))
+    if hard:
+        _ldp_hard_panel(axes[0, 1], final_rows(hard[0][1]))
     ax = axes[0, 0]
     eps_marker = {e: P.COINCIDE_MARKERS[i % len(P.COINCIDE_MARKERS)] for i, e in enumerate(sorted(df["epsilon"].unique()))}
     several = len(eps_marker) > 1  # coloured by algorithm: several ε need a marker each
@@ -215,14 +218,32 @@ def ldp_fig(tables: Tables):
                          np.concatenate([f["mean"].to_numpy() for f in frames]))
     _note_unmarked(ax, unmarked, len(unmarked))
     P.log_axes(ax)
-    ax.set(xlabel="T = KH", ylabel="cumulative regret")
+    ax.set(xlabel="T = KH", ylabel="cumulative regret", title="mixture instance")
     P.flush_notes(ax)
     # beside the panel: a legend of several ε × calibrations inside covered the curves
     burn_in = P.burn_in_legend_entry("T*·H")
     extra = {burn_in.get_label(): burn_in} if P.proxy_drawn(burn_in, [ax]) else {}
-    P.figure_legend(fig, {**P.handles_of([ax]), **extra})
+    P.figure_legend(fig, {**P.handles_of(list(axes[0])), **extra})
     fig.suptitle("Local (LDP) against joint (JDP) privacy (seed mean, 95% bootstrap band)")
     return fig
+
+
+def _ldp_hard_panel(ax, fin: pd.DataFrame) -> None:
+    """Z6 on the family hard at K (``linmix_hard_ldp``): each learner's regret at K over uniform
+    play's (1: no learning; every policy's regret there is ``∝ √K``) against ε, seed mean with
+    95% bootstrap error bars, one series per algorithm (and K)."""
+    fin = fin.assign(share=fin["regret"] / fin["uniform_regret"])
+    for (alg, K), g in fin.groupby(["algorithm", "K"], sort=True):
+        style = P.series_style(alg, float("nan"), str(g["calibration"].iloc[0]), by="algorithm")
+        P.mean_band(ax, g, "epsilon", "share", errorbars=True, marker="o",
+                    label=f"{P.algorithm_name(alg)}, K = {int(K):.0e}", **style)
+    ax.axhline(1.0, color="0.15", lw=1.0, ls=(0, (5, 2)), label="uniform play (no learning)")
+    ax.set_xscale("log")
+    P.data_ticks(ax, np.sort(fin["epsilon"].unique()).astype(float))
+    d, H, scale = (fin[c].iloc[0] for c in ("d", "H", "gap_scale"))
+    ax.set(xlabel="ε", ylabel="regret at K / uniform play's regret", ylim=(0, 1.15),
+           title=f"family hard at K (d={int(d)} H={int(H)}, gap ×{scale:g})")
+    P.flush_notes(ax)
 
 
 def audit_fig(tables: Tables):

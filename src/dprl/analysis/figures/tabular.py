@@ -10,7 +10,7 @@ import pandas as pd
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.claims.tabular import (
-    HARD_FAMILY, HARD_POINT, REGRET_TABLES, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret,
+    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset
 from dprl.analysis.selection import final_rows, present_tables
@@ -209,13 +209,13 @@ def regime(tables: Tables):
 
 
 def hard_regret(tables: Tables):
-    """Regret at T on the Figure 1 instance tuned to T (``tabular_hard``: one run per T, the
-    same ``I`` per seed at every T), one panel per family (n, m, H, gap scale): UBEV and
+    """Regret at T on the Figure 1 instance tuned to T (``tabular_hard`` and
+    ``tabular_hard_short``: one run per T, the same ``I`` per seed at every T), one panel per family (n, m, H, gap scale): UBEV and
     PUCB per ε (seed mean, 95% bootstrap error bars), Theorem 6's shape
     ``c·(sqrt(HSAT) + SAH ln(T)/ε)`` per ε with V8's fitted ``c`` (min over all points of
     PUCB's regret / bound), uniform play's regret (the no-information reference, which is
     ``∝ √T`` by construction), the √T reference, and PUCB's predicted burn-in T*."""
-    df = final_rows(tables["tabular_hard"]).copy()
+    df = final_rows(hard_family(tables)).copy()
     df["uniform"] = uniform_regret(df)
     pu = df[df["algorithm"] == "pucb"]
     c = float("nan")

@@ -16,7 +16,7 @@ from dprl.agents.plugin import run_linmix_episodes
 from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
 from dprl.agents.regime import onset_episode
 from dprl.agents.protocol import BuiltAgent
-from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, make_env
+from dprl.envs.linear_mixture import LinearMixtureMDP, hard_linear_gap, hard_linear_uniform_regret, make_env
 from dprl.experiments.linmix.spec import AGENTS
 from dprl.privacy.audit import audit
 from dprl.privacy.regularizer import CentralRegularizer
@@ -44,9 +44,9 @@ def episodes(ctx: JobContext) -> int:
 
 def family_rng(ctx: JobContext) -> np.random.Generator:
     """For a family tuned to ``K``: a stream keyed by the family's parameters without ``K``
-    (and the seed), so a seed draws the same signs of ``μ`` at every ``K`` and the
-    regret-vs-K curves pair by seed; each seed draws its own ``μ``."""
-    family = {k: v for k, v in ctx.spec.environment.items() if k != "K"}
+    and ``gap_scale`` (and the seed), so a seed draws the same signs of ``μ`` at every ``K``
+    and gap scale, and the regret-vs-K curves pair by seed; each seed draws its own ``μ``."""
+    family = {k: v for k, v in ctx.spec.environment.items() if k not in ("K", "gap_scale")}
     return np.random.default_rng(np.random.SeedSequence(stable_hash(["env-family", family]), spawn_key=(int(ctx.spec.seed),)))
 
 
@@ -116,11 +116,13 @@ def run_hard(ctx: JobContext) -> pd.DataFrame:
     """Cumulative exact regret on the instance hard at ``K`` (``hard_linear_horizon``: Zhou,
     Gu, Szepesvári 2021, ``Δ = sqrt(δ/K)/(4√2)``), run for exactly ``K`` episodes
     (``linmix_hard``); ``μ``'s signs are drawn per seed from :func:`family_rng`. Records ``K``,
-    the gap ``Δ`` and the lower bound's shape ``d·H·√K``."""
+    the gap ``Δ``, the lower bound's shape ``d·H·√K`` and (``H = 2``) uniform play's regret."""
     e = ctx.spec.environment
-    K, d, H = int(e["K"]), int(e["d"]), int(e["H"])
+    K, d, H, scale = int(e["K"]), int(e["d"]), int(e["H"]), float(e.get("gap_scale", 1.0))
     df = run_regret(ctx)
-    return df.assign(K=K, d=d, gap=hard_linear_gap(H, K), dH_sqrtK=d * H * math.sqrt(K))
+    gap = hard_linear_gap(H, K, scale)
+    uniform = hard_linear_uniform_regret(d, K, gap) if H == 2 else float("nan")
+    return df.assign(K=K, d=d, gap=gap, gap_scale=scale, dH_sqrtK=d * H * math.sqrt(K), uniform_regret=uniform)
 
 
 # ------------------------------------------------------------------------------ audits

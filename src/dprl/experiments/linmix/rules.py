@@ -27,13 +27,15 @@ def tabular_as_linear(p: dict[str, Any]) -> list[Problem]:
 
 
 def hard_linear(p: dict[str, Any]) -> list[Problem]:
-    # envs/linear_mixture.py hard_linear_gap(): δ = 1/H, Δ = sqrt(δ/K_ref)/(4√2), needs
-    # (d-1)Δ <= δ. Written again here so that validation does not import NumPy.
+    # envs/linear_mixture.py hard_linear_gap(): δ = 1/H, Δ = gap_scale·sqrt(δ/K_ref)/(4√2),
+    # needs (d-1)Δ <= δ. Written again here so that validation does not import NumPy.
     delta = 1.0 / p["H"]
-    gap = math.sqrt(delta / p["K_ref"]) / (4.0 * math.sqrt(2.0))
+    scale = p.get("gap_scale", 1.0)
+    gap = scale * math.sqrt(delta / p["K_ref"]) / (4.0 * math.sqrt(2.0))
     if (p["d"] - 1) * gap > delta:
-        return [("K_ref", f"hard_linear needs (d-1)·Δ <= δ = 1/H for valid probabilities (Δ = sqrt(δ/K_ref)/(4√2)); "
-                          f"got d = {p['d']}, H = {p['H']}, K_ref = {p['K_ref']}")]
+        return [("K_ref", f"hard_linear needs (d-1)·Δ <= δ = 1/H for valid probabilities (Δ = gap_scale·sqrt(δ/K_ref)/(4√2)); "
+                          f"got d = {p['d']}, H = {p['H']}, K_ref = {p['K_ref']}, gap_scale = {scale:g}: needs K_ref >= "
+                          f"{math.ceil(p['H'] * ((p['d'] - 1) * scale / (4.0 * math.sqrt(2.0))) ** 2)}")]
     return []
 
 

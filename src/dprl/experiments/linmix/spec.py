@@ -66,7 +66,9 @@ HARD_ENVS = environments(
     Environment("hard_linear_horizon", {
         "d": Param(3, minimum=2, maximum=8, doc="feature dimension (A = 2^(d-1) actions)"),
         "H": Param(2, minimum=1, doc="horizon (S = H + 2)"),
-        "K": Param(100000, minimum=10, doc="episodes K, and the K the gap Δ = sqrt(δ/K)/(4 sqrt 2) is tuned to"),
+        "K": Param(100000, minimum=10, doc="episodes K, and the K the gap Δ = gap_scale·sqrt(δ/K)/(4 sqrt 2) is tuned to"),
+        "gap_scale": Param(1.0, exclusive_minimum=0.0, doc="multiplies Δ (1: the paper's construction; larger: a gap "
+                                                           "a learner partly resolves within K, still ∝ 1/√K)"),
     }, "the Zhou, Gu, Szepesvári (2021) instance hard at K, run for K episodes (one job per K)",
         label="hard linear mixture tuned to K", rule="dprl.experiments.linmix.rules:hard_linear_horizon")
 )
