@@ -190,3 +190,17 @@ def test_v9_reads_tabular_hard_short_as_part_of_the_family():
     flat = short.assign(regret=short["seed"].map(last) * (1 + 0.01 * short["T"] / TS[-1]))
     broken = evaluate(claim, {"tabular_hard": table[table["T"] == TS[-1]], "tabular_hard_short": flat})[0]
     assert broken["verdict"] == "not reproduced", broken
+
+
+def test_v9_fits_over_the_T_inside_the_regime_when_two_are():
+    """A grid that serves several ε starts below the smaller ε's burn-in: T = 4000 is below
+    UBEV's regime (10 × its measured end of the clamp, 2.5e3-3.1e3), so V9 fits over the
+    three T past it and the row is inside the regime; with one T past it, the whole grid is
+    fitted and the row is outside (inconclusive, with the horizon it needs)."""
+    table = _table([(UBEV, None)], [4000, *TS], 4)
+    row = _rows("V9", table)[0]
+    assert row["regime"] == "reached" and row["verdict"] == "reproduced", row
+    assert "T ∈ {3.2e+04, 1.28e+05, 5.12e+05}" in row["note"]
+    short = _rows("V9", table[table["T"] <= TS[0]])[0]
+    assert short["regime"] == "not reached" and short["verdict"] == "inconclusive", short
+    assert short["horizon_needed"] > 4000
