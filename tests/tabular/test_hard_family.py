@@ -204,3 +204,52 @@ def test_v9_fits_over_the_T_inside_the_regime_when_two_are():
     short = _rows("V9", table[table["T"] <= TS[0]])[0]
     assert short["regime"] == "not reached" and short["verdict"] == "inconclusive", short
     assert short["horizon_needed"] > 4000
+
+
+# ---------------------------------------------------------------------- V7 on the family
+
+
+def _cost_table(cost_of_S, seeds=3) -> pd.DataFrame:
+    """Real UBEV and PUCB (ε = 10) jobs on the family at S = 4, 5, 6 (n = 2, 3, 4; T = 20000,
+    gap scale 10), marked inside PUCB's regime, with PUCB's regret set to UBEV's plus
+    ``cost_of_S(S)`` per seed (×(1 + 1% noise)): V7's family rows read the rest."""
+    jobs_ = [_job(a, _family(n=n, T=20000, gap_scale=10.0), e, s).assign(**{"env_label": f"lbh_n{n}"})
+             for (a, e) in ((UBEV, None), (PUCB, 10.0)) for n in (2, 3, 4) for s in range(seeds)]
+    df = pd.concat(jobs_, ignore_index=True)
+    df[["burn_in_episodes", "horizon_needed", "onset_episode"]] = [10.0, 100.0, 10.0]  # inside the regime
+    ubev = df[df["algorithm"] == "ubev"].set_index(["env_label", "seed", "episode"])["regret"]
+    pucb = df["algorithm"] == "pucb"
+    key = pd.MultiIndex.from_frame(df.loc[pucb, ["env_label", "seed", "episode"]])
+    noise = 1 + 0.01 * np.random.default_rng(0).standard_normal(int(pucb.sum()))
+    df.loc[pucb, "regret"] = ubev.reindex(key).to_numpy() + cost_of_S(df.loc[pucb, "S"].to_numpy(float)) * noise
+    return df
+
+
+def _v7_family_row(df):
+    rows = [r for r in evaluate(next(c for c in tc.CLAIMS if c.id == "V7"),
+                                {"tabular_scaling": _garnet_stub(), "tabular_hard_cost": df})
+            if "tabular_hard_cost" in r["note"]]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def _garnet_stub() -> pd.DataFrame:
+    """V7's required table (garnet) at one S: it gives no row of its own."""
+    return _job(UBEV, _family(T=400), None, 0).assign(experiment="tabular_scaling")
+
+
+def test_v7_on_the_family_reads_the_cost_against_S():
+    """Control: a cost ∝ S^1.5 inside the regime -> reproduced, exponent ≈ 1.5, S ∈ {4, 5, 6}."""
+    row = _v7_family_row(_cost_table(lambda S: 50.0 * S**1.5))
+    assert row["verdict"] == "reproduced" and row["regime"] == "reached", row
+    assert 1.3 < row["measured"] < 1.7 and "S ∈ {4, 5, 6}" in row["note"]
+
+
+def test_v7_on_the_family_flips_when_the_cost_is_cubic_or_capped():
+    """Planted bugs: a privacy cost ∝ S³ (noise scaled by S² too many) -> not reproduced; a
+    cost at the family's cap, ∝ sqrt(n) (the gap scale too small to let UBEV learn), ->
+    exponent well below 1, not reproduced."""
+    cubic = _v7_family_row(_cost_table(lambda S: 5.0 * S**3))
+    assert cubic["verdict"] == "not reproduced" and cubic["ci_low"] > 2, cubic
+    capped = _v7_family_row(_cost_table(lambda S: 100.0 * np.sqrt(S - 2)))
+    assert capped["verdict"] == "not reproduced" and capped["ci_high"] < 1, capped

@@ -130,8 +130,21 @@ def pac_counts(tables: Tables):
 
 
 def scaling_S(tables: Tables):
+    """V7: the privacy cost against S on garnet and, where ``tabular_hard_cost`` ran, on the
+    Figure 1 family hard at T (its own panel: one T and gap scale per series)."""
     cost = final_rows(privacy_cost(tables["tabular_scaling"]))
-    fig, axes = P.subplots(1, 1, panel=(5.6, 4.3))
+    family = present_tables(tables, ("tabular_hard_cost",))
+    fig, axes = P.subplots(1, 2 if family else 1, panel=(5.6, 4.3))
+    if family:
+        fam = final_rows(privacy_cost(family[0][1]))
+        fam = fam[fam["algorithm"] == "pucb"]
+        ax = axes[0, 1]
+        for (eps, cal, T, scale), g in fam.groupby(["epsilon", "calibration", "T", "env.gap_scale"], sort=True):
+            P.mean_band(ax, g, "S", "cost", label=f"{P.series_label('pucb', eps, cal)}, family T = {int(T):.0e}, gap ×{scale:g}",
+                        marker="s", positive=True, **P.series_style("pucb", eps, cal, by="epsilon"))
+        for exponent in (1.0, 2.0):
+            P.reference_rate(ax, exponent, "S")
+        P.finish_axes(ax, xlabel="S (Figure 1 family hard at T: n + 2 states)", ylabel="privacy cost at T")
     ax = axes[0, 0]
     for (alg, eps, cal), g in cost.groupby(["algorithm", "epsilon", "calibration"], sort=True):
         by = "epsilon" if alg == "pucb" else "algorithm"  # a plug-in in its own colour
