@@ -366,12 +366,9 @@ def _z6_gapped(tables: Tables) -> list[ClaimResult]:
     for (calib, eps, delta), g in fin.groupby(["calibration", "epsilon", "delta"]):
         for ldp_alg in sorted(a for a in g["algorithm"].unique() if a.startswith("ldp_")):
             jdp_alg = ldp_alg.replace("ldp_", "private_")
-            a = g[g["algorithm"] == ldp_alg].set_index("seed")["regret"]
-            b = g[g["algorithm"] == jdp_alg].set_index("seed")["regret"]
-            seeds = a.index.intersection(b.index)
-            if len(seeds) == 0:
+            diff = _paired_diff(g[g["algorithm"] == ldp_alg], g[g["algorithm"] == jdp_alg])
+            if diff.n == 0:
                 continue
-            diff = bootstrap_ci((a[seeds] - b[seeds]).to_numpy())
             sub = df[(df["calibration"] == calib) & (df["epsilon"] == eps) & (df["delta"] == delta)]
             sub = sub[sub["episode"] >= sub["episode"].max() / 10]
             s_ldp = paired_slope_by_seed(sub[sub["algorithm"] == ldp_alg], "T", "regret")
