@@ -253,3 +253,65 @@ def test_v7_on_the_family_flips_when_the_cost_is_cubic_or_capped():
     assert cubic["verdict"] == "not reproduced" and cubic["ci_low"] > 2, cubic
     capped = _v7_family_row(_cost_table(lambda S: 100.0 * np.sqrt(S - 2)))
     assert capped["verdict"] == "not reproduced" and capped["ci_high"] < 1, capped
+
+
+# ---------------------------------------------------------------------- V3 on the family
+
+
+def _eps_tables(cost_of_eps, seeds=3) -> dict[str, pd.DataFrame]:
+    """Real UBEV and PUCB jobs on one point of the family (S = 4, T = 20000, gap scale 10),
+    marked inside PUCB's regime, split as the workflow splits them: UBEV and PUCB at ε = 30
+    in ``tabular_hard_cost``, PUCB at ε = 100 and 300 in ``tabular_hard_eps``. PUCB's regret
+    is set to UBEV's plus ``cost_of_eps(ε, cap)`` per seed (×(1 + 1% noise)), ``cap`` being
+    uniform play's regret minus UBEV's."""
+    env = _family(T=20000, gap_scale=10.0)
+    df = pd.concat([_job(a, env, e, s) for (a, e) in ((UBEV, None), (PUCB, 30.0), (PUCB, 100.0), (PUCB, 300.0))
+                    for s in range(seeds)], ignore_index=True)
+    df[["burn_in_episodes", "horizon_needed", "onset_episode"]] = [10.0, 100.0, 10.0]  # inside the regime
+    ubev = df[df["algorithm"] == "ubev"].set_index(["seed", "episode"])["regret"]
+    pucb = df["algorithm"] == "pucb"
+    base = ubev.reindex(pd.MultiIndex.from_frame(df.loc[pucb, ["seed", "episode"]])).to_numpy()
+    cap = tc.uniform_regret(df.loc[pucb]) - base
+    noise = 1 + 0.01 * np.random.default_rng(0).standard_normal(int(pucb.sum()))
+    df.loc[pucb, "regret"] = base + cost_of_eps(df.loc[pucb, "epsilon"].to_numpy(float), cap) * noise
+    eps = df["epsilon"].fillna(0)
+    return {"tabular_regret": _job(UBEV, _family(T=400), None, 0).assign(experiment="tabular_regret"),
+            "tabular_hard_cost": df[eps <= 30].assign(experiment="tabular_hard_cost"),
+            "tabular_hard_eps": df[eps > 30].assign(experiment="tabular_hard_eps")}
+
+
+def _v3_family_row(tables):
+    rows = [r for r in evaluate(next(c for c in tc.CLAIMS if c.id == "V3"), tables) if "family" in r["note"]]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_v3_on_the_family_reads_1_over_eps_across_both_tables():
+    """Control: a cost of 2% of its cap at ε = 30, ∝ 1/ε -> reproduced over ε ∈ {30, 100,
+    300}, the ε = 30 point read from tabular_hard_cost and paired with its UBEV."""
+    row = _v3_family_row(_eps_tables(lambda e, cap: 0.02 * cap * 30 / e))
+    assert row["verdict"] == "reproduced" and row["regime"] == "reached", row
+    assert -1.05 < row["measured"] < -0.95 and "ε ∈ {30, 100, 300}" in row["note"]
+
+
+def test_v3_on_the_family_flips_on_the_wrong_noise_scale_or_none():
+    """Planted bugs: noise ∝ ε^(-1/2) (a σ calibrated as for Gaussian composition) -> the
+    CI holds -1/2, not -1: not reproduced; a cost that does not depend on ε (counters
+    read exactly, their noise fixed whatever ε is reported) -> not reproduced."""
+    sqrt = _v3_family_row(_eps_tables(lambda e, cap: 0.05 * cap * np.sqrt(30 / e)))
+    assert sqrt["verdict"] == "not reproduced" and sqrt["ci_high"] > -0.6, sqrt
+    flat = _v3_family_row(_eps_tables(lambda e, cap: 0.03 * cap))
+    assert flat["verdict"] == "not reproduced" and abs(flat["measured"]) < 0.1, flat
+
+
+def test_v3_on_the_family_leaves_out_the_capped_eps():
+    """A cost at the cap at ε = 30 (half of it) and ∝ 1/ε below a tenth of it: the capped
+    point is left out, the row reads the two others. Every ε capped: outside the regime,
+    inconclusive (it would read a compressed exponent)."""
+    def bent(e, cap):
+        return np.where(e <= 30, 0.5 * cap, 0.05 * cap * 100 / e)
+    row = _v3_family_row(_eps_tables(bent))
+    assert row["verdict"] == "reproduced" and "ε ∈ {100, 300}" in row["note"] and "30: 0.5" in row["note"], row
+    capped = _v3_family_row(_eps_tables(lambda e, cap: cap * (0.9 - 0.1 * np.log10(e / 30))))
+    assert capped["regime"] == "not reached" and capped["verdict"] == "inconclusive", capped
+    assert "would be not reproduced" in capped["note"]

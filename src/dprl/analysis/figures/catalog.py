@@ -62,7 +62,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("tabular_regret_loglog", "tabular", ("tabular_regret",), "tabular:regret_loglog", ("V2", "F1"),
            optional=("tabular_regret_eps1",)),
     Figure("tabular_privacy_cost_eps", "tabular", ("tabular_regret",), "tabular:privacy_cost_eps", ("V3",),
-           optional=("tabular_regret_eps1",)),
+           optional=("tabular_regret_eps1", "tabular_hard_cost", "tabular_hard_eps")),
     Figure("tabular_pac_counts", "tabular", ("tabular_pac",), "tabular:pac_counts", ("V5",)),
     Figure("tabular_scaling_S", "tabular", ("tabular_scaling",), "tabular:scaling_S", ("V7",),
            optional=("tabular_hard_cost",)),

@@ -10,7 +10,8 @@ import pandas as pd
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.claims.tabular import (
-    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound, uniform_regret,
+    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V3_CAP_SHARE, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound,
+    uniform_regret, v3_family_costs,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset
 from dprl.analysis.selection import final_rows, present_tables
@@ -66,8 +67,15 @@ def regret_loglog(tables: Tables):
 
 
 def privacy_cost_eps(tables: Tables):
+    """V3: the privacy cost at the final T against ε per regret instance and, where
+    ``tabular_hard_eps`` ran, on the Figure 1 family hard at T (its own panel, with the cap
+    the cost cannot pass: uniform play's regret minus UBEV's)."""
     panels = _panels(tables, lambda df: final_rows(privacy_cost(df))) or [("(none)", None)]
-    fig, axes = P.subplots(1, len(panels), panel=(5.0, 4.0))
+    _, family = v3_family_costs(tables)
+    family = family.groupby(["calibration", "env_label"]).filter(lambda g: g["epsilon"].nunique() >= 2) if len(family) else family
+    fig, axes = P.subplots(1, len(panels) + (len(family) > 0), panel=(5.0, 4.0))
+    if len(family):
+        _family_cost_eps(axes[0, -1], family)
     for ax, (title, g) in zip(axes[0], panels):
         if g is None:
             P.empty_panel(ax)
@@ -84,6 +92,24 @@ def privacy_cost_eps(tables: Tables):
                       title=title)
     fig.suptitle("Privacy cost at the final T against ε (paired by seed; seed mean, 95% bootstrap band)")
     return fig
+
+
+def _family_cost_eps(ax, cost: pd.DataFrame) -> None:
+    """V3 on the family: the cost against ε per point, its cap, and the ε the claim fits
+    (cost at most ``V3_CAP_SHARE`` of the cap) told apart from the capped ones (hollow)."""
+    for (cal, _label), g in cost.groupby(["calibration", "env_label"], sort=True):
+        r = g.iloc[0]
+        style = P.series_style("pucb", None, cal, by="algorithm")
+        means = P.mean_band(ax, g, "epsilon", "cost", label=f"PUCB − UBEV ({cal}), S = {int(r['S'])}, T = {int(r['T']):.0e}, "
+                            f"gap ×{r['env.gap_scale']:g}", marker="o", positive=True, **style)
+        capped = g.groupby("epsilon")["share"].mean() > V3_CAP_SHARE
+        hollow = means[capped.reindex(means.index, fill_value=False)]
+        ax.plot(hollow.index, hollow["mean"], ls="none", marker="o", ms=7, mfc="white", color=style["color"],
+                label=f"cost above {V3_CAP_SHARE:g} of its cap (left out of the fit)")
+        cap = g.groupby("epsilon")["cap"].mean()
+        ax.plot(cap.index, cap.to_numpy(), color="0.4", ls=":", lw=1.0, label="cap: uniform play's regret − UBEV's")
+    P.reference_rate(ax, COST_EPS_EXPONENT, "ε")
+    P.finish_axes(ax, xlabel="ε", ylabel="privacy cost at T", title="Figure 1 family hard at T")
 
 
 def pac_counts(tables: Tables):
