@@ -114,9 +114,12 @@ def snakemake(workdir: Path, *args: str, env: dict | None = None, check: bool = 
 def start_snakemake(workdir: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     """Start Snakemake in the background, in its own process group (for fault injection)."""
     log = open(workdir / "snakemake-bg.log", "a")
+    # A shell without job control starts background commands with SIGINT ignored, and the
+    # child inherits that (a CI launched as `bash .ci/run &` did): Snakemake then never sees
+    # the Ctrl-C the fault tests send. A terminal's Ctrl-C reaches it with the default action.
     return subprocess.Popen(
         snakemake_cmd() + list(args), cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
