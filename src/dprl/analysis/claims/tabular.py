@@ -315,8 +315,7 @@ def _v3_family(tables: Tables) -> list[ClaimResult]:
         kept = [e for e in epss if share[e] <= V3_CAP_SHARE and regs[e][0] == "reached"]
         reached = len(kept) >= 2
         fit = kept if reached else epss
-        needs = [r[1] for r in regs.values() if np.isfinite(r[1])]
-        need = float("nan") if reached or not needs else float(max(needs))
+        need = float("nan") if reached else overall_regime([(r[0], r[1]) for r in regs.values()])[1]
         est = _fit_exponent(fit, [g[g["epsilon"] == e]["cost"].to_numpy(float) for e in fit])
         r = g.iloc[0]
         res.append(_res(est, verdict_exponent(est, V3_EPS, V3_EPS_WRONG), calib,
