@@ -156,29 +156,30 @@ def pac_counts(tables: Tables):
 
 
 def scaling_S(tables: Tables):
-    """V7: the privacy cost against S on garnet and, where ``tabular_hard_cost`` ran, on the
-    Figure 1 family hard at T (its own panel: one T and gap scale per series)."""
-    cost = final_rows(privacy_cost(tables["tabular_scaling"]))
-    family = present_tables(tables, ("tabular_hard_cost",))
-    fig, axes = P.subplots(1, 2 if family else 1, panel=(5.6, 4.3))
-    if family:
-        fam = final_rows(privacy_cost(family[0][1]))
-        fam = fam[fam["algorithm"] == "pucb"]
-        ax = axes[0, 1]
-        for (eps, cal, T, scale), g in fam.groupby(["epsilon", "calibration", "T", "env.gap_scale"], sort=True):
-            P.mean_band(ax, g, "S", "cost", label=f"{P.series_label('pucb', eps, cal)}, family T = {int(T):.0e}, gap ×{scale:g}",
-                        marker="s", positive=True, **P.series_style("pucb", eps, cal, by="epsilon"))
-        for exponent in (1.0, 2.0):
-            P.reference_rate(ax, exponent, "S")
-        P.finish_axes(ax, xlabel="S (Figure 1 family hard at T: n + 2 states)", ylabel="privacy cost at T")
+    """V7: the privacy cost against S on the Figure 1 family hard at T (``tabular_hard_cost``,
+    one T and gap scale per series) and, where ``tabular_scaling`` ran (``full``), on garnet
+    in a second panel."""
+    fam = final_rows(privacy_cost(tables["tabular_hard_cost"]))
+    fam = fam[fam["algorithm"] == "pucb"]
+    garnet = present_tables(tables, ("tabular_scaling",))
+    fig, axes = P.subplots(1, 2 if garnet else 1, panel=(5.6, 4.3))
     ax = axes[0, 0]
-    for (alg, eps, cal), g in cost.groupby(["algorithm", "epsilon", "calibration"], sort=True):
-        by = "epsilon" if alg == "pucb" else "algorithm"  # a plug-in in its own colour
-        P.mean_band(ax, g, "S", "cost", label=P.series_label(alg, eps, cal), marker="o", positive=True,
-                    **P.series_style(alg, eps, cal, by=by))
+    for (eps, cal, T, scale), g in fam.groupby(["epsilon", "calibration", "T", "env.gap_scale"], sort=True):
+        P.mean_band(ax, g, "S", "cost", label=f"{P.series_label('pucb', eps, cal)}, family T = {int(T):.0e}, gap ×{scale:g}",
+                    marker="s", positive=True, **P.series_style("pucb", eps, cal, by="epsilon"))
     for exponent in (1.0, 2.0):  # V7: between linear and quadratic in S
         P.reference_rate(ax, exponent, "S")
-    P.finish_axes(ax, xlabel="S (garnet states)", ylabel="privacy cost at the final T")
+    P.finish_axes(ax, xlabel="S (Figure 1 family hard at T: n + 2 states)", ylabel="privacy cost at T")
+    if garnet:
+        cost = final_rows(privacy_cost(garnet[0][1]))
+        ax = axes[0, 1]
+        for (alg, eps, cal), g in cost.groupby(["algorithm", "epsilon", "calibration"], sort=True):
+            by = "epsilon" if alg == "pucb" else "algorithm"  # a plug-in in its own colour
+            P.mean_band(ax, g, "S", "cost", label=P.series_label(alg, eps, cal), marker="o", positive=True,
+                        **P.series_style(alg, eps, cal, by=by))
+        for exponent in (1.0, 2.0):
+            P.reference_rate(ax, exponent, "S")
+        P.finish_axes(ax, xlabel="S (garnet states)", ylabel="privacy cost at the final T")
     fig.suptitle("Privacy cost against S (seed mean, 95% bootstrap band)")
     return fig
 
