@@ -59,6 +59,33 @@ def test_v7_exponent_window():
     assert claims.v7({"tabular_scaling": _scaling(3.0)})[0].verdict == "not reproduced"
 
 
+def _with_burn_in(df: pd.DataFrame, needs: dict[int, float]) -> pd.DataFrame:
+    """Regime columns: S's PUCB runs need ``needs[S]`` episodes (the run has 1000)."""
+    df = df.copy()
+    pucb = df["algorithm"] == "pucb"
+    df["burn_in_episodes"] = np.where(pucb, df["S"].map(needs) / 10, np.nan)
+    df["horizon_needed"] = np.where(pucb, df["S"].map(needs), np.nan)
+    df["onset_episode"] = np.where(pucb, df["S"].map(needs) / 20, np.nan)
+    return df
+
+
+def test_v7_on_garnet_fits_the_s_inside_their_regime():
+    """At ε = 1 one T holds the small S inside and not the large ones (full's garnet grid):
+    the fit leaves the large S out, so their burn-in's cost cannot pass for a rate; with
+    fewer than two S inside, the row is outside its regime (inconclusive, not refuted)."""
+    df = _scaling(1.5)
+    df.loc[(df["algorithm"] == "pucb") & (df["S"] == 12), "regret"] *= 1e3  # still in its burn-in: linear regret
+    row = claims.v7({"tabular_scaling": _with_burn_in(df, {3: 100, 6: 100, 12: 1e5})})[0]
+    assert (row.verdict, row.regime) == ("reproduced", "reached") and "S ∈ {12} left out" in row.note
+    assert row.measured == pytest.approx(1.5, abs=0.05)
+    # the same table without regime columns fits every S: the burn-in's cost refutes it
+    assert claims.v7({"tabular_scaling": df})[0].verdict == "not reproduced"
+    outside = claims.v7({"tabular_scaling": _with_burn_in(df, {3: 1e5, 6: 1e5, 12: 1e5})})[0]
+    assert (outside.regime, outside.horizon_needed) == ("not reached", 1e5)
+    judged = outside.outside_regime_is_inconclusive()
+    assert judged.verdict == "inconclusive" and "would be not reproduced" in judged.note
+
+
 def _config(env_params: dict) -> dict:
     return {"experiments": {"tabular_regret": {
         "algorithms": [{"name": "ubev"}],
