@@ -42,6 +42,17 @@ def test_committed_claims_are_computed_from_the_committed_tables(tmp_path):
     assert not problems, "paper_figures/claims.csv is not what `dprl claims paper_figures/tables/*.csv` computes: " + "; ".join(problems[:5])
 
 
+def test_committed_tables_are_the_default_presets_experiments():
+    """Publishing never deletes: a table of an experiment the default preset no longer runs
+    (tabular_scaling, moved to `full`) would stay beside the figures, and the claims
+    computed from the committed tables would gain rows the run did not produce."""
+    from dprl.config.load import load_config_file
+
+    committed = {p.stem for p in (ROOT / "paper_figures" / "tables").glob("*.csv")}
+    runs = {name for name, e in load_config_file(str(ROOT / "config.yaml"), "default").experiments.items() if e.jobs}
+    assert committed == runs, f"stale: {sorted(committed - runs)}; missing: {sorted(runs - committed)}"
+
+
 _NUMBER = re.compile(r"-?\d+(?:\.(\d+))?(?:e[+-]?\d+)?")
 
 
