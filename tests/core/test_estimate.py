@@ -74,3 +74,19 @@ def test_work_models_count_tree_levels_as_the_counters_do():
     from dprl.privacy.tree_counter import tree_levels as counters
 
     assert [tree_levels(T) for T in range(1, 4097)] == [counters(T) for T in range(1, 4097)]
+
+
+def test_an_experiment_default_no_longer_runs_gets_its_work_models_time_not_a_stale_one():
+    """tabular_scaling runs in full (4e8 episodes) and smoke only; its resources.yaml entry was
+    measured at 2e7 (2 minutes). With nothing in default to scale from, full's jobs get the
+    work model's time, or a cluster would kill every one at 2 minutes."""
+    from dprl.config.estimate import estimate, model_resources
+
+    jobs = _jobs("full", "tabular_scaling")
+    measured = yaml.safe_load(open("workflow/resources.yaml"))["tabular_scaling"]
+    r = model_resources(jobs, measured)
+    slowest = max(estimate(j).seconds for j in jobs)
+    assert r["runtime"] * 60 >= 3 * slowest > 100 * measured["seconds"]
+    assert r["mem_mb"] >= measured["mem_mb"]
+    full = preset_resources("full")["tabular_scaling"]
+    assert full["model_only"] and full["runtime"] * 60 >= slowest

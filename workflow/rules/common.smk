@@ -141,7 +141,7 @@ MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
 
 # The measurements are of the default preset's jobs; another preset's (`full`: up to 75x
 # the episodes) are scaled by the work models of dprl.config.estimate.
-from dprl.config.estimate import measured_reference, scaled_resources
+from dprl.config.estimate import measured_reference, model_resources, scaled_resources
 
 REFERENCE = EXPERIMENTS if PRESET == "default" else load_config(config, "default").experiments
 
@@ -159,7 +159,9 @@ def _experiment_resources(experiment):
     # measured one of its kind with the largest jobs
     src = measured_reference(experiment, kind.name, MEASURED, REFERENCE, [j.spec for j in EXPERIMENTS[experiment].jobs])
     if src is None:
-        return base
+        # nothing in the default run to scale from (tabular_scaling: full and smoke only): a
+        # stale or declared value could give a 4e8-episode job the 2 minutes measured at 2e7
+        return model_resources([j.spec for j in EXPERIMENTS[experiment].jobs], base)
     return scaled_resources(
         MEASURED[src] if src != experiment else base,
         [j.spec for j in EXPERIMENTS[experiment].jobs],

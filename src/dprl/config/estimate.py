@@ -125,6 +125,23 @@ def scaled_resources(measured: Mapping[str, float], jobs: Sequence[JobSpec], ref
     return out
 
 
+def model_resources(jobs: Sequence[JobSpec], floor: Mapping[str, float], mem_margin: float = 1.5,
+                    time_margin: float = 3.0) -> dict[str, float]:
+    """Resources of one simulation from the kind's work model alone (:func:`estimate`), for an
+    experiment with no measured default-run reference to scale from (``tabular_scaling``
+    runs in ``full`` and ``smoke`` only): ``seconds`` the mean estimate, ``runtime`` and
+    ``mem_mb`` the largest job's × their margins, never below ``floor`` (the kind's declared
+    values, or a measurement of smaller jobs). A kind without a model keeps ``floor``."""
+    out = {k: floor[k] for k in ("mem_mb", "runtime", "seconds")}
+    ests = [estimate(j) for j in jobs]
+    if not ests or any(e is None for e in ests):
+        return out
+    out["seconds"] = round(sum(e.seconds for e in ests) / len(ests), 2)
+    out["runtime"] = max(int(floor["runtime"]), math.ceil(time_margin * max(e.seconds for e in ests) / 60.0))
+    out["mem_mb"] = max(int(floor["mem_mb"]), math.ceil(mem_margin * max(e.mem_bytes for e in ests) / 2**20 / 100) * 100)
+    return out
+
+
 def measured_reference(name: str, kind: str, measured: Mapping[str, Any], reference: Mapping[str, Any],
                        jobs: Sequence[JobSpec] = ()) -> str | None:
     """The measured default-run experiment to scale ``name``'s resources from: itself, or,
@@ -169,11 +186,11 @@ def preset_resources(preset: str, config_path: str = "config.yaml",
         if src is None:
             # nothing of this kind measured: the kind's work model alone (its seconds per
             # unit of work were calibrated on the default run)
-            estimates = [estimate(j.spec) for j in exp.jobs]
-            if any(e is None for e in estimates):
+            if any(estimate(j.spec) is None for j in exp.jobs):
                 continue
-            seconds = sum(e.seconds for e in estimates)
-            out[name] = {"seconds": seconds / len(exp.jobs), "jobs": len(exp.jobs), "hours": seconds / 3600, "model_only": True}
+            floor = {"mem_mb": exp.kind.mem_mb, "runtime": exp.kind.runtime_min, "seconds": 0.0}
+            r = model_resources([j.spec for j in exp.jobs], floor)
+            out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600, "model_only": True}
             continue
         r = scaled_resources(measured[src], [j.spec for j in exp.jobs], [j.spec for j in reference[src].jobs])
         out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600}
