@@ -186,7 +186,7 @@ def preset_resources(preset: str, config_path: str = "config.yaml",
         if src is None:
             # nothing of this kind measured: the kind's work model alone (its seconds per
             # unit of work were calibrated on the default run)
-            if any(estimate(j.spec) is None for j in exp.jobs):
+            if work_model(exp.kind.name) is None:
                 continue
             floor = {"mem_mb": exp.kind.mem_mb, "runtime": exp.kind.runtime_min, "seconds": 0.0}
             r = model_resources([j.spec for j in exp.jobs], floor)
