@@ -113,46 +113,98 @@ def outside_regime(claims: pd.DataFrame) -> int:
     return int(((claims["verdict"] == "inconclusive") & (claims["regime"] == "not reached")).sum())
 
 
-def overall_regime(parts: Sequence[tuple[str, float]]) -> tuple[Regime, float]:
-    """Regime of a row measured over several curves or grid points, each ``(regime,
-    horizon_needed)``: ``n/a`` when none has regime columns, ``reached`` when every one
-    that has them is reached, else ``not reached`` with the largest horizon needed among
-    the parts not reached (one part still in its burn-in makes a rate unmeasured)."""
-    states = {regime for regime, _ in parts}
+@dataclass(frozen=True)
+class RegimeCheck:
+    """Whether a measurement lies where the theory applies (src/dprl/README.md, "Regimes"):
+    the one shape every paper's regime check returns.
+
+    Attributes:
+        state: ``reached`` (a rate measured there counts), ``not reached`` (the row is
+            inconclusive, with :attr:`horizon_needed`), or ``n/a`` (no regime: no burn-in
+            is predicted or recorded, e.g. a lower bound, or a table without the columns).
+        horizon_needed: episodes (or ε·m) the regime needs when not reached; NaN otherwise.
+        fit_start: where a rate's fit starts (the last decade, or the measured onset); NaN
+            where the row fits nothing.
+        note: the row's words on its regime, appended to its note (``"; regime: ..."``).
+    """
+
+    state: Regime = "n/a"
+    horizon_needed: float = float("nan")
+    fit_start: float = float("nan")
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state not in REGIMES:
+            raise ValueError(f"regime {self.state!r} is not one of {REGIMES}")
+
+    @property
+    def reached(self) -> bool:
+        return self.state == "reached"
+
+
+def overall_regime(parts: Sequence[RegimeCheck]) -> RegimeCheck:
+    """Regime of a row measured over several curves or grid points: ``n/a`` when none has
+    regime columns, ``reached`` when every one that has them is reached, else ``not
+    reached`` with the largest horizon needed among the parts not reached (one part still in
+    its burn-in makes a rate unmeasured). The note and fit start are the parts' own business."""
+    states = {p.state for p in parts}
     if states == {"n/a"}:
-        return "n/a", float("nan")
+        return RegimeCheck("n/a")
     if states <= {"reached", "n/a"}:
-        return "reached", float("nan")
-    return "not reached", float(np.nanmax([need for regime, need in parts if regime == "not reached"]))
+        return RegimeCheck("reached")
+    return RegimeCheck("not reached", float(np.nanmax([p.horizon_needed for p in parts if p.state == "not reached"])))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ClaimResult:
-    """The measured side of one claims-table row (one row per calibration if relevant)."""
+    """The measured side of one claims-table row; built by keyword.
 
-    measured: float
-    ci_low: float
-    ci_high: float
+    Attributes:
+        verdict: ``reproduced``, ``not reproduced`` or ``inconclusive`` (:data:`VERDICTS`),
+            from a rule of :mod:`dprl.analysis.stats`.
+        measured, ci_low, ci_high: the statistic and its 95% interval (NaN when nothing
+            was measured; a point check such as an audit ratio has ``low = high = value``).
+        calibration: ``paper``, ``tight``, ``both``, ``n/a``, or a label that says what it is.
+        note: what was measured, in words (units, grid, fit, regime).
+        regime, horizon_needed: the row's :class:`RegimeCheck` state and the horizon it
+            needs (src/dprl/README.md, "Regimes").
+        epsilon: the privacy level the row is about: its ε, or the smallest ε of a fit
+            over several (the most private point, whose regime decides the row's); NaN for
+            non-private rows.
+        kind: one of :data:`KINDS` when this row differs from its claim's kind.
+        algorithm: the algorithm the row measures (a plug-in's rows are reported apart).
+    """
+
     verdict: Verdict
-    calibration: str = "n/a"  # "paper", "tight", "both", "n/a"
-    note: str = ""  # what was measured, in words (units, grid, fit)
-    # src/dprl/README.md, "Regimes": whether the measurement lies where the theory applies
+    measured: float = float("nan")
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    calibration: str = "n/a"
+    note: str = ""
     regime: Regime = "n/a"
-    horizon_needed: float = float("nan")  # episodes (or ε·m) the regime needs, if not reached
-    # the privacy level the row is about: its ε, or the smallest ε of a fit over several
-    # (the most private point, whose regime decides the row's); NaN for non-private rows
+    horizon_needed: float = float("nan")
     epsilon: float = float("nan")
-    kind: str | None = None  # one of KINDS when this row differs from its claim's kind
-    algorithm: str | None = None  # the algorithm the row measures (a plug-in's rows are reported apart)
+    kind: str | None = None
+    algorithm: str | None = None
 
     @classmethod
-    def from_estimate(
-        cls, est: Estimate, verdict: Verdict, calibration: str, note: str, regime: Regime = "n/a",
-        horizon_needed: float = float("nan"), epsilon: float = float("nan"), kind: str | None = None,
-        algorithm: str | None = None,
-    ) -> ClaimResult:
-        return cls(est.value, est.low, est.high, verdict, calibration, note, regime, horizon_needed, float(epsilon), kind,
-                   algorithm)
+    def from_estimate(cls, est: Estimate, *, verdict: Verdict, check: RegimeCheck | None = None, **fields) -> ClaimResult:
+        """A row of an estimate (its value and interval) and, given ``check``, its regime."""
+        if check is not None:
+            fields |= {"regime": check.state, "horizon_needed": check.horizon_needed}
+        if "epsilon" in fields:
+            fields["epsilon"] = float(fields["epsilon"])
+        return cls(measured=est.value, ci_low=est.low, ci_high=est.high, verdict=verdict, **fields)
+
+    @classmethod
+    def point(cls, value: float, *, verdict: Verdict, **fields) -> ClaimResult:
+        """A row of one number without an interval (an audit's worst ratio, a count)."""
+        return cls(measured=value, ci_low=value, ci_high=value, verdict=verdict, **fields)
+
+    @classmethod
+    def inconclusive(cls, reason: str, **fields) -> ClaimResult:
+        """A row that measured nothing, and why (a missing grid point, too few values)."""
+        return cls(verdict="inconclusive", note=reason, **fields)
 
     def outside_regime_is_inconclusive(self) -> ClaimResult:
         """A rate measured outside its regime (where the theory applies) can neither refute
@@ -168,8 +220,8 @@ class ClaimResult:
 @dataclass(frozen=True)
 class PlantedBug:
     """A plausible bug that would flip a claim's verdict, and the test that plants it and
-    sees the flip (``test``: a pytest node id, ``tests/<path>.py::<function>``). Each paper's
-    claims module lists them in ``PLANTED_BUGS`` by claim id; ``claims.md`` prints them, and
+    sees the flip (``test``: a pytest node id, ``tests/<path>.py::<function>``). Each claim
+    declares its own (:attr:`Claim.planted_bugs`); ``claims.md`` prints them, and
     ``tests/core/test_planted_bugs.py`` checks that every claim has one and every test exists.
     A verdict is worth what it could have been otherwise."""
 
@@ -177,19 +229,159 @@ class PlantedBug:
     test: str
 
 
+class UndeclaredTableError(KeyError):
+    """A claim read a table it does not declare (:attr:`Claim.reads` or :attr:`Claim.optional`):
+    its missing-table check could not have seen that table go missing."""
+
+
+class DeclaredTables(Mapping[str, pd.DataFrame]):
+    """The tables a claim may read: the run's tables seen through the claim's declaration.
+    Reading (or asking for) any other name raises :class:`UndeclaredTableError`; a declared
+    table the run did not produce is simply absent."""
+
+    def __init__(self, tables: Tables, declared: Sequence[str], claim: str) -> None:
+        self._tables, self._declared, self._claim = tables, tuple(declared), claim
+
+    def _check(self, name: object) -> None:
+        if name not in self._declared:
+            raise UndeclaredTableError(f"claim {self._claim} read table {name!r}, which it does not declare "
+                                       f"(declared: {', '.join(self._declared)})")
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        self._check(name)
+        return self._tables[name]
+
+    def __contains__(self, name: object) -> bool:
+        self._check(name)
+        return name in self._tables
+
+    def __iter__(self):
+        return (n for n in self._declared if n in self._tables)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 @dataclass(frozen=True)
+class Group:
+    """One group of a :class:`Rows` declaration, as its note and epsilon see it: the table it
+    came from, the group's key by column, its rows, its regime and its estimate."""
+
+    table: str
+    key: dict[str, object]
+    rows: pd.DataFrame
+    check: RegimeCheck
+    est: Estimate
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rows:
+    """A claim's rows declared without code of their own: for each declared table present
+    (in order) and each group of its selected rows, the regime check, the statistic, the
+    rule and the note give one row.
+
+    Attributes:
+        select: the rows of one table the claim is about (e.g. tight PUCB runs).
+        by: the columns that make a row (one row per group, groups sorted).
+        regime: the group's :class:`RegimeCheck` (default ``n/a``, no regime).
+        statistic: the group's estimate, given its rows and its regime check (which says
+            where a rate's fit starts).
+        rule: a verdict rule of :mod:`dprl.analysis.stats`, parameterised (``partial``).
+        note: the row's words, from its :class:`Group`.
+        calibration: a fixed label, or ``None`` for the group's ``calibration`` column.
+        epsilon: the privacy level the row is about, from its group (default: the group's
+            smallest finite ε, NaN for a non-private group).
+        empty: the reason of the one inconclusive row when no group has rows.
+    """
+
+    select: Callable[[pd.DataFrame], pd.DataFrame]
+    by: tuple[str, ...]
+    statistic: Callable[[pd.DataFrame, RegimeCheck], Estimate]
+    rule: Callable[[Estimate], Verdict]
+    note: Callable[[Group], str]
+    regime: Callable[[pd.DataFrame], RegimeCheck] = lambda g: RegimeCheck()
+    calibration: str | None = None
+    epsilon: Callable[[Group], float] | None = None
+    empty: str = "no rows to measure"
+
+    def evaluate(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str], **fixed) -> list[ClaimResult]:
+        out = []
+        for name in names:
+            df = tables[name] if name in tables else None
+            if df is None or df.empty:
+                continue
+            for key, g in self.select(df).groupby(list(self.by), sort=True):
+                key = dict(zip(self.by, key if isinstance(key, tuple) else (key,)))
+                check = self.regime(g)
+                est = self.statistic(g, check)
+                grp = Group(name, key, g, check, est)
+                calib = self.calibration if self.calibration is not None else str(key.get("calibration", g["calibration"].iloc[0]))
+                eps = self.epsilon(grp) if self.epsilon is not None else _smallest_epsilon(g)
+                out.append(ClaimResult.from_estimate(est, verdict=self.rule(est), check=check, calibration=calib,
+                                                     note=self.note(grp) + check.note, epsilon=eps, **fixed))
+        return out or [ClaimResult.inconclusive(self.empty, calibration=self.calibration or "n/a")]
+
+
+def _smallest_epsilon(g: pd.DataFrame) -> float:
+    eps = g["epsilon"].to_numpy(float) if "epsilon" in g else np.array([])
+    eps = eps[np.isfinite(eps)]
+    return float(eps.min()) if eps.size else float("nan")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Claim:
+    """One claim of a paper (or a finding of this package), declared in one place.
+
+    Attributes:
+        id, paper, statement: who says what (``paper`` is the module's ``PAPER``).
+        metric, expected: what a row measures and what the claim predicts, in words.
+        reads: the tables the claim needs; one missing makes the claim one inconclusive row.
+        optional: tables it reads when the preset ran them (rows of their own). A claim
+            can read no other table (:class:`DeclaredTables`).
+        rows: the declared rows (:class:`Rows`), for a claim that needs no code of its own;
+        compute: otherwise, the claim's own code from tables to rows, with ``why_code``
+            saying why a declaration does not serve (an audit, a fit across groups, an ordering).
+        figure: the figure id that shows it.
+        planted_bugs: the bugs that would flip its verdict, each with the test that plants it.
+        finding: a finding of this package, not a claim of the paper (:data:`SOURCES`).
+        kind: what its rows can show (:data:`KINDS`); a row may override it.
+    """
+
     id: str
     paper: str
     statement: str
-    experiments: tuple[str, ...]  # tables it reads; missing ones make it inconclusive
     metric: str
     expected: str
-    evaluate: Callable[[Tables], list[ClaimResult]]
-    figure: str | None = None  # figure id that shows it
-    finding: bool = False  # a finding of this package, not a claim of the paper (see SOURCES)
-    kind: str = KINDS[2]  # what its rows can show (KINDS); a row may override it
+    reads: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    rows: Rows | None = None
+    compute: Callable[[Tables], list[ClaimResult]] | None = None
+    why_code: str = ""
+    figure: str | None = None
+    planted_bugs: tuple[PlantedBug, ...] = ()
+    finding: bool = False
+    kind: str = KINDS[2]
+
+    def __post_init__(self) -> None:
+        if (self.rows is None) == (self.compute is None):
+            raise ValueError(f"claim {self.id}: declare exactly one of rows and compute")
+        if self.compute is not None and not self.why_code:
+            raise ValueError(f"claim {self.id}: a claim with code of its own says why (why_code)")
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
 
     @property
     def source(self) -> str:
         return SOURCES[1] if self.finding else SOURCES[0]
+
+    @property
+    def experiments(self) -> tuple[str, ...]:
+        """Every table the claim may read: :attr:`reads`, then :attr:`optional`."""
+        return (*self.reads, *self.optional)
+
+    def evaluate(self, tables: Tables) -> list[ClaimResult]:
+        """The claim's rows from the run's tables, seen through its declaration."""
+        view = DeclaredTables(tables, self.experiments, self.id)
+        if self.rows is not None:
+            return self.rows.evaluate(view, self.experiments)
+        return self.compute(view)

@@ -84,3 +84,15 @@ def builtin_or_plugin(df: pd.DataFrame) -> pd.Series:
     if "algorithm" not in df:
         return pd.Series("", index=df.index)
     return df["algorithm"].where(df["algorithm"].isin(list(plugins())), "")
+
+
+def privacy_cost(df: pd.DataFrame, final: bool = False) -> pd.DataFrame:
+    """Each private algorithm's regret minus its declared baseline's (PUCB: UBEV,
+    Private-OFU-RL: OFU-RL, the VI family: UCRL-VTR, a plug-in: the one it names), paired by
+    environment and seed (common random numbers: both see the same instance and noise):
+    :func:`privacy_costs`. At every checkpoint, paired by episode too; with ``final``, at
+    each job's last checkpoint only (a baseline run to its own horizon still pairs). The one
+    definition every paper's claims and figures use."""
+    if final:
+        return privacy_costs(final_rows(df), ["env_label", "seed"])
+    return privacy_costs(df, ["env_label", "seed", "episode"])

@@ -30,6 +30,18 @@ BOOT_SEED = 20161120
 
 @dataclass(frozen=True)
 class Estimate:
+    """A statistic over seeds and its 95% interval (as ``scipy.stats``' result objects carry
+    a ``confidence_interval``).
+
+    Attributes:
+        value: the point estimate (a seed mean, a fitted slope or exponent).
+        low, high: the 95% interval's ends (``low = high = value`` for one seed, or values
+            equal up to round-off; NaN when nothing could be estimated).
+        n: the number of seeds (independent units) behind it; rules need ``n >= 2``.
+        units: the per-seed values it summarises, when it has them (per-seed slopes: the
+            linear-seed rule reads them).
+    """
+
     value: float
     low: float
     high: float
@@ -38,6 +50,16 @@ class Estimate:
 
     def contains(self, x: float) -> bool:
         return self.low <= x <= self.high
+
+    @classmethod
+    def point(cls, value: float, n: int = 1) -> Estimate:
+        """One number with no spread (a worst case over jobs, an audit's ratio)."""
+        return cls(float(value), float(value), float(value), n)
+
+    @classmethod
+    def empty(cls) -> Estimate:
+        """Nothing estimated: every rule gives ``inconclusive``."""
+        return cls(np.nan, np.nan, np.nan, 0)
 
 
 def t_interval(values: Sequence[float] | np.ndarray) -> Estimate:
@@ -245,10 +267,12 @@ def verdict_near(est: Estimate, target: float, tol: float = EXPONENT_TOL, width_
 
 
 def verdict_inside(est: Estimate, low: float, high: float) -> str:
-    """Two-sided test of a rate: ``reproduced`` when the whole CI lies inside ``[low,
-    high]``, ``not reproduced`` when it misses the interval entirely, ``inconclusive`` when
-    it straddles an end (too wide to tell) or is not finite over >= 2 seeds."""
-    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
+    """"Inside a window", also "equivalence within a margin" (``[−margin, +margin]``): a
+    two-sided test of a rate or of an equivalence. ``reproduced`` when the whole CI lies
+    inside ``[low, high]`` (ends included), ``not reproduced`` when it misses the interval
+    entirely, ``inconclusive`` when it straddles an end (too wide to tell) or is not finite
+    over >= 2 seeds."""
+    if not _judgeable(est):
         return "inconclusive"
     if low <= est.low and est.high <= high:
         return "reproduced"
@@ -269,12 +293,38 @@ def verdict_sqrt_rate(est: Estimate, window: tuple[float, float] = SQRT_RATE_WIN
     return verdict_inside(est, *window)
 
 
-def verdict_positive(est: Estimate) -> str:
-    """A fitted constant of a lower bound: ``reproduced`` when its CI lies above 0,
-    ``not reproduced`` when it lies at or below 0 (the bound fails with every positive
-    constant), ``inconclusive`` otherwise or without a finite CI over >= 2 seeds."""
-    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
+def _judgeable(est: Estimate, n_min: int = 2) -> bool:
+    """An estimate a rule can judge: a finite value and interval over at least ``n_min`` seeds."""
+    return bool(np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) and est.n >= n_min
+
+
+def verdict_above(est: Estimate, threshold: float = 0.0, n_min: int = 2) -> str:
+    """"The interval lies above a threshold": a lower bound's fitted constant (threshold 0),
+    an ordering ``a > b`` paired by seed (the CI of ``a − b`` against 0), an advantage.
+    ``reproduced`` when the CI lies strictly above ``threshold``; ``not reproduced`` when it
+    lies at or below it (upper end <= threshold: every value the data allow refutes it);
+    ``inconclusive`` when it straddles the threshold (a tie cannot be rejected), or without a
+    finite estimate over >= ``n_min`` seeds."""
+    if not _judgeable(est, n_min):
         return "inconclusive"
-    if est.low > 0:
+    if est.low > threshold:
         return "reproduced"
-    return "not reproduced" if est.high <= 0 else "inconclusive"
+    return "not reproduced" if est.high <= threshold else "inconclusive"
+
+
+def verdict_at_most(est: Estimate, threshold: float, n_min: int = 1) -> str:
+    """"The interval lies at or below a threshold" (a bound that may be met with equality,
+    e.g. an accounted ε against its nominal one): ``reproduced`` when the CI's upper end is
+    <= ``threshold``; ``not reproduced`` when its lower end is above it; ``inconclusive`` when
+    it straddles it, or without a finite estimate over >= ``n_min`` units (default 1: a
+    worst case over jobs is one number)."""
+    if not _judgeable(est, n_min):
+        return "inconclusive"
+    if est.high <= threshold:
+        return "reproduced"
+    return "not reproduced" if est.low > threshold else "inconclusive"
+
+
+def verdict_ordering(diff: Estimate) -> str:
+    """An ordering ``a > b`` paired by seed, from the estimate of ``a − b``: :func:`verdict_above` 0."""
+    return verdict_above(diff, 0.0)
