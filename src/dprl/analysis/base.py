@@ -11,7 +11,7 @@ Non-private jobs have ``epsilon = inf``, ``delta`` empty and ``calibration = "no
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -91,13 +91,20 @@ CLAIM_RULE = ("a claim is not reproduced when any of its rows is not reproduced,
               "are reproduced, inconclusive otherwise (rows outside their regime are inconclusive)")
 
 
-def claim_verdict(rows: pd.DataFrame) -> str:
-    """One verdict for a claim from its rows (:data:`CLAIM_RULE`): one row that refutes it
-    inside its regime refutes the claim; it is reproduced only when every row is."""
-    verdicts = set(rows["verdict"])
+def combine_verdicts(verdicts: Iterable[str]) -> Verdict:
+    """One verdict of several parts (a claim's rows, a row's halves; :data:`CLAIM_RULE`): one
+    part not reproduced refutes the whole; it is reproduced only when every part is (and
+    there is at least one); inconclusive otherwise."""
+    verdicts = set(verdicts)
     if "not reproduced" in verdicts:
         return "not reproduced"
     return "reproduced" if verdicts == {"reproduced"} else "inconclusive"
+
+
+def claim_verdict(rows: pd.DataFrame) -> str:
+    """One verdict for a claim from its rows (:func:`combine_verdicts`): one row that
+    refutes it inside its regime refutes the claim; it is reproduced only when every row is."""
+    return combine_verdicts(rows["verdict"])
 
 
 def claim_verdicts(claims: pd.DataFrame) -> dict[str, int]:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from dprl.analysis.base import (
     CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, PlantedBug, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
-    outside_regime, paper_claims, row_kinds, verdict_totals,
+    outside_regime, paper_claims, row_kinds, verdict_totals, UndeclaredTableError,
 )
 
 from dprl.analysis.privacy_levels import privacy_levels
@@ -46,31 +46,34 @@ def all_claims() -> tuple[Claim, ...]:
 
 @cache
 def planted_bugs() -> dict[str, tuple[PlantedBug, ...]]:
-    """Each claim's planted bugs (every paper module's ``PLANTED_BUGS``), by claim id: what
-    would flip its verdict, and the test that shows it."""
-    known = {c.id for c in all_claims()}
-    out: dict[str, tuple[PlantedBug, ...]] = {}
-    for name in MODULES:
-        for cid, bugs in importlib.import_module(f"dprl.analysis.claims.{name}").PLANTED_BUGS.items():
-            if cid not in known:
-                raise RuntimeError(f"PLANTED_BUGS of dprl.analysis.claims.{name} names an unknown claim {cid!r}")
-            out[cid] = bugs
-    return out
+    """Each claim's planted bugs (:attr:`Claim.planted_bugs`), by claim id: what would flip
+    its verdict, and the test that shows it."""
+    return {c.id: c.planted_bugs for c in all_claims() if c.planted_bugs}
+
+
+def _present(tables: Tables, name: str) -> bool:
+    return name in tables and not tables[name].empty
 
 
 def evaluate(claim: Claim, tables: Tables) -> list[dict]:
+    """The claims-table rows of one claim: one inconclusive row when a table it ``reads`` is
+    missing; otherwise its rows, each outside its regime made inconclusive. The
+    ``experiment`` column names the tables it needs and the optional ones the run produced."""
+    read = [e for e in claim.experiments if e in claim.reads or _present(tables, e)]
     base = {
         "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "statement": claim.statement,
-        "experiment": ", ".join(claim.experiments), "metric": claim.metric,
+        "experiment": ", ".join(read), "metric": claim.metric,
         "expected": claim.expected, "figure": claim.figure or "",
     }
-    missing = [e for e in claim.experiments if e not in tables or tables[e].empty]
+    missing = [e for e in claim.reads if not _present(tables, e)]
     if missing:
         return [{**base, "calibration": "n/a", "epsilon": np.nan, "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                  "verdict": "inconclusive", "regime": "n/a", "horizon_needed": np.nan,
                  "note": f"experiment(s) not run in this preset: {', '.join(missing)}"}]
     try:
         results = claim.evaluate(tables)
+    except UndeclaredTableError:  # a declaration error, not a measurement: fail loudly
+        raise
     except Exception as err:  # recorded, and a test asserts no claim fails this way
         log.error("claim %s failed to evaluate:\n%s", claim.id, traceback.format_exc())
         return [{**base, "calibration": "n/a", "epsilon": np.nan, "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
