@@ -272,13 +272,15 @@ class DeclaredTables(Mapping[str, pd.DataFrame]):
 @dataclass(frozen=True)
 class Group:
     """One group of a :class:`Rows` declaration, as its note and epsilon see it: the table it
-    came from, the group's key by column, its rows, its regime and its estimate."""
+    came from (``table``, and its selected rows ``selected``, for a note that compares the
+    group with another), the group's key by column, its rows, its regime and its estimate."""
 
     table: str
     key: dict[str, object]
     rows: pd.DataFrame
     check: RegimeCheck
     est: Estimate
+    selected: pd.DataFrame
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,11 +319,12 @@ class Rows:
             df = tables[name] if name in tables else None
             if df is None or df.empty:
                 continue
-            for key, g in self.select(df).groupby(list(self.by), sort=True):
+            selected = self.select(df)
+            for key, g in selected.groupby(list(self.by), sort=True):
                 key = dict(zip(self.by, key if isinstance(key, tuple) else (key,)))
                 check = self.regime(g)
                 est = self.statistic(g, check)
-                grp = Group(name, key, g, check, est)
+                grp = Group(name, key, g, check, est, selected)
                 calib = self.calibration if self.calibration is not None else str(key.get("calibration", g["calibration"].iloc[0]))
                 eps = self.epsilon(grp) if self.epsilon is not None else _smallest_epsilon(g)
                 out.append(ClaimResult.from_estimate(est, verdict=self.rule(est), check=check, calibration=calib,

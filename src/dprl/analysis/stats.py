@@ -227,6 +227,16 @@ def verdict_upper(est: Estimate, threshold: float, linear: float | None = LINEAR
     return "reproduced" if est.low <= threshold else "not reproduced"
 
 
+def verdict_sublinear(est: Estimate, linear: float = LINEAR_SLOPE) -> str:
+    """"Regret is sublinear": ``reproduced`` when the CI of the log-log slope lies below 1
+    and no seed's own slope (``units``) is at least ``linear`` (a linear regret with a √T
+    term fits slopes of 0.99 whose CI ends below 1); ``not reproduced`` otherwise;
+    ``inconclusive`` without a finite value over >= 2 seeds."""
+    if est.n < 2 or not np.isfinite(est.value):
+        return "inconclusive"
+    return "reproduced" if est.high < 1 and not has_linear_seed(est, linear) else "not reproduced"
+
+
 def per_seed_note(est: Estimate) -> str:
     """The per-seed values of an estimate, for a row's note."""
     return f"per-seed slopes [{', '.join(f'{u:.2f}' for u in est.units)}]" if est.units else ""
