@@ -6,6 +6,8 @@ import pytest
 from dprl.analysis.claims import tabular as claims
 from dprl.config.load import ConfigError, load_config
 
+CLAIM = {c.id: c for c in claims.CLAIMS}  # each claim, evaluated through its declaration
+
 
 def _regret_table(power: float, cost_power_eps: float = -1.0) -> pd.DataFrame:
     rows = []
@@ -23,8 +25,8 @@ def _regret_table(power: float, cost_power_eps: float = -1.0) -> pd.DataFrame:
 
 
 def test_v2_verdict_follows_the_slope():
-    assert {r.verdict for r in claims.v2({"tabular_regret": _regret_table(0.5)})} == {"reproduced"}
-    assert {r.verdict for r in claims.v2({"tabular_regret": _regret_table(1.0)})} == {"not reproduced"}
+    assert {r.verdict for r in CLAIM["V2"].evaluate({"tabular_regret": _regret_table(0.5)})} == {"reproduced"}
+    assert {r.verdict for r in CLAIM["V2"].evaluate({"tabular_regret": _regret_table(1.0)})} == {"not reproduced"}
 
 
 def test_v3_exponent_in_epsilon():

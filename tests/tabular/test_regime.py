@@ -17,6 +17,8 @@ from dprl.envs.tabular import garnet, riverswim
 from dprl.runner.online import CheckpointSummary
 from dprl.privacy.setting import PrivacySetting
 
+CLAIM = {c.id: c for c in tc.CLAIMS}  # each claim, evaluated through its declaration
+
 TIGHT = {"calibration": "tight"}  # keyword arguments of PrivacySetting
 
 
@@ -167,7 +169,7 @@ def _regret_table(slope: float, T: float, t_star: float, onset: float, eps=(1.0,
 
 def test_v2_inside_the_regime_fits_past_the_burn_in():
     df = _regret_table(0.3, 3e7, 1e6, 2e5)
-    res = tc.v2({"tabular_regret": df})
+    res = CLAIM["V2"].evaluate({"tabular_regret": df})
     assert [r.regime for r in res] == ["reached", "reached"]
     assert all(r.verdict == "reproduced" and abs(r.measured - 0.3) < 0.1 for r in res)
 
@@ -184,7 +186,7 @@ def test_v2_outside_the_regime_is_inconclusive_not_refuted():
 
 
 def test_v2_inside_the_regime_can_fail():
-    res = tc.v2({"tabular_regret": _regret_table(0.9, 3e7, 1e6, 2e5)})
+    res = CLAIM["V2"].evaluate({"tabular_regret": _regret_table(0.9, 3e7, 1e6, 2e5)})
     assert all(r.regime == "reached" and r.verdict == "not reproduced" for r in res)
 
 

@@ -289,6 +289,15 @@ def verdict_inside(est: Estimate, low: float, high: float) -> str:
     return "not reproduced" if est.high < low or est.low > high else "inconclusive"
 
 
+def verdict_overlaps(est: Estimate, low: float, high: float) -> str:
+    """"Meets a window" (a scaling the paper bounds between two powers, e.g. between S and
+    S²): ``reproduced`` when the CI meets ``[low, high]``, ``not reproduced`` when it misses
+    it entirely, ``inconclusive`` without a finite value over >= 2 seeds."""
+    if est.n < 2 or not np.isfinite(est.value):
+        return "inconclusive"
+    return "reproduced" if (est.high >= low and est.low <= high) else "not reproduced"
+
+
 # A √T (√K) rate measured two-sided: 1/2 ± 0.1, the tolerance of a power law fitted over a
 # grid of a decade or two, narrow enough to reject both log T (slope -> 0) and linear regret.
 SQRT_RATE_WINDOW = (0.4, 0.6)

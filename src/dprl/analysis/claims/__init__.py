@@ -44,6 +44,14 @@ def all_claims() -> tuple[Claim, ...]:
     return tuple(out)
 
 
+def claim(cid: str) -> Claim:
+    """The declared claim with id ``cid`` (its rows: ``claim(cid).evaluate(tables)``)."""
+    for c in all_claims():
+        if c.id == cid:
+            return c
+    raise KeyError(f"no claim {cid!r}; declared: {', '.join(c.id for c in all_claims())}")
+
+
 @cache
 def planted_bugs() -> dict[str, tuple[PlantedBug, ...]]:
     """Each claim's planted bugs (:attr:`Claim.planted_bugs`), by claim id: what would flip

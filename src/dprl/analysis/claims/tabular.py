@@ -7,28 +7,27 @@ import pandas as pd
 
 from dprl.agents.tabular.privacy import audited_pair
 from dprl.analysis.audit_power import laplace_inflation, power_note
-from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, Tables, overall_regime
-from dprl.analysis.stats import LINEAR_SLOPE, PAPER_EXPONENT_TOL, has_linear_seed, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed, per_seed_note, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_positive, verdict_upper
+from functools import partial
+
+from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
+from dprl.analysis.stats import (
+    LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed,
+    per_seed_note, verdict_above, verdict_exponent, verdict_near, verdict_overlaps, verdict_sqrt_rate, verdict_sublinear,
+    verdict_upper,
+)
 from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
-from dprl.analysis.selection import final_rows, present_tables, privacy_costs
+from dprl.analysis.selection import final_rows, present_tables, privacy_cost
 from dprl.experiments.registry import declared, plugins
 
 PAPER = "tabular"
 
 
-def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """Each private algorithm's regret minus its declared baseline's (PUCB: UBEV; a plug-in:
-    the one it names) at every checkpoint, paired by (environment, seed, episode) (common
-    random numbers: both see the same instance and environment uniforms)."""
-    return privacy_costs(df, ["env_label", "seed", "episode"])
-
-
 CENSOR_FRACTION = 0.01  # V5: more α-suboptimal episodes than this in the last decade: censored by T
 
 
-def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
-    """Regime of one PUCB (or UBEV) setting (``agents/tabular/regime.py``): ``(regime,
-    horizon_needed, fit start, note)`` by the one criterion (:func:`onset_regime`): reached
+def regime(g: pd.DataFrame) -> RegimeCheck:
+    """Regime of one PUCB (or UBEV) setting (``agents/tabular/regime.py``) by the one
+    criterion (:func:`onset_regime`): reached
     when ``T`` is a decade past the later of the predicted burn-in ``T*`` (every watched
     ``Q̃⁺`` below ``H``; max over the seeds' instances) and its measured end (median over
     seeds); the slope is fitted over the last decade ``[T/10, T]``. The horizon needed is at
@@ -36,7 +35,7 @@ def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     ``T`` through ``E``)."""
     T = float(g["episode"].max())
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
-        return "n/a", float("nan"), T / 10, ""
+        return RegimeCheck("n/a", fit_start=T / 10)
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
     planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
@@ -44,15 +43,12 @@ def regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes (every Q̃⁺ below H under uniform play), "
             f"measured end of the clamp (median over seeds) {'not within T' if not np.isfinite(onset) else f'{onset:.3g}'}; "
             f"needs T >= {10**ONSET_DECADES:g}·max(T*, measured end)" + ("" if reg == "reached" else f" = {need:.3g}"))
-    return reg, need, T / 10, note
+    return RegimeCheck(reg, need, T / 10, note)
 
 
 def _fit_exponent(xs: list[float], groups: list[np.ndarray]) -> Estimate:
     """Power-law exponent of the per-group mean in ``xs`` (bootstrap over seeds)."""
     return group_slope(np.log(np.asarray(xs, float)), groups)
-
-
-_res = ClaimResult.from_estimate
 
 
 # ------------------------------------------------------------------------------ V1
@@ -99,8 +95,8 @@ def v1(tables: Tables) -> list[ClaimResult]:
     for (alg, calib), g in df.groupby(["algorithm", "calibration"]):
         exp = g[g["expected_pass"].astype(bool)]
         if exp.empty:  # only broken variants audited: nothing certifies this calibration
-            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", V1_LABELS.get(calib, calib),
-                                   "no audit of the correct calibration in this preset"))
+            out.append(ClaimResult.inconclusive("no audit of the correct calibration in this preset",
+                                                calibration=V1_LABELS.get(calib, calib)))
             continue
         planner = ("planner structurally reads only released statistics (tests)" if alg == "pucb" else
                    f"{declared('algorithms', 'display')[alg]}: the counters it holds are audited; that its planner "
@@ -112,8 +108,9 @@ def v1(tables: Tables) -> list[ClaimResult]:
                 f"{int(exp['runs'].min())} runs each; exact ε of the agent's Laplace scale under replacement above ε in "
                 f"{over}/{len(exp)}; {planner}; "
                 + power_note(exp, ("mechanism", "epsilon", "claimed_epsilon", *V1_PAIR_COLUMNS), v1_detectable_inflation, "runs"))
-        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced", V1_LABELS.get(calib, calib),
-                               note, epsilon=float(exp["epsilon"].min()), algorithm=alg))
+        out.append(ClaimResult.point(ratio, verdict="reproduced" if ok else "not reproduced",
+                                     calibration=V1_LABELS.get(calib, calib), note=note, epsilon=float(exp["epsilon"].min()),
+                                     algorithm=alg))
     printed = df[(df["mechanism"] == "episode_printed_eps_3H") & (df["calibration"] == "paper")]
     if len(printed):
         ratio = float((printed["eps_lb"] / printed["claimed_epsilon"]).max())
@@ -121,9 +118,9 @@ def v1(tables: Tables) -> list[ClaimResult]:
         exact = (f"; exact ε under replacement {float((printed['eps_exact'] / printed['epsilon']).max()):.3g}·ε "
                  "(each user moves each count by 2H in ℓ1 under replacement, H under add/remove)"
                  if "eps_exact" in printed else "")
-        out.append(ClaimResult(
-            ratio, ratio, ratio, "reproduced" if passed and over == 0 else "not reproduced", V1_LABELS["printed"],
-            f"the paper's printed counter level ε' = ε/(3H) (PUCB built with ℓ1 sensitivity 1 per step), all "
+        out.append(ClaimResult.point(
+            ratio, verdict="reproduced" if passed and over == 0 else "not reproduced", calibration=V1_LABELS["printed"],
+            note=f"the paper's printed counter level ε' = ε/(3H) (PUCB built with ℓ1 sensitivity 1 per step), all "
             f"counters of an episode audited at ε on replacement neighbours (Definition 3): max ε_lb/ε = {ratio:.3g} "
             f"({'passes' if passed else 'fails'} the audit, {int(printed['runs'].min())} runs){exact}",
             epsilon=float(printed["epsilon"].min())))
@@ -147,51 +144,47 @@ def _where(name: str, env: str) -> str:
     return env if name == REGRET_TABLES[0] else f"{name}: {env}"
 
 
-def _slopes(tables: Tables, calibration: str) -> list[tuple[str, str, float, Estimate, pd.DataFrame]]:
-    """Per (table, env, ε): the log-log slope of regret vs T from the regime's fit start on."""
-    out = []
-    for name, df in _regret_tables(tables):
-        pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == calibration)]
-        for (env, eps), g in pu.groupby(["env_label", "epsilon"]):
-            start = regime(g)[2]
-            out.append((name, env, eps, paired_slope_by_seed(g[g["episode"] >= start], "episode", "regret"), g))
-    return out
+def _pucb(calibration: str):
+    """The rows of PUCB runs under ``calibration`` (a Rows selection)."""
+    return lambda df: df[(df["algorithm"] == "pucb") & (df["calibration"] == calibration)]
 
 
-def v2(tables: Tables) -> list[ClaimResult]:
-    res = []
-    for name, env, eps, est, g in _slopes(tables, "tight"):
-        reg, need, start, note = regime(g)
-        res.append(_res(est, verdict_upper(est, 0.6), "tight",
-                        f"{_where(name, env)}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ [{start:.3g}, "
-                        f"{g['episode'].max():.3g}] ({est.n} seeds; {per_seed_note(est)}); upper bound on a gapped "
-                        f"instance: regret stays below the √T envelope (a log T curve passes too; the √T rate itself is "
-                        f"V9's, on the Figure 1 family hard at T){note}", reg, need, eps))
-    return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no tight PUCB runs")]
+def _slope_from_fit_start(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """Log-log slope of regret vs T per seed, from the regime's fit start on (Student's t over seeds)."""
+    return paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
 
 
-def f1(tables: Tables) -> list[ClaimResult]:
-    """Package finding F1 (not a claim of the paper): how much longer PUCB's burn-in is
-    under the paper calibration than under tight at the same (instance, ε), and whether its
-    regret is sublinear past that burn-in (log-log slope CI below 1, fitted from the
-    regime's start like V2, and no seed's own slope at ``LINEAR_SLOPE`` or above)."""
-    tight = {(name, env, eps): g for name, env, eps, _, g in _slopes(tables, "tight")}
-    res = []
-    for name, env, eps, est, g in _slopes(tables, "paper"):
-        reg, need, start, note = regime(g)
-        t_star = float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
-        other = tight.get((name, env, eps))
-        t_tight = float(other["burn_in_episodes"].max()) if other is not None and "burn_in_episodes" in other else float("nan")
-        ratio = f"{t_star / t_tight:.3g}× the tight calibration's ({t_tight:.3g})" if np.isfinite(t_tight) and t_tight > 0 else "no tight run to compare"
-        # sublinear: the CI below 1 and, as in V2, no seed's own slope at LINEAR_SLOPE or above
-        # (a linear regret with a lower-order term fits slopes of 0.99 whose CI ends below 1)
-        verdict = "inconclusive" if est.n < 2 or not np.isfinite(est.value) else (
-            "reproduced" if est.high < 1 and not has_linear_seed(est) else "not reproduced")
-        res.append(_res(est, verdict, "paper",
-                        f"{_where(name, env)}, ε={eps:g}: predicted burn-in under the paper calibration T* = {t_star:.3g}, {ratio}; "
-                        f"log-log slope of PUCB's regret over T ∈ [{start:.3g}, {g['episode'].max():.3g}] "
-                        f"({est.n} seeds; sublinear = CI below 1, no seed >= {LINEAR_SLOPE:g}){note}", reg, need, eps))
-    return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "paper", "no paper-calibration PUCB runs")]
+def _v2_note(grp: Group) -> str:
+    env, eps, est = grp.key["env_label"], grp.key["epsilon"], grp.est
+    return (f"{_where(grp.table, env)}, ε={eps:g}: log-log slope of PUCB's cumulative regret vs T over T ∈ "
+            f"[{grp.check.fit_start:.3g}, {grp.rows['episode'].max():.3g}] ({est.n} seeds; {per_seed_note(est)}); upper "
+            f"bound on a gapped instance: regret stays below the √T envelope (a log T curve passes too; the √T rate "
+            f"itself is V9's, on the Figure 1 family hard at T)")
+
+
+# V2: per (table, instance, ε), the tight PUCB runs' slope in T past the burn-in
+V2_ROWS = Rows(select=_pucb("tight"), by=("env_label", "epsilon"), regime=regime, statistic=_slope_from_fit_start,
+               rule=partial(verdict_upper, threshold=0.6), note=_v2_note, calibration="tight", empty="no tight PUCB runs")
+
+
+def _f1_note(grp: Group) -> str:
+    """F1: the paper calibration's predicted burn-in against the tight one's at the same
+    (table, instance, ε), and the slope past it."""
+    env, eps, g = grp.key["env_label"], grp.key["epsilon"], grp.rows
+    t_star = float(g["burn_in_episodes"].max()) if "burn_in_episodes" in g else float("nan")
+    other = _pucb("tight")(grp.table_rows)
+    other = other[(other["env_label"] == env) & (other["epsilon"] == eps)]
+    t_tight = float(other["burn_in_episodes"].max()) if len(other) and "burn_in_episodes" in other else float("nan")
+    ratio = f"{t_star / t_tight:.3g}× the tight calibration's ({t_tight:.3g})" if np.isfinite(t_tight) and t_tight > 0 else "no tight run to compare"
+    return (f"{_where(grp.table, env)}, ε={eps:g}: predicted burn-in under the paper calibration T* = {t_star:.3g}, {ratio}; "
+            f"log-log slope of PUCB's regret over T ∈ [{grp.check.fit_start:.3g}, {g['episode'].max():.3g}] "
+            f"({grp.est.n} seeds; sublinear = CI below 1, no seed >= {LINEAR_SLOPE:g})")
+
+
+# F1 (a finding, not a claim of the paper): PUCB under the paper calibration, fitted from its
+# regime's start as V2 is; sublinear = CI below 1 and no seed's own slope at LINEAR_SLOPE or above
+F1_ROWS = Rows(select=_pucb("paper"), by=("env_label", "epsilon"), regime=regime, statistic=_slope_from_fit_start,
+               rule=verdict_sublinear, note=_f1_note, calibration="paper", empty="no paper-calibration PUCB runs")
 
 
 # ------------------------------------------------------------------------------ V3
@@ -226,7 +219,7 @@ def v3(tables: Tables) -> list[ClaimResult]:
             res += _v3_rows(ga, alg, name)
         paired = paired or bool((cost["algorithm"] == "pucb").any())
     if not paired:
-        res.insert(0, ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no paired runs"))
+        res.insert(0, ClaimResult.inconclusive("no paired runs", calibration="tight"))
     return res + _v3_family(tables)
 
 
@@ -240,12 +233,12 @@ def _v3_rows(cost: pd.DataFrame, alg: str, name: str = REGRET_TABLES[0]) -> list
     for env, g in cost.groupby("env_label"):
         eps_max = g["epsilon"].max()
         g_max = g[g["epsilon"] == eps_max]
-        reg, need, start, note = regime(g_max)
-        est = paired_slope_by_seed(g_max[g_max["episode"] >= start], "episode", "cost")
-        res.append(_res(est, verdict_upper(est, 0.5), "tight",
-                        f"{_where(name, env)}, ε={eps_max:g}: log-log slope of the privacy cost Regret_{who} − Regret_{base} vs T over "
-                        f"T ∈ [{start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){note}", reg, need,
-                        eps_max, algorithm=alg))
+        check = regime(g_max)
+        est = paired_slope_by_seed(g_max[g_max["episode"] >= check.fit_start], "episode", "cost")
+        res.append(ClaimResult.from_estimate(
+            est, verdict=verdict_upper(est, 0.5), check=check, calibration="tight", epsilon=eps_max, algorithm=alg,
+            note=f"{_where(name, env)}, ε={eps_max:g}: log-log slope of the privacy cost Regret_{who} − Regret_{base} vs T over "
+                 f"T ∈ [{check.fit_start:.3g}, {g_max['episode'].max():.3g}] (lower order than √T: slope <= 0.5){check.note}"))
         fin = final_rows(g)
         epss = sorted(fin["epsilon"].unique())
         if len(epss) >= 2:
@@ -253,17 +246,19 @@ def _v3_rows(cost: pd.DataFrame, alg: str, name: str = REGRET_TABLES[0]) -> list
             est = _fit_exponent(epss, groups)
             expected = expected_eps_exponent(fin)
             regs = [regime(g[g["epsilon"] == e]) for e in epss]
-            reached = all(r[0] == "reached" for r in regs)
-            known = any(r[0] != "n/a" for r in regs)
-            need_e = float(np.nanmax([r[1] for r in regs])) if known and not reached else float("nan")
+            reached = all(r.reached for r in regs)
+            known = any(r.state != "n/a" for r in regs)
+            need_e = float(np.nanmax([r.horizon_needed for r in regs])) if known and not reached else float("nan")
             model = (f"this package's burn-in model predicts {expected:+.3f} (the burn-in's regret ∝ T*(ε)); regime: "
                      + ("every ε a decade past its burn-in" if reached else f"needs T >= {need_e:.3g}") if known else
                      "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
-            res.append(_res(est, verdict_exponent(est, V3_EPS, V3_EPS_WRONG), "tight",
-                            f"{_where(name, env)}: exponent of {subject} vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
-                            f"the paper's 1/ε: {V3_EPS:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
-                            f"excluding {V3_EPS_WRONG:+g} (Laplace noise of both calibrations ∝ 1/ε); {model}",
-                            "reached" if reached else ("not reached" if known else "n/a"), need_e, min(epss), algorithm=alg))
+            res.append(ClaimResult.from_estimate(
+                est, verdict=verdict_exponent(est, V3_EPS, V3_EPS_WRONG), calibration="tight",
+                regime="reached" if reached else ("not reached" if known else "n/a"), horizon_needed=need_e,
+                epsilon=min(epss), algorithm=alg,
+                note=f"{_where(name, env)}: exponent of {subject} vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in epss)}}}; "
+                     f"the paper's 1/ε: {V3_EPS:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
+                     f"excluding {V3_EPS_WRONG:+g} (Laplace noise of both calibrations ∝ 1/ε); {model}"))
     return res
 
 
@@ -312,14 +307,16 @@ def _v3_family(tables: Tables) -> list[ClaimResult]:
         share = g.groupby("epsilon")["share"].mean()
         pucb = df[(df["algorithm"] == "pucb") & (df["calibration"] == calib) & (df["env_label"] == label)]
         regs = {e: regime(pucb[pucb["epsilon"] == e]) for e in epss}
-        kept = [e for e in epss if share[e] <= V3_CAP_SHARE and regs[e][0] == "reached"]
+        kept = [e for e in epss if share[e] <= V3_CAP_SHARE and regs[e].reached]
         reached = len(kept) >= 2
         fit = kept if reached else epss
-        need = float("nan") if reached else overall_regime([(r[0], r[1]) for r in regs.values()])[1]
+        need = float("nan") if reached else overall_regime(list(regs.values())).horizon_needed
         est = _fit_exponent(fit, [g[g["epsilon"] == e]["cost"].to_numpy(float) for e in fit])
         r = g.iloc[0]
-        res.append(_res(est, verdict_exponent(est, V3_EPS, V3_EPS_WRONG), calib,
-                        f"on the Figure 1 family hard at T ({', '.join(V3_FAMILY_TABLES)}: S={int(r['S'])} A={int(r['A'])} "
+        res.append(ClaimResult.from_estimate(
+            est, verdict=verdict_exponent(est, V3_EPS, V3_EPS_WRONG), calibration=calib,
+            regime="reached" if reached else "not reached", horizon_needed=need, epsilon=min(fit),
+            note=f"on the Figure 1 family hard at T ({', '.join(V3_FAMILY_TABLES)}: S={int(r['S'])} A={int(r['A'])} "
                         f"H={int(r['H'])}, T={int(r['T']):.3g}, gap α'(T) = {r['env.gap_scale']:g}·sqrt(n·m/T)): exponent "
                         f"of the final privacy cost (PUCB − UBEV, paired by seed) vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in fit)}}}; "
                         f"the paper's 1/ε: {V3_EPS:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while excluding "
@@ -327,8 +324,7 @@ def _v3_family(tables: Tables) -> list[ClaimResult]:
                         + ", ".join(f"{e:g}: {share[e]:.3g}" for e in epss)
                         + f"; regime: every ε of the fit with a share <= {V3_CAP_SHARE:g} (the cap compresses the exponent "
                         f"above it) and a decade past PUCB's burn-in"
-                        + ("" if reached else ", fewer than two such ε (fitted over all, outside the regime)"),
-                        "reached" if reached else "not reached", need, min(fit)))
+                        + ("" if reached else ", fewer than two such ε (fitted over all, outside the regime)")))
     return res
 
 
@@ -341,8 +337,7 @@ def v5(tables: Tables) -> list[ClaimResult]:
     keys = sorted({(a, e) for a, e in zip(pu["alpha"], pu["epsilon"])})
     if len(keys) < 2:
         eps = min((e for _, e in keys), default=np.nan)  # the one grid point there is still names its ε
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "fewer than two (α, ε) grid points",
-                            epsilon=eps)]
+        return [ClaimResult.inconclusive("fewer than two (α, ε) grid points", calibration="tight", epsilon=eps)]
     censored = censored_points(tables["tabular_pac"])
     # a censored count measures T, not the sample complexity: fit the uncensored points
     # when at least two remain (regime reached), else all of them (not reached)
@@ -364,10 +359,11 @@ def v5(tables: Tables) -> list[ClaimResult]:
     lb = [row["S"] * row["A"] * row["H"] * np.log(1 / 0.05) / (a * e) for a, e in keys]
     ratio = min(g.mean() / b for g, b in zip(groups, lb))
     T = int(df["episode"].max())
-    return [_res(est, verdict_near(est, 1.0, width_limit=3.0), "tight",
-                 f"exponent of the number of α-suboptimal episodes (PUCB, T={T}) vs 1/(αε) over {len(keys)} (α, ε) points "
-                 f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}{cens_note}",
-                 reg, need, min(e for _, e in keys))]
+    return [ClaimResult.from_estimate(
+        est, verdict=verdict_near(est, 1.0, width_limit=3.0), calibration="tight", regime=reg, horizon_needed=need,
+        epsilon=min(e for _, e in keys),
+        note=f"exponent of the number of α-suboptimal episodes (PUCB, T={T}) vs 1/(αε) over {len(keys)} (α, ε) points "
+             f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}{cens_note}")]
 
 
 def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
@@ -422,8 +418,7 @@ def v6(tables: Tables) -> list[ClaimResult]:
     lemma8 = (f"Lemma 8: min over {df.groupby(['alpha', 'epsilon']).ngroups} (α, ε) points of seed-mean pulls / "
               f"(ln(1/(4β))/(24εα)) = {df.groupby(['alpha', 'epsilon'])['ratio'].mean().min():.3g} (>= 1 expected)")
     if "trimmed_mean_pulls_subopt" not in df:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", f"no trimmed pulls in the table; {lemma8}",
-                            epsilon=float(df["epsilon"].min()))]
+        return [ClaimResult.inconclusive(f"no trimmed pulls in the table; {lemma8}", epsilon=float(df["epsilon"].min()))]
     res = []
     for alpha, g in df.groupby("alpha", sort=True):
         private = g[g["epsilon"] <= alpha / V6_REGIME]
@@ -432,27 +427,32 @@ def v6(tables: Tables) -> list[ClaimResult]:
         reached = span >= V6_MIN_SPAN * (1 - 1e-9)
         tol = v6_tolerance(max(span, V6_MIN_SPAN))
         est = paired_slope_by_seed(private, "epsilon", "trimmed_mean_pulls_subopt") if len(epss) >= 2 else \
-            Estimate(np.nan, np.nan, np.nan, 0)
+            Estimate.empty()
         verdict = verdict_exponent(est, V6_EPS, V6_WRONG, tol) if reached else "inconclusive"
         grid = ", ".join(f"{e:g}" for e in epss) or "none"
-        res.append(_res(est, verdict, "n/a",
-                        f"α={alpha:g}: ε-exponent of an α-suboptimal arm's pulls (trimmed mean over runs) over "
+        res.append(ClaimResult.from_estimate(
+            est, verdict=verdict, regime="reached" if reached else "not reached",
+            epsilon=float(min(epss)) if epss else float(g["epsilon"].min()),
+            note=f"α={alpha:g}: ε-exponent of an α-suboptimal arm's pulls (trimmed mean over runs) over "
                         f"ε ∈ {{{grid}}} (ε <= α/{V6_REGIME:g}, where the Laplace radius dominates; a span of "
                         f"{V6_MIN_SPAN:g}× needed, {span:.3g}× run); {V6_EPS:+g} expected, excluding {V6_WRONG:g} "
-                        f"(no noise), ± {tol:.2f} (doubling epochs over this span); {per_seed_note(est)}; {lemma8}",
-                        "reached" if reached else "not reached", np.nan,
-                        float(min(epss)) if epss else float(g["epsilon"].min())))
+                 f"(no noise), ± {tol:.2f} (doubling epochs over this span); {per_seed_note(est)}; {lemma8}"))
     return res
 
 
 # ------------------------------------------------------------------------------ V7
 
 
+# V7: the cost grows with S between linearly and quadratically
+V7_WINDOW = (1.0, 2.0)
+_v7_verdict = partial(verdict_overlaps, low=V7_WINDOW[0], high=V7_WINDOW[1])
+
+
 def v7(tables: Tables) -> list[ClaimResult]:
     """V7 on the Figure 1 family hard at T (``tabular_hard_cost``, :func:`_v7_family`) and,
     where it ran (``full``), on garnet (``tabular_scaling``, :func:`_v7_garnet`)."""
     return (_v7_garnet(tables) + _v7_family(tables)
-            or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two S values")])
+            or [ClaimResult.inconclusive("fewer than two S values")])
 
 
 def _v7_family(tables: Tables) -> list[ClaimResult]:
@@ -474,18 +474,17 @@ def _v7_family(tables: Tables) -> list[ClaimResult]:
         if len(Ss) < 2:
             continue
         est = _fit_exponent(Ss, [g[g["S"] == s]["cost"].to_numpy(float) for s in Ss])
-        v = ("inconclusive" if est.n < 2 or not np.isfinite(est.value)
-             else "reproduced" if (est.high >= 1 and est.low <= 2) else "not reproduced")
+        v = _v7_verdict(est)
         pucb = df[(df["algorithm"] == "pucb") & (df["epsilon"] == eps) & (df["calibration"] == calib) & (df["T"] == T)]
-        regs = [regime(pucb[pucb["S"] == s]) for s in Ss]
-        reg, need = overall_regime([(r[0], r[1]) for r in regs])
-        res.append(_res(est, v, calib,
-                        f"ε={eps:g}, on the Figure 1 family hard at T (tabular_hard_cost: A={int(m) + 1} H={int(H)}, "
+        check = overall_regime([regime(pucb[pucb["S"] == s]) for s in Ss])
+        res.append(ClaimResult.from_estimate(
+            est, verdict=v, check=check, calibration=calib, epsilon=eps,
+            note=f"ε={eps:g}, on the Figure 1 family hard at T (tabular_hard_cost: A={int(m) + 1} H={int(H)}, "
                         f"T={int(T):.3g}, gap α'(T) = {scale:g}·sqrt(n·m/T)): fitted exponent of the final privacy cost "
                         f"(PUCB − UBEV, paired by seed) vs S over S ∈ {{{', '.join(str(int(x)) for x in Ss)}}} (between 1 "
                         f"and 2 expected); mean cost by S: "
                         + ", ".join(f"{int(x)}: {c:.3g}" for x, c in g.groupby("S")["cost"].mean().items())
-                        + "; regime: every S a decade past PUCB's burn-in", reg, need, eps))
+                 + "; regime: every S a decade past PUCB's burn-in"))
     return res
 
 
@@ -507,25 +506,22 @@ def _v7_garnet(tables: Tables) -> list[ClaimResult]:
         if len(run) < 2:
             continue
         pucb = df[(df["algorithm"] == "pucb") & (df["epsilon"] == eps) & (df["calibration"] == calib)]
-        regs = {s: regime(pucb[pucb["S"] == s])[:2] for s in run}
-        inside = [s for s in run if regs[s][0] == "reached"]
+        regs = {s: regime(pucb[pucb["S"] == s]) for s in run}
+        inside = [s for s in run if regs[s].reached]
         Ss = inside if len(inside) >= 2 else run
-        reg, need = overall_regime([regs[s] for s in Ss])
+        check = overall_regime([regs[s] for s in Ss])
+        reg, need = check.state, check.horizon_needed
         est = _fit_exponent(Ss, [g[g["S"] == s]["cost"].to_numpy(float) for s in Ss])
-        if est.n < 2 or not np.isfinite(est.value):
-            v = "inconclusive"
-        else:
-            v = "reproduced" if (est.high >= 1 and est.low <= 2) else "not reproduced"
         left = [s for s in run if s not in Ss]
-        res.append(_res(est, v, calib, f"ε={eps:g}: fitted exponent of the final privacy cost vs S over S ∈ {{{', '.join(map(str, Ss))}}} "
+        res.append(ClaimResult.from_estimate(est, verdict=_v7_verdict(est), check=check, calibration=calib, epsilon=eps,
+                                             note=f"ε={eps:g}: fitted exponent of the final privacy cost vs S over S ∈ {{{', '.join(map(str, Ss))}}} "
                                        f"(between 1 and 2 expected; measured on garnet, not on the Figure 1 family "
                                        f"hard at T, where every policy's regret is at most H·c·sqrt(n·m·T): once PUCB's "
                                        f"burn-in covers the run its cost grows like (S·A)^(1/2) there, never linearly)"
                         + (f"; S ∈ {{{', '.join(map(str, left))}}} left out: inside their burn-in" if left else "")
                         + "; regime: " + ("every S fitted a decade past its burn-in" if reg == "reached"
                                           else f"needs T >= {need:.3g} (largest S), not reached" if reg == "not reached"
-                                          else "n/a"),
-                        reg, need, eps))
+                                          else "n/a")))
     return res
 
 
@@ -566,7 +562,7 @@ def v8(tables: Tables) -> list[ClaimResult]:
     tight = df[df["calibration"] == "tight"]
     private = [a for a in tight["algorithm"].unique() if a in plugins()]
     paper = ([_v8_row(tight[tight["algorithm"] == "pucb"].copy(), "pucb")] if (tight["algorithm"] == "pucb").any() else
-             [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "tight", "no tight PUCB runs on the hard family")])
+             [ClaimResult.inconclusive("no tight PUCB runs on the hard family", calibration="tight")])
     return paper + [_v8_row(tight[tight["algorithm"] == alg].copy(), alg) for alg in private]
 
 
@@ -582,14 +578,14 @@ def _v8_row(pu: pd.DataFrame, alg: str) -> ClaimResult:
     n, m, H, scale, e, T = pts[int(np.argmin([g.mean() for g in groups]))]
     share = pr / (sq + pr)  # the privacy term's part of the bound, per row
     u = pu["uniform"]
-    return _res(est, verdict_positive(est), "tight",
-                 f"c = min over {len(pts)} (S, A, ε, T) points of {who}'s mean regret / (sqrt(HSAT) + SAH ln(T)/ε) on the "
+    return ClaimResult.from_estimate(
+        est, verdict=verdict_above(est, 0.0), calibration="tight", epsilon=float(pu["epsilon"].min()), algorithm=alg,
+        note=f"c = min over {len(pts)} (S, A, ε, T) points of {who}'s mean regret / (sqrt(HSAT) + SAH ln(T)/ε) on the "
                  f"Figure 1 instance tuned to each T (CI: 95% percentile bootstrap over seeds within each point; rule: CI "
                  f"above 0); smallest at S={int(n) + 2} A={int(m) + 1} H={int(H)} gap scale {scale:g} ε={e:g} T={int(T):.3g}; {who}'s regret is "
                  f"{u.min():.3f}-{u.max():.3f}× that of uniform play at these points; a lower bound "
                  f"holds at every T, so burn-in points count (regime n/a); the privacy term SAH ln(T)/ε is "
-                 f"{np.min(share):.1%}-{np.max(share):.1%} of the bound over the points", epsilon=float(pu["epsilon"].min()),
-                 algorithm=alg)
+             f"{np.min(share):.1%}-{np.max(share):.1%} of the bound over the points")
 
 
 def uniform_regret(rows: pd.DataFrame) -> np.ndarray:
@@ -623,7 +619,7 @@ def v9(tables: Tables) -> list[ClaimResult]:
         # as Z7: fitted over the T inside the regime when at least two are (a grid that
         # serves several ε starts below the smaller ε's burn-in), over the whole grid otherwise
         regs = [regime(g_all[g_all["T"] == T]) for T in Ts]
-        inside = [T for T, r in zip(Ts, regs) if r[0] == "reached"]
+        inside = [T for T, r in zip(Ts, regs) if r.reached]
         if 2 <= len(inside) < len(Ts):
             regs = [r for T, r in zip(Ts, regs) if T in inside]
             Ts, g, g_all = inside, g[g["T"].isin(inside)], g_all[g_all["T"].isin(inside)]
@@ -640,112 +636,136 @@ def v9(tables: Tables) -> list[ClaimResult]:
         if bad:
             verdict = "not reproduced"
         u = g["regret"].to_numpy(float) / uniform_regret(g)
-        reg, need = overall_regime([(r[0], r[1]) for r in regs])
+        check = overall_regime(regs)
         t_star = float(g_all[g_all["T"] == Ts[-1]]["burn_in_episodes"].max())
         n, m, H, c = fam
         who = declared("algorithms", "display")[alg] + (f" ε={eps:g}" if np.isfinite(eps) else "")
         lo, hi = HARD_EXPONENT
-        res.append(_res(est, verdict, calib,
-                        f"{who}, S={int(n) + 2} A={int(m) + 1} H={int(H)}, gap α'(T) = {c:g}·sqrt({int(n * m)}/T): log-log "
+        res.append(ClaimResult.from_estimate(
+            est, verdict=verdict, check=check, calibration=calib, epsilon=eps if np.isfinite(eps) else float("nan"),
+            algorithm=alg,
+            note=f"{who}, S={int(n) + 2} A={int(m) + 1} H={int(H)}, gap α'(T) = {c:g}·sqrt({int(n * m)}/T): log-log "
                         f"slope of the regret at T vs T over T ∈ {{{', '.join(f'{int(t):.3g}' for t in Ts)}}} ({est.n} "
                         f"seeds; {per_seed_note(est)}); two-sided: CI inside [{lo:g}, {hi:g}]; regret {u.min():.3f}-{u.max():.3f}× that of "
                         f"uniform play, whose exponent is 1/2 by construction; "
                         + (f"regime: every T a decade past its burn-in, max(T*, measured end) (T* = {t_star:.3g} at the largest T)"
                            if np.isfinite(t_star)
-                           else "regime n/a: no burn-in is predicted for this algorithm (a plug-in)") + bad, reg, need,
-                        eps if np.isfinite(eps) else float("nan"), algorithm=alg))
-    return res or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two T values on the hard family")]
+                           else "regime n/a: no burn-in is predicted for this algorithm (a plug-in)") + bad))
+    return res or [ClaimResult.inconclusive("fewer than two T values on the hard family")]
 
 
 CLAIMS: list[Claim] = [
-    Claim("V1", PAPER, "PUCB is ε-JDP: its counters pass the audit and the planner reads only released statistics",
-          ("tabular_audit",), "max ε_lb/ε", "<= 1", v1),
-    Claim("V2", PAPER, "PUCB's regret is O(√T) (tight calibration): on gapped instances it stays below the √T envelope",
-          ("tabular_regret",), "log-log slope of regret vs T, last decade", "CI contains a value <= 0.6", v2,
-          "tabular_regret_loglog", kind=KINDS[1]),
-    Claim("V3", PAPER, "the privacy cost Regret_PUCB − Regret_UBEV is lower order in T and scales like 1/ε",
-          ("tabular_regret",), "slope vs T; exponent vs ε", f"<= 0.5; −1 (excluding −1/2) ± {PAPER_EXPONENT_TOL:g}", v3,
-          "tabular_privacy_cost_eps"),
-    Claim("V5", PAPER, "α-suboptimal episodes on the hard instances grow like 1/(αε) in the private regime",
-          ("tabular_pac",), "exponent of n_subopt vs 1/(αε)", "1", v5, "tabular_pac_counts"),
-    Claim("V6", PAPER, "an ε-DP best-arm identifier pulls an α-suboptimal arm Ω(ln(1/β)/(εα)) times (Lemma 8): "
-          "the pulls grow like 1/ε", ("private_mab",), f"ε-exponent of the pulls (ε <= α/{V6_REGIME:g})",
-          f"{V6_EPS:+g} ± ln 2/ln(grid span) <= 0.3, excluding {V6_WRONG:g}", v6, "tabular_mab_pulls"),
-    Claim("V7", PAPER, "the privacy cost grows with S between linearly and quadratically", ("tabular_hard_cost",),
-          "exponent of privacy cost vs S", "in [1, 2]", v7, "tabular_scaling_S"),
-    Claim("V8", PAPER, "Theorem 6: PUCB's regret is at least c·(sqrt(HSAT) + SAH ln(T)/ε) at every (S, A, ε, T) "
-          "on the Figure 1 instance hard at T", ("tabular_hard",), "min over points of regret / bound", "c: CI above 0", v8,
-          "tabular_hard_regret"),
-    Claim("V9", PAPER, "on the Figure 1 family hard at T, UBEV's and PUCB's regret grows like √T "
-          "(Theorem 6's sqrt(HSAT) from below, Theorem 4 from above)", ("tabular_hard",),
-          "log-log slope of regret at T vs T over the family", "CI inside [0.4, 0.6]", v9, "tabular_hard_regret",
-          kind=KINDS[0]),
+    Claim(id="V1", paper=PAPER,
+          statement="PUCB is ε-JDP: its counters pass the audit and the planner reads only released statistics",
+          reads=("tabular_audit",), metric="max ε_lb/ε", expected="<= 1", compute=v1,
+          why_code="an audit: one row per calibration from the audits that must pass, then the printed constants' row",
+          planted_bugs=(
+            PlantedBug("PUCB's Laplace scale cut 10x in the built agent: the audit of its counters fails",
+                       "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
+            PlantedBug("a plug-in PUCB holding half the Laplace scale it reports",
+                       "tests/core/test_plugins.py::test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_one"),
+        )),
+    Claim(id="V2", paper=PAPER,
+          statement="PUCB's regret is O(√T) (tight calibration): on gapped instances it stays below the √T envelope",
+          reads=("tabular_regret",), optional=("tabular_regret_eps1",),
+          metric="log-log slope of regret vs T, last decade", expected="CI contains a value <= 0.6", rows=V2_ROWS,
+          figure="tabular_regret_loglog", kind=KINDS[1],
+          planted_bugs=(
+            PlantedBug("regret that keeps a slope of 0.9 past the burn-in (a learner that stops learning)",
+                       "tests/tabular/test_regime.py::test_v2_inside_the_regime_can_fail"),
+            PlantedBug("linear regret", "tests/tabular/test_claims_config.py::test_v2_verdict_follows_the_slope"),
+        )),
+    Claim(id="V3", paper=PAPER,
+          statement="the privacy cost Regret_PUCB − Regret_UBEV is lower order in T and scales like 1/ε",
+          reads=("tabular_regret",), optional=("tabular_regret_eps1", *V3_FAMILY_TABLES),
+          metric="slope vs T; exponent vs ε", expected=f"<= 0.5; −1 (excluding −1/2) ± {PAPER_EXPONENT_TOL:g}", compute=v3,
+          why_code="two statistics per instance (the cost's slope in T, its exponent fitted across ε) and the family's "
+                   "exponent over the ε below the cap",
+          figure="tabular_privacy_cost_eps",
+          planted_bugs=(
+            PlantedBug("a privacy cost ∝ ε^-0.2 (noise not scaled by 1/ε)",
+                       "tests/tabular/test_claims_config.py::test_v3_exponent_in_epsilon"),
+            PlantedBug("a privacy cost still growing like √T past the burn-in",
+                       "tests/tabular/test_regime.py::test_v3_expected_exponent_from_the_burn_in"),
+            PlantedBug("a privacy cost growing like T^0.9 past the burn-in (the slope-in-T row)",
+                       "tests/tabular/test_claims_flip.py::test_v3_slope_in_t_fails_when_the_privacy_cost_grows_like_t"),
+            PlantedBug("on the family hard at T: a privacy cost ∝ ε^(-1/2), or one that does not depend on ε (noise "
+                       "fixed whatever ε is reported)",
+                       "tests/tabular/test_hard_family.py::test_v3_on_the_family_flips_on_the_wrong_noise_scale_or_none"),
+            PlantedBug("on the family hard at T: every ε's cost near its cap (read outside the regime: inconclusive)",
+                       "tests/tabular/test_hard_family.py::test_v3_on_the_family_leaves_out_the_capped_eps"),
+        )),
+    Claim(id="V5", paper=PAPER,
+          statement="α-suboptimal episodes on the hard instances grow like 1/(αε) in the private regime",
+          reads=("tabular_pac",), metric="exponent of n_subopt vs 1/(αε)", expected="1", compute=v5,
+          why_code="one exponent fitted across (α, ε) points, leaving out the points censored by T",
+          figure="tabular_pac_counts",
+          planted_bugs=(
+            PlantedBug("PUCB's α-suboptimal episodes independent of ε (the Laplace noise missing)",
+                       "tests/tabular/test_claims_flip.py::test_v5_fails_when_counts_ignore_epsilon"),
+        )),
+    Claim(id="V6", paper=PAPER,
+          statement="an ε-DP best-arm identifier pulls an α-suboptimal arm Ω(ln(1/β)/(εα)) times (Lemma 8): "
+                    "the pulls grow like 1/ε",
+          reads=("private_mab",), metric=f"ε-exponent of the pulls (ε <= α/{V6_REGIME:g})",
+          expected=f"{V6_EPS:+g} ± ln 2/ln(grid span) <= 0.3, excluding {V6_WRONG:g}", compute=v6,
+          why_code="the rule's tolerance depends on each α's grid span (doubling epochs), and the Lemma 8 ratio is over all points",
+          figure="tabular_mab_pulls",
+          planted_bugs=(
+            PlantedBug("a best-arm identifier that adds no noise while reporting ε",
+                       "tests/tabular/test_private_bai.py::test_v6_exponent_reproduced_with_noise_and_fails_without"),
+        )),
+    Claim(id="V7", paper=PAPER, statement="the privacy cost grows with S between linearly and quadratically",
+          reads=("tabular_hard_cost",), optional=("tabular_scaling",),
+          metric="exponent of privacy cost vs S", expected="in [1, 2]", compute=v7,
+          why_code="an exponent fitted across S, over the S inside their regime (garnet) or every S (the family)",
+          figure="tabular_scaling_S",
+          planted_bugs=(
+            PlantedBug("a privacy cost ∝ S³", "tests/tabular/test_claims_config.py::test_v7_exponent_window"),
+            PlantedBug("on garnet: the largest S still in its burn-in (its linear regret fitted as a rate, as a "
+                       "fit over every S would)",
+                       "tests/tabular/test_claims_config.py::test_v7_on_garnet_fits_the_s_inside_their_regime"),
+            PlantedBug("on the family hard at T: a privacy cost ∝ S³, or one at the family's cap (∝ sqrt(n): a gap "
+                       "scale too small for UBEV to learn)",
+                       "tests/tabular/test_hard_family.py::test_v7_on_the_family_flips_when_the_cost_is_cubic_or_capped"),
+        )),
+    Claim(id="V8", paper=PAPER,
+          statement="Theorem 6: PUCB's regret is at least c·(sqrt(HSAT) + SAH ln(T)/ε) at every (S, A, ε, T) "
+                    "on the Figure 1 instance hard at T",
+          reads=("tabular_hard",), optional=("tabular_hard_short",),
+          metric="min over points of regret / bound", expected="c: CI above 0", compute=v8,
+          why_code="a lower-bound fit: the minimum over grid points of a ratio, bootstrapped within each point",
+          figure="tabular_hard_regret",
+          planted_bugs=(
+            PlantedBug("zero regret at some T (an agent that reads the instance)",
+                       "tests/tabular/test_hard_family.py::test_v8_flags_zero_regret"),
+        )),
+    Claim(id="V9", paper=PAPER,
+          statement="on the Figure 1 family hard at T, UBEV's and PUCB's regret grows like √T "
+                    "(Theorem 6's sqrt(HSAT) from below, Theorem 4 from above)",
+          reads=("tabular_hard",), optional=("tabular_hard_short",),
+          metric="log-log slope of regret at T vs T over the family", expected="CI inside [0.4, 0.6]", compute=v9,
+          why_code="one job per T: a slope across jobs per seed, fitted over the T inside the regime, with per-seed "
+                   "counterexamples (zero regret, a linear seed)",
+          figure="tabular_hard_regret", kind=KINDS[0],
+          planted_bugs=(
+            PlantedBug("the Figure 1 gap fixed instead of tuned to T: regret saturates",
+                       "tests/tabular/test_hard_family.py::test_v9_fails_when_the_gap_is_not_tuned_to_T"),
+            PlantedBug("UBEV without its exploration bonus: it locks in",
+                       "tests/tabular/test_hard_family.py::test_v9_flags_a_learner_without_exploration_bonus"),
+            PlantedBug("regret flat in T in tabular_hard_short (UBEV's short horizons)",
+                       "tests/tabular/test_hard_family.py::test_v9_reads_tabular_hard_short_as_part_of_the_family"),
+        )),
     # Found by this package, not claimed by the paper (reported apart, never counted
     # against it): the printed constants' burn-in, and the regret past it.
-    Claim("F1", PAPER, "Package finding: under the paper calibration PUCB's burn-in is longer than under tight, "
-          "and its regret is sublinear past it", ("tabular_regret",),
-          "log-log slope of regret vs T past the paper calibration's burn-in", "CI below 1 (sublinear)", f1,
-          "tabular_regret_loglog", finding=True),
+    Claim(id="F1", paper=PAPER,
+          statement="Package finding: under the paper calibration PUCB's burn-in is longer than under tight, "
+                    "and its regret is sublinear past it",
+          reads=("tabular_regret",), optional=("tabular_regret_eps1",),
+          metric="log-log slope of regret vs T past the paper calibration's burn-in", expected="CI below 1 (sublinear)",
+          rows=F1_ROWS, figure="tabular_regret_loglog", finding=True,
+          planted_bugs=(
+            PlantedBug("under the paper calibration, regret linear past the burn-in with a √T term (slopes 0.99, CI below 1)",
+                       "tests/tabular/test_claims_flip.py::test_f1_fails_when_paper_calibration_regret_stays_linear"),
+        )),
 ]
-
-# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
-# plants it and asserts the flip through this module's rule.
-PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
-    "V1": (
-        PlantedBug("PUCB's Laplace scale cut 10x in the built agent: the audit of its counters fails",
-                   "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
-        PlantedBug("a plug-in PUCB holding half the Laplace scale it reports",
-                   "tests/core/test_plugins.py::test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_one"),
-    ),
-    "V2": (
-        PlantedBug("regret that keeps a slope of 0.9 past the burn-in (a learner that stops learning)",
-                   "tests/tabular/test_regime.py::test_v2_inside_the_regime_can_fail"),
-        PlantedBug("linear regret", "tests/tabular/test_claims_config.py::test_v2_verdict_follows_the_slope"),
-    ),
-    "V3": (
-        PlantedBug("a privacy cost ∝ ε^-0.2 (noise not scaled by 1/ε)",
-                   "tests/tabular/test_claims_config.py::test_v3_exponent_in_epsilon"),
-        PlantedBug("a privacy cost still growing like √T past the burn-in",
-                   "tests/tabular/test_regime.py::test_v3_expected_exponent_from_the_burn_in"),
-        PlantedBug("a privacy cost growing like T^0.9 past the burn-in (the slope-in-T row)",
-                   "tests/tabular/test_claims_flip.py::test_v3_slope_in_t_fails_when_the_privacy_cost_grows_like_t"),
-        PlantedBug("on the family hard at T: a privacy cost ∝ ε^(-1/2), or one that does not depend on ε (noise "
-                   "fixed whatever ε is reported)",
-                   "tests/tabular/test_hard_family.py::test_v3_on_the_family_flips_on_the_wrong_noise_scale_or_none"),
-        PlantedBug("on the family hard at T: every ε's cost near its cap (read outside the regime: inconclusive)",
-                   "tests/tabular/test_hard_family.py::test_v3_on_the_family_leaves_out_the_capped_eps"),
-    ),
-    "V5": (
-        PlantedBug("PUCB's α-suboptimal episodes independent of ε (the Laplace noise missing)",
-                   "tests/tabular/test_claims_flip.py::test_v5_fails_when_counts_ignore_epsilon"),
-    ),
-    "V6": (
-        PlantedBug("a best-arm identifier that adds no noise while reporting ε",
-                   "tests/tabular/test_private_bai.py::test_v6_exponent_reproduced_with_noise_and_fails_without"),
-    ),
-    "V7": (
-        PlantedBug("a privacy cost ∝ S³", "tests/tabular/test_claims_config.py::test_v7_exponent_window"),
-        PlantedBug("on garnet: the largest S still in its burn-in (its linear regret fitted as a rate, as a "
-                   "fit over every S would)",
-                   "tests/tabular/test_claims_config.py::test_v7_on_garnet_fits_the_s_inside_their_regime"),
-        PlantedBug("on the family hard at T: a privacy cost ∝ S³, or one at the family's cap (∝ sqrt(n): a gap "
-                   "scale too small for UBEV to learn)",
-                   "tests/tabular/test_hard_family.py::test_v7_on_the_family_flips_when_the_cost_is_cubic_or_capped"),
-    ),
-    "V8": (
-        PlantedBug("zero regret at some T (an agent that reads the instance)",
-                   "tests/tabular/test_hard_family.py::test_v8_flags_zero_regret"),
-    ),
-    "V9": (
-        PlantedBug("the Figure 1 gap fixed instead of tuned to T: regret saturates",
-                   "tests/tabular/test_hard_family.py::test_v9_fails_when_the_gap_is_not_tuned_to_T"),
-        PlantedBug("UBEV without its exploration bonus: it locks in",
-                   "tests/tabular/test_hard_family.py::test_v9_flags_a_learner_without_exploration_bonus"),
-        PlantedBug("regret flat in T in tabular_hard_short (UBEV's short horizons)",
-                   "tests/tabular/test_hard_family.py::test_v9_reads_tabular_hard_short_as_part_of_the_family"),
-    ),
-    "F1": (
-        PlantedBug("under the paper calibration, regret linear past the burn-in with a √T term (slopes 0.99, CI below 1)",
-                   "tests/tabular/test_claims_flip.py::test_f1_fails_when_paper_calibration_regret_stays_linear"),
-    ),
-}

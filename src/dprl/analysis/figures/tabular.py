@@ -10,10 +10,11 @@ import pandas as pd
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.claims.tabular import (
-    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V3_CAP_SHARE, V6_EPS, V6_REGIME, privacy_cost, theorem6_bound,
+    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V3_CAP_SHARE, V6_EPS, V6_REGIME, theorem6_bound,
     uniform_regret, v3_family_costs,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset
+from dprl.analysis.selection import privacy_cost
 from dprl.analysis.selection import final_rows, present_tables
 from dprl.experiments.registry import plugins
 
