@@ -9,34 +9,34 @@ Regimes (src/dprl/README.md, "Regimes"; ``agents/pe/regime.py``): B2's 1/m rate 
 where the smooth bound's maximiser is ``k = 0`` (beyond ``m*``; horizon in batch size ``m``),
 B5 where ``ε·m`` is past the noise floor of DP-LSL (horizon in ``ε·m``). Outside, the rows
 say ``not reached`` and a ``not reproduced`` becomes ``inconclusive``.
+
+Every claim keeps code of its own (``compute``): B1 is an audit with negative controls, B2's
+rows join two tests (the 1/m slope and a privacy cost per estimator), and B3, B4, F4 and B5 are
+one row each of a statistic across the (ε, features[, m]) cells, bootstrapped over seeds jointly.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from dprl.agents.pe.regime import B5_FLOOR_FACTOR, LSWRegime
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import Claim, ClaimResult, PlantedBug, Tables
+from dprl.analysis.base import Claim, ClaimResult, PlantedBug, RegimeCheck, Tables, combine_verdicts
 from dprl.analysis.regime import ONSET_DECADES, onset_regime
 from dprl.analysis.selection import present_tables
-from dprl.analysis.stats import Estimate, bootstrap_ci, bootstrap_seed_rows, paired_slope_by_seed, verdict_near
+from dprl.analysis.stats import (
+    Estimate, bootstrap_ci, bootstrap_seed_rows, paired_slope_by_seed, verdict_above, verdict_at_most, verdict_near,
+)
 from dprl.privacy.calibration import gaussian_sigma_tight
 from dprl.privacy.smooth_sensitivity import smooth_gaussian_constants
 
+PAPER = "pe"
 CAL = "paper"
 FIG_RMSE, FIG_NOISE, FIG_LAMBDA, FIG_AUDIT = "pe_rmse_loglog", "pe_noise_scale", "pe_lambda_heatmap", "pe_audit"
 FIG_REGIME = "pe_regime"
-
-
-def _combine(verdicts: list[str]) -> str:
-    """All parts reproduced -> reproduced; any part not reproduced -> not reproduced."""
-    if any(v == "not reproduced" for v in verdicts):
-        return "not reproduced"
-    if verdicts and all(v == "reproduced" for v in verdicts):
-        return "reproduced"
-    return "inconclusive"
 
 
 def _seed_matrix(df: pd.DataFrame, cols: list[str], value: str) -> pd.DataFrame:
@@ -44,14 +44,9 @@ def _seed_matrix(df: pd.DataFrame, cols: list[str], value: str) -> pd.DataFrame:
     return df.pivot_table(index="seed", columns=cols, values=value, aggfunc="mean").dropna(axis=1, how="any")
 
 
-def _sign_verdict(est: Estimate, zero: float = 0.0) -> str:
-    if not np.isfinite(est.value) or est.n < 2:
-        return "inconclusive"
-    if est.low > zero:
-        return "reproduced"
-    if est.high < zero:
-        return "not reproduced"
-    return "inconclusive"
+def _negated(est: Estimate) -> Estimate:
+    """``−x`` of an estimate of ``x`` (its interval mirrored): "x falls" as :func:`verdict_above` 0."""
+    return Estimate(-est.value, -est.high, -est.low, est.n, tuple(-u for u in est.units))
 
 
 def _fmt_eps(e: float) -> str:
@@ -88,9 +83,10 @@ def b1(tables: Tables) -> list[ClaimResult]:
         f"exact ε up to {controls.loc[controls['mechanism'] == k, 'eps_exact'].max():.3g})" for k in detected.index)
     eps_lb_max = correct.groupby("mechanism")["eps_lb"].max()
     runs = int(df["runs"].min()) if "runs" in df and len(df) else 0
+    # a point without an interval: each audit carries its own Clopper-Pearson level
     return [ClaimResult(
-        worst, np.nan, np.nan, verdict, CAL,
-        f"replacement relation (one trajectory replaced by another); pairs audited: {pair_desc}; "
+        measured=worst, verdict=verdict, calibration=CAL,
+        note=f"replacement relation (one trajectory replaced by another); pairs audited: {pair_desc}; "
         f"{len(correct)} audits of the correct mechanisms ({runs} runs per input and phase), max ε_lb - ε over them "
         f"(<= 0 passes); {n_fail} with ε_lb > ε; largest ε_lb: "
         + ", ".join(f"{k} {v:.3g}" for k, v in eps_lb_max.items())
@@ -116,15 +112,16 @@ def _k0_onset(g: pd.DataFrame) -> float:
     return float(k0.index[bad[-1] + 1] if bad.size else k0.index[0])
 
 
-def b2_regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
-    """Regime of one DP-LSW (ε, features) cell: ``(regime, horizon_needed, fit_start, note)``.
+def b2_regime(g: pd.DataFrame) -> RegimeCheck:
+    """Regime of one DP-LSW (ε, features) cell.
 
     Reached by the one criterion (:func:`onset_regime`): the grid extends :data:`ONSET_DECADES`
     beyond both the predicted ``m*`` (``agents/pe/regime.py``, column ``m_star``) and the
     measured onset of ``k* = 0`` (an onset must be measured); the slope
-    is then fitted from ``max(m*, onset)``. Otherwise the top decade is fitted (reported, not a
-    test of the 1/m rate) and the horizon needed is ``10^ONSET_DECADES · max(m*, onset)`` in
-    batch size ``m`` (trajectories) at this ε (an onset beyond the grid counts as ``m_max``)."""
+    is then fitted from ``max(m*, onset)`` (``fit_start``). Otherwise the top decade is fitted
+    (reported, not a test of the 1/m rate) and the horizon needed is ``10^ONSET_DECADES ·
+    max(m*, onset)`` in batch size ``m`` (trajectories) at this ε (an onset beyond the grid
+    counts as ``m_max``). The note is the row's words on its regime (without the ``; `` joint)."""
     m_max = float(g["m"].max())
     m_star = float(g["m_star"].max()) if "m_star" in g else float("nan")
     onset = _k0_onset(g) if "argmax_k" in g else float("nan")
@@ -135,8 +132,8 @@ def b2_regime(g: pd.DataFrame) -> tuple[str, float, float, str]:
             f"measured onset of k* = 0 in every seed {'beyond the grid' if not np.isfinite(onset) else f'at m = {onset:.3g}'}; "
             f"needs m >= {need:.3g}")
     if regime == "reached":
-        return "reached", float("nan"), start, note
-    return "not reached", need, m_max / 10.0, note
+        return RegimeCheck("reached", fit_start=start, note=note)
+    return RegimeCheck("not reached", horizon_needed=need, fit_start=m_max / 10.0, note=note)
 
 
 def _regimes_of(g: pd.DataFrame, ms: np.ndarray) -> str:
@@ -162,6 +159,7 @@ def _half_regime_slope(g: pd.DataFrame) -> str:
 # pe_batch_long: DP-LSW alone at ε = 1 with batches up to 3e6 trajectories, where its
 # regime (m >= 10·max(m*, onset) ≈ 2.0e6) lies; its rows are separate from pe_batch's
 B2_TABLES = ("pe_batch", "pe_batch_long")
+NO_LSW = "no DP-LSW rows"
 
 
 def b2(tables: Tables) -> list[ClaimResult]:
@@ -171,7 +169,12 @@ def b2(tables: Tables) -> list[ClaimResult]:
     out = []
     for name, df in present_tables(tables, B2_TABLES):
         out += _b2_rows(df, "" if name == "pe_batch" else f"{name}: ")
-    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "no DP-LSW rows")]
+    return out or [ClaimResult.inconclusive(NO_LSW, calibration=CAL)]
+
+
+# σ_X's 1/m rate (paper, Theorem on DP-LSW's smooth bound: k* = 0 gives σ_X ∝ 1/m), within
+# ±0.1 and judged only with a CI narrower than 0.5
+_b2_rate = partial(verdict_near, target=-1.0, width_limit=0.5)
 
 
 def _b2_rows(df: pd.DataFrame, where_run: str) -> list[ClaimResult]:
@@ -179,30 +182,27 @@ def _b2_rows(df: pd.DataFrame, where_run: str) -> list[ClaimResult]:
     dp["gap"] = dp["rmse"] - dp["rmse_np"]
     lsw = df[df["algorithm"] == "dp_lsw"]
     if lsw.empty:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "no DP-LSW rows")]
+        return [ClaimResult.inconclusive(NO_LSW, calibration=CAL)]
     out = []
     for (eps, feat), g in lsw.groupby(["epsilon", "features"]):
-        regime, need, start, regime_note = b2_regime(g)
-        fit = g[g["m"] >= start * (1 - 1e-9)]
+        check = b2_regime(g)
+        fit = g[g["m"] >= check.fit_start * (1 - 1e-9)]
         est = paired_slope_by_seed(fit, "m", "sigma")
         where = _regimes_of(g, fit["m"].unique())
         # widen by rounding error only: σ is deterministic given the counts
-        v = verdict_near(Estimate(est.value, est.low - 1e-9, est.high + 1e-9, est.n), -1.0, width_limit=0.5)
-        parts, desc = [v], []
+        parts, desc = [_b2_rate(Estimate(est.value, est.low - 1e-9, est.high + 1e-9, est.n))], []
         for alg, gg in dp[(dp["epsilon"] == eps) & (dp["features"] == feat)].groupby("algorithm"):
             cost = paired_slope_by_seed(gg, "m", "gap")
-            parts.append("reproduced" if cost.n >= 2 and cost.high < 0 else
-                         ("not reproduced" if cost.n >= 2 and cost.low >= 0 else "inconclusive"))
+            parts.append(verdict_above(_negated(cost)))  # the cost falls with m: its slope's CI below 0
             desc.append(f"{alg} {cost.value:.2f} [{cost.low:.2f}, {cost.high:.2f}]")
-        out.append(ClaimResult(
-            est.value, est.low, est.high, _combine(parts), CAL,
-            f"{where_run}{_fmt_eps(eps)}, {feat} features: log-log slope of DP-LSW σ_X vs m over m ∈ [{fit['m'].min():g}, "
-            f"{fit['m'].max():g}] ({'where the smooth bound’s maximiser is k = 0' if regime == 'reached' else 'top decade, outside the k = 0 regime'}"
-            f"{f'; predicted regimes there: {where}' if where else ''}; "
-            f"expected −1 within ±0.1); {regime_note}; {_half_regime_slope(g)}. Also required: the privacy cost "
+        fitted = "where the smooth bound’s maximiser is k = 0" if check.reached else "top decade, outside the k = 0 regime"
+        out.append(ClaimResult.from_estimate(
+            est, verdict=combine_verdicts(parts), check=check, calibration=CAL, epsilon=eps,
+            note=f"{where_run}{_fmt_eps(eps)}, {feat} features: log-log slope of DP-LSW σ_X vs m over m ∈ "
+            f"[{fit['m'].min():g}, {fit['m'].max():g}] ({fitted}{f'; predicted regimes there: {where}' if where else ''}; "
+            f"expected −1 within ±0.1); {check.note}; {_half_regime_slope(g)}. Also required: the privacy cost "
             f"RMSE(DP) − RMSE(non-private, same batch) decreases with m (log-log slope over the m grid, CI below 0): "
             + "; ".join(desc) + f". 95% CIs resample {est.n} seeds.",
-            regime, need, float(eps),
         ))
     return out
 
@@ -210,14 +210,20 @@ def _b2_rows(df: pd.DataFrame, where_run: str) -> list[ClaimResult]:
 # ----------------------------------------------------------------------------- B3
 
 
+# a ratio's CI above 1 (B3: DP-LSL's RMSE below DP-LSW's; F4: DP-LSL noisier than the exact GS Gaussian)
+_above_one = partial(verdict_above, threshold=1.0)
+
+
 def b3(tables: Tables) -> list[ClaimResult]:
+    """DP-LSL beats DP-LSW over the smallest decade of ``m``: the geometric-mean ratio
+    RMSE(DP-LSW)/RMSE(DP-LSL) of the worst (ε, features) cell, seeds resampled jointly over cells."""
     df = tables["pe_batch"]
     m_min = float(df["m"].min())
     small = df[(df["m"] <= 10 * m_min + 1e-9) & df["algorithm"].isin(["dp_lsw", "dp_lsl"])]
     small = small.assign(log_rmse=np.log(small["rmse"]))
     mat = _seed_matrix(small, ["algorithm", "epsilon", "features", "m"], "log_rmse")
     if mat.empty or not {"dp_lsw", "dp_lsl"} <= set(mat.columns.get_level_values(0)):
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "needs DP-LSW and DP-LSL at small m")]
+        return [ClaimResult.inconclusive("needs DP-LSW and DP-LSL at small m", calibration=CAL)]
     diff = (mat["dp_lsw"] - mat["dp_lsl"]).dropna(axis=1)  # per seed: ln(RMSE_LSW / RMSE_LSL)
     groups = pd.MultiIndex.from_arrays([diff.columns.get_level_values("epsilon"), diff.columns.get_level_values("features")])
     codes, _ = pd.factorize(groups)
@@ -232,9 +238,9 @@ def b3(tables: Tables) -> list[ClaimResult]:
     est = bootstrap_seed_rows(values, stat)
     per = diff.mean(axis=0).groupby(level=["epsilon", "features"]).mean()
     est_ratio = Estimate(float(np.exp(est.value)), float(np.exp(est.low)), float(np.exp(est.high)), est.n)
-    return [ClaimResult(
-        est_ratio.value, est_ratio.low, est_ratio.high, _sign_verdict(est_ratio, 1.0), CAL,
-        f"geometric-mean ratio RMSE(DP-LSW)/RMSE(DP-LSL) over m in [{m_min:g}, {10 * m_min:g}], same batches; "
+    return [ClaimResult.from_estimate(
+        est_ratio, verdict=_above_one(est_ratio), calibration=CAL,
+        note=f"geometric-mean ratio RMSE(DP-LSW)/RMSE(DP-LSL) over m in [{m_min:g}, {10 * m_min:g}], same batches; "
         "worst (smallest) of the (ε, features) cells; > 1 means DP-LSL is better. Per cell: "
         + "; ".join(f"{_fmt_eps(e)} {f}: {np.exp(v):.3g}" for (e, f), v in per.items())
         + f". 95% CI resamples {est.n} seeds.",
@@ -246,29 +252,30 @@ def b3(tables: Tables) -> list[ClaimResult]:
 
 
 def b4(tables: Tables) -> list[ClaimResult]:
+    """GS-DP-LSL (the paper's baseline: the smooth mechanism's ``a`` at the global sensitivity)
+    against DP-LSL, same batches and (c, p): per (ε, features) cell the log-log slope of
+    σ(GS)/σ(DP-LSL) in ``m``; the row reports the smallest."""
     df = tables["pe_batch"]
     keys = ["seed", "epsilon", "features", "m", "alg.c", "alg.p"]
     sm = df[df["algorithm"] == "dp_lsl"].set_index(keys)["sigma"]
     gs = df[df["algorithm"] == "gs_dp_lsl"].set_index(keys)["sigma"]
     ratio = (gs / sm).dropna().rename("ratio").reset_index()
     if ratio.empty:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "needs DP-LSL and GS-DP-LSL with the same (c, p)")]
+        return [ClaimResult.inconclusive("needs DP-LSL and GS-DP-LSL with the same (c, p)", calibration=CAL)]
     parts, desc, worst = [], [], None
     for (eps, feat), g in ratio.groupby(["epsilon", "features"]):
         est = paired_slope_by_seed(g, "m", "ratio")
         lo_ratio = float(g.groupby("m")["ratio"].mean().min())
-        v = _sign_verdict(est)
-        if lo_ratio < 1.0 - 1e-9:
-            v = "not reproduced"
-        parts.append(v)
+        # the ratio grows with m (slope CI above 0), and no m has GS less noisy than DP-LSL
+        parts.append("not reproduced" if lo_ratio < 1.0 - 1e-9 else verdict_above(est))
         r_by_m = g.groupby("m")["ratio"].mean()
         desc.append(f"{_fmt_eps(eps)} {feat}: slope {est.value:.3f} [{est.low:.3f}, {est.high:.3f}], "
                     f"ratio {r_by_m.iloc[0]:.3f} at m={r_by_m.index[0]:g} -> {r_by_m.iloc[-1]:.3f} at m={r_by_m.index[-1]:g}")
         if worst is None or est.value < worst.value:
             worst = est
-    return [ClaimResult(
-        worst.value, worst.low, worst.high, _combine(parts), CAL,
-        "measured: log-log slope of σ(GS-DP-LSL)/σ(DP-LSL) vs m (same batches and (c, p)), smallest over the "
+    return [ClaimResult.from_estimate(
+        worst, verdict=combine_verdicts(parts), calibration=CAL,
+        note="measured: log-log slope of σ(GS-DP-LSL)/σ(DP-LSL) vs m (same batches and (c, p)), smallest over the "
         "(ε, features) cells; reproduced when every cell has ratio >= 1 and a slope CI above 0. Cells: "
         + "; ".join(desc) + ". 95% CIs resample seeds.",
         epsilon=float(ratio["epsilon"].min()),
@@ -299,7 +306,7 @@ def f4(tables: Tables) -> list[ClaimResult]:
     keys = ["seed", "epsilon", "features", "m", "alg.c", "alg.p"]
     gs = df[(df["algorithm"] == "gs_dp_lsl") & np.isfinite(df["epsilon"])].copy()
     if gs.empty:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "needs GS-DP-LSL rows")]
+        return [ClaimResult.inconclusive("needs GS-DP-LSL rows", calibration=CAL)]
     gs["sigma_exact"] = exact_gs_sigma(gs)
     sm = df[df["algorithm"] == "dp_lsl"].set_index(keys)["sigma"]
     ratio = (sm / gs.set_index(keys)["sigma_exact"]).dropna().rename("ratio").reset_index()
@@ -308,9 +315,10 @@ def f4(tables: Tables) -> list[ClaimResult]:
     est = bootstrap_ci(per_seed.to_numpy())
     lo = float(cells.min())
     gain = (gs["sigma"] / gs["sigma_exact"]).groupby(gs["epsilon"]).mean()
-    return [ClaimResult(
-        lo, est.low, est.high, "reproduced" if est.low > 1.0 else ("not reproduced" if est.high < 1.0 else "inconclusive"),
-        CAL, f"σ(DP-LSL)/σ(exact GS Gaussian), same batches and (c, p): smallest cell mean {lo:.3g} "
+    # measured: the smallest cell mean; the rule judges the seeds' own smallest ratios
+    return [ClaimResult.from_estimate(
+        Estimate(lo, est.low, est.high, est.n), verdict=_above_one(est), calibration=CAL,
+        note=f"σ(DP-LSL)/σ(exact GS Gaussian), same batches and (c, p): smallest cell mean {lo:.3g} "
         f"({cells.idxmin()[1]} features, {_fmt_eps(cells.idxmin()[0])}, m = {cells.idxmin()[2]:g}), largest "
         f"{float(cells.max()):.3g}; 95% CI: percentile bootstrap over {est.n} seeds of each seed's smallest ratio. "
         "The paper's baseline (B4) is noisier than the exact global-sensitivity Gaussian by "
@@ -354,6 +362,18 @@ def _best_lambda_exponent(g: pd.DataFrame) -> float:
     return float(np.polyfit(np.log(ms), np.log(reg), 1)[0]) if ms.size >= 2 else float("nan")
 
 
+B5_MARGIN = 0.01  # an interior p that gains at most 1% in RMSE (≈ ln-RMSE advantage) refutes B5
+
+
+def b5_verdict(est: Estimate) -> str:
+    """``reproduced`` when the advantage's CI lies above 0 (:func:`verdict_above`); ``not
+    reproduced`` when it lies at or below :data:`B5_MARGIN` (:func:`verdict_at_most`: an interior
+    p is at best within 1% of a boundary p); ``inconclusive`` otherwise."""
+    if verdict_above(est) == "reproduced":
+        return "reproduced"
+    return "not reproduced" if verdict_at_most(est, B5_MARGIN, n_min=2) == "reproduced" else "inconclusive"
+
+
 def b5(tables: Tables) -> list[ClaimResult]:
     """B5 across m (spec: at one m the RMSE depends on (c, p) only through λ, so any p is
     best for a suitable c): with c fixed per p over the in-regime m of each ε, does an
@@ -361,17 +381,17 @@ def b5(tables: Tables) -> list[ClaimResult]:
     df = tables["pe_lambda"]
     ps = np.sort(df["p"].unique())
     if ps.size < 3:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "needs at least 3 values of p")]
+        return [ClaimResult.inconclusive("needs at least 3 values of p", calibration=CAL)]
     if "eps_m_floor" not in df:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "no noise floor recorded (eps_m_floor)")]
+        return [ClaimResult.inconclusive("no noise floor recorded (eps_m_floor)", calibration=CAL)]
     cells, need = b5_cells(df)
     # batch sizes are integers, each within 1/2 of its log-spaced point (316228 .. 3162278 is a
     # rounded decade): a span counts as a decade if the unrounded points may be one
     regime_eps = [e for e, ms in cells.items() if ms.size >= 2 and ms[-1] + 0.5 >= 10**B5_DECADES * (ms[0] - 0.5)]
     if regime_eps:
-        regime, horizon, used = "reached", float("nan"), {e: cells[e] for e in regime_eps}
+        check, used = RegimeCheck("reached"), {e: cells[e] for e in regime_eps}
     else:  # outside the regime: the top decade of every ε, reported only
-        regime, horizon = "not reached", need
+        check = RegimeCheck("not reached", horizon_needed=need)
         used = {float(e): np.sort(g["m"].unique())[np.sort(g["m"].unique()) >= g["m"].max() / 10 - 1e-9].astype(float)
                 for e, g in df.groupby("epsilon")}
     g = df[[bool(np.isin(m, used.get(float(e), []))) for e, m in zip(df["epsilon"], df["m"])]]
@@ -383,17 +403,9 @@ def b5(tables: Tables) -> list[ClaimResult]:
     cube = mat.reindex(columns=full).to_numpy().reshape(len(mat), eps_v.size, ps.size, c_v.size, m_v.size)
     present = ~np.isnan(cube).all(axis=0)
     if not np.all(present.any(axis=-1)):
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", CAL, "incomplete (ε, p, c) grid")]
+        return [ClaimResult.inconclusive("incomplete (ε, p, c) grid", calibration=CAL)]
     edge = np.isin(ps, [ps[0], ps[-1]])
     est = bootstrap_seed_rows(cube, lambda rows: _b5_advantage(rows, edge))
-    if est.n < 2 or not np.isfinite(est.value):
-        verdict = "inconclusive"
-    elif est.low > 0:
-        verdict = "reproduced"
-    elif est.high <= 0.01:
-        verdict = "not reproduced"  # interior p is at best within 1% of a boundary p
-    else:
-        verdict = "inconclusive"
     per_eps = []
     for i, e in enumerate(eps_v):
         score = np.nanmean(cube[:, i].mean(axis=0), axis=-1).min(axis=-1)
@@ -401,9 +413,10 @@ def b5(tables: Tables) -> list[ClaimResult]:
                        f"advantage {score[edge].min() - score[~edge].min():+.3f}, best-λ exponent "
                        f"{_best_lambda_exponent(g[g['epsilon'] == e]):.2f}")
     zero = float(df["rmse_zero"].iloc[0]) if "rmse_zero" in df else np.nan
-    return [ClaimResult(
-        est.value, est.low, est.high, verdict, CAL,
-        f"across m: each p (grid {', '.join(f'{p:g}' for p in ps)}) at one fixed c over the batch sizes of an ε; "
+    return [ClaimResult.from_estimate(
+        est, verdict=b5_verdict(est), check=check, calibration=CAL,
+        epsilon=min(regime_eps) if regime_eps else df["epsilon"].min(),
+        note=f"across m: each p (grid {', '.join(f'{p:g}' for p in ps)}) at one fixed c over the batch sizes of an ε; "
         "advantage = best boundary-p minus best interior-p mean ln RMSE (> 0: an intermediate p is best; ≈ relative "
         "RMSE gain), mean over ε; not reproduced when an interior p gains at most 1%. Regime (agents/pe/regime.py): "
         f"ε·m >= {B5_FLOOR_FACTOR:g} × the noise floor {float(df['eps_m_floor'].max()):.3g} (below it every private "
@@ -411,59 +424,84 @@ def b5(tables: Tables) -> list[ClaimResult]:
         + ("reached at " + ", ".join(_fmt_eps(e) for e in regime_eps) if regime_eps else
            f"not reached (top decade of each ε reported); needs ε·m up to {need:.3g}")
         + ". Per ε: " + "; ".join(per_eps) + f". 95% CI resamples {est.n} seeds.",
-        regime, horizon, float(min(regime_eps)) if regime_eps else float(df["epsilon"].min()),
     )]
 
 
 CLAIMS = [
-    Claim("B1", "pe", "DP-LSW and DP-LSL are (ε,δ)-DP: audits of the output perturbation pass on neighbouring "
-          "batches built to maximise the change", ("pe_audit",), "max (ε_lb - ε) over audits of the correct mechanisms",
-          "<= 0 (and every negative control fails)", b1, FIG_AUDIT),
-    Claim("B2", "pe", "The privacy cost vanishes with data: RMSE(DP) - RMSE(non-private) -> 0 as m grows; for "
-          "DP-LSW the noise scale σ_X falls like 1/m", ("pe_batch",),
-          "log-log slope of σ_X(DP-LSW) vs m where the smooth bound's maximiser is k = 0, per (ε, features)",
-          "-1 ± 0.1 (and a decreasing privacy cost)", b2, FIG_REGIME),
-    Claim("B3", "pe", "Regularization helps at small m: DP-LSL beats DP-LSW in the small-batch regime", ("pe_batch",),
-          "RMSE(DP-LSW)/RMSE(DP-LSL), smallest decade of m", "> 1", b3, FIG_RMSE),
-    Claim("B4", "pe", "The smooth-sensitivity noise is smaller than the global-sensitivity noise, by a factor that "
-          "grows with m", ("pe_batch",), "log-log slope of σ(GS-DP-LSL)/σ(DP-LSL) vs m", "> 0 (ratio >= 1)", b4, FIG_NOISE),
+    Claim(
+        id="B1", paper=PAPER, reads=("pe_audit",), compute=b1, figure=FIG_AUDIT,
+        why_code="an audit: the correct mechanisms' worst ε_lb - ε over every pair, judged together with whether each "
+        "negative control failed somewhere (an audit that catches none has no power)",
+        statement="DP-LSW and DP-LSL are (ε,δ)-DP: audits of the output perturbation pass on neighbouring batches "
+        "built to maximise the change",
+        metric="max (ε_lb - ε) over audits of the correct mechanisms", expected="<= 0 (and every negative control fails)",
+        planted_bugs=(
+            PlantedBug("a correct-labelled DP-LSL audit above its ε; negative controls that pass",
+                       "tests/pe/test_pe_jobs.py::test_b1_verdicts"),
+            PlantedBug("the correct DP-LSL smoothing with β = ε (β about 20x too large), run through the pe_audit job",
+                       "tests/pe/test_pe_claims_flip.py::test_b1_flips_when_the_correct_dp_lsl_is_not_smooth"),
+        ),
+    ),
+    Claim(
+        id="B2", paper=PAPER, reads=("pe_batch",), optional=("pe_batch_long",), compute=b2, figure=FIG_REGIME,
+        why_code="each row's verdict joins two tests of its cell (σ_X's 1/m slope and, per DP estimator, a privacy "
+        "cost falling with m), which one statistic and one rule do not express",
+        statement="The privacy cost vanishes with data: RMSE(DP) - RMSE(non-private) -> 0 as m grows; for DP-LSW the "
+        "noise scale σ_X falls like 1/m",
+        metric="log-log slope of σ_X(DP-LSW) vs m where the smooth bound's maximiser is k = 0, per (ε, features)",
+        expected="-1 ± 0.1 (and a decreasing privacy cost)",
+        planted_bugs=(
+            PlantedBug("DP-LSW's σ_X falling like m^-1/2 inside the regime",
+                       "tests/pe/test_pe_jobs.py::test_b2_fits_where_the_maximiser_is_zero"),
+            PlantedBug("DP-LSL's noise scale using λ of the smallest batch: its privacy cost grows with m (pe_batch jobs)",
+                       "tests/pe/test_pe_claims_flip.py::test_b2_privacy_cost_part_flips_when_dp_lsl_noise_does_not_shrink_with_m"),
+        ),
+    ),
+    Claim(
+        id="B3", paper=PAPER, reads=("pe_batch",), compute=b3, figure=FIG_RMSE,
+        why_code="one row across the (ε, features) cells: the worst cell's paired log-ratio, seeds resampled jointly "
+        "over every cell",
+        statement="Regularization helps at small m: DP-LSL beats DP-LSW in the small-batch regime",
+        metric="RMSE(DP-LSW)/RMSE(DP-LSL), smallest decade of m", expected="> 1",
+        planted_bugs=(PlantedBug("DP-LSL's RMSE 10x DP-LSW's", "tests/pe/test_pe_jobs.py::test_b3_verdicts"),),
+    ),
+    Claim(
+        id="B4", paper=PAPER, reads=("pe_batch",), compute=b4, figure=FIG_NOISE,
+        why_code="one row across the (ε, features) cells, each judged on its slope and on its smallest ratio, the "
+        "verdicts combined",
+        statement="The smooth-sensitivity noise is smaller than the global-sensitivity noise, by a factor that grows "
+        "with m",
+        metric="log-log slope of σ(GS-DP-LSL)/σ(DP-LSL) vs m", expected="> 0 (ratio >= 1)",
+        planted_bugs=(
+            PlantedBug("GS-DP-LSL calibrated with the batch's local sensitivity, or with the global bound of the "
+                       "largest batch (pe_batch jobs)",
+                       "tests/pe/test_pe_claims_flip.py::test_b4_flips_when_gs_dp_lsl_is_calibrated_wrongly"),
+        ),
+    ),
     # Found by this package (not counted against the paper): B4's baseline is the paper's;
     # a global-sensitivity Gaussian calibrated exactly beats the smooth-sensitivity noise.
-    Claim("F4", "pe", "Package finding: a global-sensitivity Gaussian calibrated exactly (analytic Gaussian "
-          "mechanism) adds less noise than smooth-sensitivity DP-LSL wherever B4 is measured", ("pe_batch",),
-          "σ(DP-LSL)/σ(exact GS Gaussian), smallest cell", "> 1 (CI above 1)", f4, FIG_NOISE, finding=True),
-    Claim("B5", "pe", "DP-LSL error is minimised at an intermediate regularization exponent p", ("pe_lambda",),
-          "across m (fixed c per p): ln-RMSE advantage of the best interior p over the best boundary p", "> 0", b5,
-          FIG_LAMBDA),
+    Claim(
+        id="F4", paper=PAPER, reads=("pe_batch",), compute=f4, figure=FIG_NOISE, finding=True,
+        why_code="one row across the (ε, features, m) cells: the smallest cell mean, judged by a bootstrap of each "
+        "seed's smallest ratio",
+        statement="Package finding: a global-sensitivity Gaussian calibrated exactly (analytic Gaussian mechanism) "
+        "adds less noise than smooth-sensitivity DP-LSL wherever B4 is measured",
+        metric="σ(DP-LSL)/σ(exact GS Gaussian), smallest cell", expected="> 1 (CI above 1)",
+        planted_bugs=(
+            PlantedBug("DP-LSL's σ half the exact GS Gaussian's",
+                       "tests/pe/test_pe_exact_gs.py::test_f4_verdict_follows_the_ratio"),
+        ),
+    ),
+    Claim(
+        id="B5", paper=PAPER, reads=("pe_lambda",), compute=b5, figure=FIG_LAMBDA,
+        why_code="one row across ε, p, c and m: each p at its best fixed c per ε, the best interior against the best "
+        "boundary p, seeds resampled jointly",
+        statement="DP-LSL error is minimised at an intermediate regularization exponent p",
+        metric="across m (fixed c per p): ln-RMSE advantage of the best interior p over the best boundary p",
+        expected="> 0",
+        planted_bugs=(
+            PlantedBug("the boundary exponent p = 1 best", "tests/pe/test_pe_jobs.py::test_b5_is_posed_across_m"),
+            PlantedBug("errors measured at one m only", "tests/pe/test_pe_jobs.py::test_b5_at_one_m_cannot_tell_p_apart"),
+        ),
+    ),
 ]
-
-# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
-# plants it and asserts the flip through this module's rule.
-PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
-    "B1": (
-        PlantedBug("a correct-labelled DP-LSL audit above its ε; negative controls that pass",
-                   "tests/pe/test_pe_jobs.py::test_b1_verdicts"),
-        PlantedBug("the correct DP-LSL smoothing with β = ε (β about 20x too large), run through the pe_audit job",
-                   "tests/pe/test_pe_claims_flip.py::test_b1_flips_when_the_correct_dp_lsl_is_not_smooth"),
-    ),
-    "B2": (
-        PlantedBug("DP-LSW's σ_X falling like m^-1/2 inside the regime",
-                   "tests/pe/test_pe_jobs.py::test_b2_fits_where_the_maximiser_is_zero"),
-        PlantedBug("DP-LSL's noise scale using λ of the smallest batch: its privacy cost grows with m (pe_batch jobs)",
-                   "tests/pe/test_pe_claims_flip.py::test_b2_privacy_cost_part_flips_when_dp_lsl_noise_does_not_shrink_with_m"),
-    ),
-    "B3": (
-        PlantedBug("DP-LSL's RMSE 10x DP-LSW's", "tests/pe/test_pe_jobs.py::test_b3_verdicts"),
-    ),
-    "B4": (
-        PlantedBug("GS-DP-LSL calibrated with the batch's local sensitivity, or with the global bound of the largest "
-                   "batch (pe_batch jobs)", "tests/pe/test_pe_claims_flip.py::test_b4_flips_when_gs_dp_lsl_is_calibrated_wrongly"),
-    ),
-    "B5": (
-        PlantedBug("the boundary exponent p = 1 best", "tests/pe/test_pe_jobs.py::test_b5_is_posed_across_m"),
-        PlantedBug("errors measured at one m only", "tests/pe/test_pe_jobs.py::test_b5_at_one_m_cannot_tell_p_apart"),
-    ),
-    "F4": (
-        PlantedBug("DP-LSL's σ half the exact GS Gaussian's", "tests/pe/test_pe_exact_gs.py::test_f4_verdict_follows_the_ratio"),
-    ),
-}
