@@ -262,6 +262,11 @@ class DeclaredTables(Mapping[str, pd.DataFrame]):
         self._check(name)
         return name in self._tables
 
+    def get(self, name: str, default: pd.DataFrame | None = None) -> pd.DataFrame | None:
+        # Mapping.get would swallow the KeyError this raises: an undeclared name must not read as absent
+        self._check(name)
+        return self._tables.get(name, default)
+
     def __iter__(self):
         return (n for n in self._declared if n in self._tables)
 
@@ -272,15 +277,16 @@ class DeclaredTables(Mapping[str, pd.DataFrame]):
 @dataclass(frozen=True)
 class Group:
     """One group of a :class:`Rows` declaration, as its note and epsilon see it: the table it
-    came from (``table``, and its selected rows ``selected``, for a note that compares the
-    group with another), the group's key by column, its rows, its regime and its estimate."""
+    came from (``table``, and all its rows ``table_rows``, for a note that compares the group
+    with rows it did not select), the group's key by column, its rows, its regime and its
+    estimate."""
 
     table: str
     key: dict[str, object]
     rows: pd.DataFrame
     check: RegimeCheck
     est: Estimate
-    selected: pd.DataFrame
+    table_rows: pd.DataFrame
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -319,12 +325,11 @@ class Rows:
             df = tables[name] if name in tables else None
             if df is None or df.empty:
                 continue
-            selected = self.select(df)
-            for key, g in selected.groupby(list(self.by), sort=True):
+            for key, g in self.select(df).groupby(list(self.by), sort=True):
                 key = dict(zip(self.by, key if isinstance(key, tuple) else (key,)))
                 check = self.regime(g)
                 est = self.statistic(g, check)
-                grp = Group(name, key, g, check, est, selected)
+                grp = Group(name, key, g, check, est, df)
                 calib = self.calibration if self.calibration is not None else str(key.get("calibration", g["calibration"].iloc[0]))
                 eps = self.epsilon(grp) if self.epsilon is not None else _smallest_epsilon(g)
                 out.append(ClaimResult.from_estimate(est, verdict=self.rule(est), check=check, calibration=calib,
