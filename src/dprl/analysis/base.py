@@ -297,7 +297,8 @@ class Rows:
 
     Attributes:
         select: the rows of one table the claim is about (e.g. tight PUCB runs).
-        by: the columns that make a row (one row per group, groups sorted).
+        by: the columns that make a row (one row per group, groups sorted; ``()``: one row
+            of all the selected rows of each table).
         regime: the group's :class:`RegimeCheck` (default ``n/a``, no regime).
         statistic: the group's estimate, given its rows and its regime check (which says
             where a rate's fit starts).
@@ -325,7 +326,9 @@ class Rows:
             df = tables[name] if name in tables else None
             if df is None or df.empty:
                 continue
-            for key, g in self.select(df).groupby(list(self.by), sort=True):
+            selected = self.select(df)
+            groups = selected.groupby(list(self.by), sort=True) if self.by else ([((), selected)] if len(selected) else [])
+            for key, g in groups:
                 key = dict(zip(self.by, key if isinstance(key, tuple) else (key,)))
                 check = self.regime(g)
                 est = self.statistic(g, check)
