@@ -223,6 +223,108 @@ def test_deep_nesting_is_refused_not_a_crash(tmp_path):
     assert run.returncode == 2 and f"nested more than {MAX_DEPTH} levels deep" in run.stderr, run.stderr
 
 
+N_DEEP = 100_000  # past libyaml's own limit (1,000 levels in PyYAML 6.0.4), its composer's C stack and Python's recursion limit
+
+# Every kind of hostile file `dprl validate` may be given: (file name, contents, what the one line says).
+HOSTILE_FILES = {
+    "flow_lists": ("experiments: " + "[" * N_DEEP + "]" * N_DEEP + "\n", f"nested more than {MAX_DEPTH} levels deep"),
+    "flow_maps": ("experiments: " + "{a: " * N_DEEP + "1" + "}" * N_DEEP + "\n", f"nested more than {MAX_DEPTH} levels deep"),
+    "unclosed": ("experiments: " + "[" * N_DEEP + "\n", f"nested more than {MAX_DEPTH} levels deep"),
+    "block_maps": ("".join(" " * i + "a:\n" for i in range(1_400)), f"nested more than {MAX_DEPTH} levels deep"),
+    "block_lists": ("experiments:\n  " + "- " * N_DEEP + "x\n", f"nested more than {MAX_DEPTH} levels deep"),
+    "indentless": ("".join("  " * i + "a:\n" + "  " * i + "- " for i in range(600)) + "x\n", f"nested more than {MAX_DEPTH} levels deep"),
+    "alias_bomb": (_alias_bomb(), "expands to more than"),
+    "recursive_alias": ("a: &x [1, *x]\nexperiments: {}\n", "a recursive alias"),
+    "duplicate_key": ("experiments: {}\nexperiments: {}\n", "duplicate key 'experiments'"),
+    "python_tag": ("experiments: !!python/object/apply:os.system ['touch pwned']\n", "is not allowed in a configuration"),
+    "syntax": ("experiments: [1, 2\n", "expected ',' or ']'"),
+    "nul_byte": ("experiments: {}\n\x00\n", ":2:1: character '\\x00' is not allowed in YAML"),
+    "not_utf8": (b"experiments: {}\n\xff\xfe\n", "not UTF-8 text"),
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_FILES))
+def test_every_hostile_file_gets_one_line_naming_it(kind, tmp_path):
+    """`dprl validate` on each hostile file: exit status 2 and one line, `dprl: error:
+    <file>...: what`; never a traceback, a RecursionError or MemoryError, or a signal."""
+    text, what = HOSTILE_FILES[kind]
+    path = tmp_path / f"{kind}.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert path.stat().st_size < MAX_FILE_BYTES
+    run, rss = _validate_file(path)
+    lines = [ln for ln in run.stderr.splitlines() if ln.strip() and not ln.startswith("MAXRSS")]
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith(f"dprl: error: {path}"), lines[:20]
+    assert what in lines[0], lines[0]
+    assert rss < 500
+
+
+def _refusing_libyaml(monkeypatch) -> None:
+    """Make libyaml refuse every file with a scanner error of its own, as PyYAML 6.0.4's does
+    past 1,000 levels (the error sent the file on to the pure-Python loader, which recursed)."""
+    import yaml
+
+    from dprl.config import yaml_io
+
+    class Refusing(yaml.SafeLoader):
+        def check_token(self, *choices):
+            raise yaml.scanner.ScannerError("while increasing flow level", None, "exceeded maximum nesting depth", self.get_mark())
+
+        check_event = check_token
+
+    monkeypatch.setattr(yaml_io, "_FastScanner", Refusing)
+    monkeypatch.setattr(yaml_io, "_FastStrictLoader", type("Refusing", (yaml_io._Strict, Refusing), {}))
+
+
+@pytest.mark.parametrize("libyaml", ["as installed", "absent", "refusing"])
+@pytest.mark.parametrize("kind", ["flow_lists", "flow_maps", "unclosed", "block_lists", "indentless"])
+def test_depth_is_refused_whatever_libyaml_does(kind, libyaml, monkeypatch):
+    """The depth refusal holds with libyaml, without it, and when libyaml refuses the file
+    itself: the count runs on the pure-Python scanner's tokens before any composer."""
+    from dprl.config import yaml_io
+
+    if libyaml == "absent":
+        monkeypatch.setattr(yaml_io, "_FastScanner", None)
+        monkeypatch.setattr(yaml_io, "_FastStrictLoader", yaml_io._StrictLoader)
+    elif libyaml == "refusing":
+        _refusing_libyaml(monkeypatch)
+    with pytest.raises(yaml_io.ConfigFileError, match=rf"^{kind}\.yaml:\d+:\d+: nested more than {MAX_DEPTH} levels deep"):
+        yaml_io.parse_config_yaml(HOSTILE_FILES[kind][0], f"{kind}.yaml")
+    # an ordinary file still reads the same on every path
+    assert yaml_io.parse_config_yaml("a: [1, {b: [2]}]\nc:\n- d\n") == {"a": [1, {"b": [2]}], "c": ["d"]}
+
+
+@pytest.mark.parametrize("error", [RecursionError, MemoryError])
+def test_a_parser_that_still_recurses_or_runs_out_of_memory_is_one_error(error, monkeypatch):
+    """Should a PyYAML release recurse or allocate where this one does not, the error is a
+    ConfigFileError naming the file, which `dprl validate` prints as one line."""
+    import yaml
+
+    from dprl.config import yaml_io
+
+    def composing(self):
+        raise error()
+
+    _refusing_libyaml(monkeypatch)
+    monkeypatch.setattr(yaml.composer.Composer, "compose_document", composing)
+    with pytest.raises(yaml_io.ConfigFileError, match=r"^c\.yaml: (nested too deeply|out of memory)"):
+        yaml_io.parse_config_yaml("experiments: {}\n", "c.yaml")
+
+
+def test_validate_turns_a_recursion_past_reading_into_one_line(monkeypatch, capsys):
+    """Past reading, validation walks a tree of bounded depth; should a later step still
+    recurse or run out of memory, `dprl validate` prints one line naming the file."""
+    from dprl import cli
+    from dprl.config import load
+
+    def recursing(path, preset=None):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(load, "load_config_file", recursing)
+    assert cli.main(["validate", "--config", "config.yaml"]) == 2
+    assert capsys.readouterr().err.strip() == "dprl: error: config.yaml: RecursionError while validating; the file is nested too deeply or too large"
+
+
 def test_a_long_seed_list_through_the_api_is_refused_quickly():
     cfg = base()
     cfg["experiments"]["counter_error"]["seeds"] = list(range(3_200_000))

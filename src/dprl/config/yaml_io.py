@@ -11,8 +11,15 @@ It also refuses what would make reading unbounded: a file above
 :data:`~dprl.config.bounds.MAX_FILE_BYTES` (checked before parsing), aliases (``*a``
 repeating an ``&a`` anchor) that expand it past :data:`~dprl.config.bounds.MAX_VALUES`
 values (nine levels of nine aliases make a 701-byte file whose tree has 9^9 leaves) or
-into a cycle, and nesting too deep for the parser's recursion. Aliases that expand to a
-configuration of ordinary size stay allowed: they are how YAML shares a block.
+into a cycle, and nesting deeper than :data:`~dprl.config.bounds.MAX_DEPTH`. Aliases that
+expand to a configuration of ordinary size stay allowed: they are how YAML shares a block.
+
+None of these defences leans on what a PyYAML release does inside: the depth is counted
+from the token stream, which both of PyYAML's scanners produce in a loop, before any
+composer (the part that recurses once per level) runs, and a ``RecursionError`` or
+``MemoryError`` that still escapes the parser becomes a :class:`ConfigFileError` naming
+the file. (PyYAML 6.0.4's libyaml refuses more than 1,000 levels with a scanner error of
+its own, which sent such a file on to the pure-Python composer and its recursion limit.)
 """
 
 from __future__ import annotations
@@ -118,32 +125,45 @@ class _StrictLoader(_Strict, yaml.SafeLoader):
 # every Snakemake start-up reads. Its error messages are terser (no alias name, no
 # character), so a file it refuses is parsed again by the pure-Python loader for the message.
 _FastStrictLoader = type("_FastStrictLoader", (_Strict, yaml.CSafeLoader), {}) if hasattr(yaml, "CSafeLoader") else _StrictLoader
+_FastScanner: type | None = yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else None  # what _check_depth scans with first
 
 
-def _check_depth(text: str, name: str) -> None:
-    """Refuse nesting deeper than :data:`MAX_DEPTH` from the event stream, before any
-    node is composed: composing recurses once per level, and libyaml's composer
-    overflows the C stack (a segmentation fault, no exception) at about 10^5 levels."""
+# Tokens that open and close a mapping or a list. Nesting that makes no token of its own
+# (an indentless "- " list as a mapping's value, a single "key: value" pair inside a flow
+# list) comes with an opening token around it, so the parser's depth is at most twice the
+# tokens' (the exact depth is checked on the tree, dprl.config.bounds).
+_OPEN = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken, yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+_CLOSE = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+
+
+def _check_depth(text: str, name: str, loader: type) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH`, counted on ``loader``'s token stream
+    with a counter, stopping at the first token too deep. Scanning is a loop in both of
+    PyYAML's scanners (no recursion, bounded look-ahead); composing recurses once per level
+    (libyaml's composer overflows the C stack, a segmentation fault, at about 10^5 levels;
+    the pure-Python one reaches the recursion limit at a few hundred), so this runs first.
+    A syntax error propagates as the scanner's :class:`yaml.YAMLError`."""
     depth = 0
-    try:
-        for event in yaml.parse(text, Loader=_FastStrictLoader):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise ConfigFileError(f"{_where(name, event.start_mark)}: nested more than {MAX_DEPTH} levels deep (mappings and lists within each other)")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-    except yaml.YAMLError:
-        return  # a syntax error: the loader below reports it with its position
+    for token in yaml.scan(text, Loader=loader):
+        if isinstance(token, _OPEN):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigFileError(f"{_where(name, token.start_mark)}: nested more than {MAX_DEPTH} levels deep (mappings and lists within each other)")
+        elif isinstance(token, _CLOSE):
+            depth -= 1
 
 
-def parse_config_yaml(text: str, name: str = "<config>") -> Any:
-    """Parse ``text`` strictly; ``name`` is used in error messages."""
-    _check_depth(text, name)
+def _parse(text: str, name: str) -> Any:
+    if _FastScanner is not None:
+        try:
+            _check_depth(text, name, _FastScanner)
+            return yaml.load(text, Loader=_FastStrictLoader)  # noqa: S506 (a SafeLoader subclass)
+        except yaml.YAMLError:
+            pass  # a syntax error, or libyaml's own nesting limit: counted and reported below
     try:
-        return yaml.load(text, Loader=_FastStrictLoader)  # noqa: S506 (a SafeLoader subclass)
+        _check_depth(text, name, yaml.SafeLoader)
     except yaml.YAMLError:
-        pass
+        pass  # a syntax error: the loader reports it with its position, having composed only what precedes it
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506
     except yaml.MarkedYAMLError as err:
@@ -152,8 +172,24 @@ def parse_config_yaml(text: str, name: str = "<config>") -> Any:
         if err.context and err.problem:
             what = f"{err.problem} ({err.context})"
         raise ConfigFileError(f"{_where(name, mark)}: {what}") from None
-    except yaml.YAMLError as err:  # e.g. a reader error on a non-UTF-8 byte
-        raise ConfigFileError(f"{name}: {err}") from None
+    except yaml.reader.ReaderError as err:  # a character YAML refuses (NUL, most control characters)
+        line, column = text.count("\n", 0, err.position), err.position - (text.rfind("\n", 0, err.position) + 1)
+        char = err.character if isinstance(err.character, str) else chr(err.character)
+        raise ConfigFileError(f"{name}:{line + 1}:{column + 1}: character {char!r} is not allowed in YAML (control characters other than tab and newline)") from None
+    except yaml.YAMLError as err:  # its message may span lines; the error is one
+        raise ConfigFileError(f"{name}: {' '.join(str(err).split())}") from None
+
+
+def parse_config_yaml(text: str, name: str = "<config>") -> Any:
+    """Parse ``text`` strictly; ``name`` is used in error messages. Whatever the input,
+    the only exception is :class:`ConfigFileError` (a parser that still recursed too deep
+    or ran out of memory included)."""
+    try:
+        return _parse(text, name)
+    except RecursionError:
+        raise ConfigFileError(f"{name}: nested too deeply for the YAML parser (at most {MAX_DEPTH} levels of mappings and lists)") from None
+    except MemoryError:
+        raise ConfigFileError(f"{name}: out of memory while reading it (a configuration has at most {MAX_VALUES:,} values)") from None
 
 
 def read_config_yaml(path: str | Path) -> Any:
