@@ -57,9 +57,9 @@ def printed_row(printed: pd.DataFrame, label: str) -> ClaimResult:
            f"{float((audited['eps_lb'] / audited['claimed_epsilon']).max()):.3g} ({fails} failed, "
            f"{int(audited['runs'].min())} runs)") if len(audited) else ""
     verdict = "not reproduced" if len(over) or fails else "reproduced"
-    return ClaimResult(worst, worst, worst, verdict, label,
-                       f"the paper's constants exactly as printed, judged under its replacement relation: {where}{aud}",
-                       epsilon=float(over.index.min()) if len(over) else float(ratios.index.max()))
+    return ClaimResult.point(worst, verdict=verdict, calibration=label,
+                             note=f"the paper's constants exactly as printed, judged under its replacement relation: {where}{aud}",
+                             epsilon=float(over.index.min()) if len(over) else float(ratios.index.max()))
 
 
 def draw_printed(ax, printed: pd.DataFrame, claim: str) -> None:

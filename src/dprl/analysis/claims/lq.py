@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
+from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, RegimeCheck, Tables, overall_regime
 from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, Tables, overall_regime
-from dprl.analysis.stats import (
-    EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, bootstrap_ci, paired_slope_by_seed, per_seed_note,
-    sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate,
-)
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
-from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs
+from dprl.analysis.selection import builtin_or_plugin, present_tables, privacy_cost
+from dprl.analysis.stats import (
+    EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, paired_slope_by_seed,
+    per_seed_note, sqrt_sigma_exponent, verdict_at_most, verdict_exponent, verdict_near, verdict_sqrt_rate,
+)
 from dprl.experiments.registry import declared, plugins
 
 PAPER = "lq"
@@ -29,6 +29,8 @@ C1_LABELS = {"printed": "printed: σ² = 8LΔ² ln(2/δ)/ε²", "paper": "packag
 
 
 def c1(tables: Tables) -> list[ClaimResult]:
+    """C1 (Theorem 1, (ε, δ)-JDP): the audits of the Gram and target counters (𝓑₁, 𝓑₂), one
+    row per calibration (a plug-in's apart), and the row of the printed constants."""
     df = tables["lq_audit"]
     out = []
     rows = as_run(df)
@@ -37,13 +39,13 @@ def c1(tables: Tables) -> list[ClaimResult]:
         who = "" if not alg else (f"{declared('algorithms', 'display')[alg]}: the counters its agent "
                                                "holds are audited; that its policy reads only their releases is the "
                                                "plug-in's to show; ")
-        est = bootstrap_ci(ratio)
         n_fail = int((~g["passed"].astype(bool)).sum())
         over = int((g["eps_exact"] > g["claimed_epsilon"] * (1 + 1e-9)).sum())
+        # an audit's verdict: no audit failed and no exact ε above the claim (the mean ratio is reported only)
         verdict = "reproduced" if n_fail == 0 and over == 0 else "not reproduced"
-        out.append(ClaimResult(
-            est.value, est.low, est.high, verdict, C1_LABELS.get(str(calib), str(calib)),
-            f"{who}relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
+        out.append(ClaimResult.from_estimate(
+            bootstrap_ci(ratio), verdict=verdict, calibration=C1_LABELS.get(str(calib), str(calib)),
+            note=f"{who}relation: replacement (Definition 2; worst replacement pairs, exact ε under replacement); "
             f"mean of max(ε_lb, 0)/ε over {len(g)} audits (the Gram and target counters, the paper's 𝓑₁ and 𝓑₂, "
             f"at their claimed guarantee, the pair at (ε, δ); "
             f"ε ∈ {sorted(float(e) for e in g['epsilon'].unique())}, {int(g['runs'].iloc[0])} runs per input and phase); "
@@ -51,7 +53,7 @@ def c1(tables: Tables) -> list[ClaimResult]:
             f"exact ε (Gaussian-DP profile) above the claim in {over}/{len(g)}. That the policy reads only released "
             f"statistics is structural and tested (tests/lq/test_agent.py); "
             + gaussian_power_note(g, "claimed_epsilon", "claimed_delta", "runs"),
-            epsilon=float(g["epsilon"].min()), algorithm=alg or None,
+            epsilon=g["epsilon"].min(), algorithm=alg or None,
         ))
     if len(printed := printed_rows(df)):
         out.append(printed_row(printed, C1_LABELS["printed"]))
@@ -76,36 +78,33 @@ REGRET_TABLES = ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long")
 COST_TABLES = ("lq_regret", "lq_regime", "lq_regime_long")
 
 
-def _regret_tables(tables: Tables) -> list[tuple[str, pd.DataFrame]]:
-    return present_tables(tables, REGRET_TABLES)
-
-
 def c2(tables: Tables) -> list[ClaimResult]:
+    """C2 (Theorem 2, regret Õ(√K)): per table and setting, the seed-paired log-log slope of
+    the cumulative regret over the rate window, two-sided against 1/2."""
     out = []
-    for name, df in _regret_tables(tables):
+    for name, df in present_tables(tables, REGRET_TABLES):
         if name == "lq_regret":  # its ε/δ grids serve C3; C2 reads its centre setting
             df = df[_centre(df)]
         for (env, alg, calib, eps, delta), g in df.groupby(
                 ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
             k_max = int(g["episode"].max())
             # a plug-in's burn-in is not predicted: its measured onset alone decides
-            regime, need, start, regime_note = (measured_regime(g, k_max) if alg in plugins() else _regime(g, k_max))
-            tail = g[g["episode"] >= start]
-            est = paired_slope_by_seed(tail, "episode", "regret")
+            check = RegimeCheck(*measured_regime(g, k_max)) if alg in plugins() else _regime(g, k_max)
+            est = paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
             who = declared("algorithms", "display")[alg]
             label = who if calib == "none" else f"{who} (ε={eps:g}, δ={delta:g})"
-            out.append(ClaimResult(
-                est.value, est.low, est.high, verdict_sqrt_rate(est), "n/a" if calib == "none" else str(calib),
-                f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
-                f"k ∈ [{int(start)}, {k_max}], t interval over {est.n} seeds ({per_seed_note(est)}); "
+            out.append(ClaimResult.from_estimate(
+                est, verdict=verdict_sqrt_rate(est), check=check, calibration="n/a" if calib == "none" else str(calib),
+                note=f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
+                f"k ∈ [{int(check.fit_start)}, {k_max}], t interval over {est.n} seeds ({per_seed_note(est)}); "
                 f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
-                f"λ_min = {_median(g, 'lam_min'):.3g}{regime_note}",
-                regime, need, float("nan") if calib == "none" else float(eps), algorithm=alg,
+                f"λ_min = {_median(g, 'lam_min'):.3g}{check.note}",
+                epsilon=float("nan") if calib == "none" else eps, algorithm=alg,
             ))
     return out
 
 
-def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
+def _regime(g: pd.DataFrame, k_max: int) -> RegimeCheck:
     """Regime of one setting (``agents/lq/regime.py``) and where its slope is fitted.
 
     Private: reached when ``K`` is :data:`ONSET_DECADES` past the burn-in, the later of the
@@ -114,28 +113,25 @@ def _regime(g: pd.DataFrame, k_max: int) -> tuple[str, float, float, str]:
     Non-private: ``n/a``, fitted from ``K/32``."""
     start = k_max / SLOPE_WINDOW
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
-        return "n/a", float("nan"), start, ""
+        return RegimeCheck("n/a", fit_start=start)
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
     # the jobs' fixed point K >= 10·T*(K) (Λ, hence T*, grows with the K it is computed for)
     planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
-    regime, need, _ = onset_regime(k_max, t_star, onset, planned)
+    state, need, _ = onset_regime(k_max, t_star, onset, planned)
     if np.isfinite(onset):
         start = max(start, onset)
     note = (f"; regime: predicted onset T* = 270Λ = {t_star:.3g} episodes, measured onset (per-episode regret "
             f"halved) {'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median over seeds); "
             f"needs K >= {10**ONSET_DECADES:g}·max(T*, onset)")
-    return regime, need, start, note
+    return RegimeCheck(state, need, start, note)
 
 
-def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (env, seed, private algorithm and setting): final regret minus the same seed's
-    regret of the algorithm's declared baseline (Private-OFU-RL: OFU-RL; a plug-in: the one it
-    names; common random numbers: same system and noise), with ``log_inv_delta`` = ln(1/δ)
-    for C3's δ fit."""
-    cost = privacy_costs(final_rows(df), ["env_label", "seed"])
-    cost["log_inv_delta"] = np.log(1.0 / cost["delta"])
-    return cost.dropna(subset=["cost"])
+def with_log_inv_delta(cost: pd.DataFrame) -> pd.DataFrame:
+    """A privacy cost (:func:`dprl.analysis.selection.privacy_cost`) ready for C3's fits:
+    with ``log_inv_delta`` = ln(1/δ), the variable of the δ fit, and without the rows whose
+    cost is undefined (NaN)."""
+    return cost.assign(log_inv_delta=np.log(1.0 / cost["delta"])).dropna(subset=["cost"])
 
 
 def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: float, wrong: float, what: str,
@@ -161,9 +157,9 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
         grid = sorted(g[x].unique())
         where = f"{name}: {env}: {what} at {fixed}={fixed_value:g}"
         if len(grid) < 3:
-            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
-                                   f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3",
-                                   epsilon=float(g["epsilon"].min()), algorithm=alg))
+            out.append(ClaimResult.inconclusive(f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3",
+                                                calibration=str(calib), epsilon=float(g["epsilon"].min()),
+                                                algorithm=alg))
             continue
         means = g.groupby(x)["cost"].mean()
         shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
@@ -179,16 +175,15 @@ def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: 
             rule = (f"the paper's exponent {expected:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
                     f"excluding {wrong:+g}; this calibration's σ's give {pred:+.3f}")
         k_fin = int(g["episode"].max())
-        points = [_regime(gs, k_fin) for _, gs in g.groupby(x)]
-        regime, need = overall_regime([r[:2] for r in points])
-        out.append(ClaimResult(
-            est.value, est.low, est.high, verdict, str(calib),
-            f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "
+        check = overall_regime([_regime(gs, k_fin) for _, gs in g.groupby(x)])
+        out.append(ClaimResult.from_estimate(
+            est, verdict=verdict, check=check, calibration=str(calib),
+            note=f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "
             f"paired by seed) over {[round(float(v), 3) for v in grid]}; {rule}; mean costs "
             f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
             f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds; "
-            f"regime: {'every grid point past max(T*, 10·onset)' if regime == 'reached' else f'needs K >= {need:.3g}'}",
-            regime, need, float(g["epsilon"].min()), algorithm=alg,
+            f"regime: {'every grid point past max(T*, 10·onset)' if check.reached else f'needs K >= {check.horizon_needed:.3g}'}",
+            epsilon=g["epsilon"].min(), algorithm=alg,
         ))
     return out
 
@@ -200,22 +195,20 @@ C3_EPS, C3_EPS_WRONG, C3_DELTA, C3_DELTA_WRONG = -0.5, -0.25, 0.25, 0.0
 
 def _c3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
     rows = []
-    for name, df in _regret_tables(tables):
-        if name not in COST_TABLES:
-            continue
-        cost = privacy_cost(df)
+    for name, df in present_tables(tables, COST_TABLES):
+        cost = with_log_inv_delta(privacy_cost(df, final=True))
         if cost.empty:
-            rows.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
-                                    f"{name}: no private runs paired with OFU-RL runs"))
+            rows.append(ClaimResult.inconclusive(f"{name}: no private runs paired with OFU-RL runs"))
             continue
         rows += _exponent_rows(name, cost, "epsilon", "delta", C3_EPS, C3_EPS_WRONG, "ε", package)
         rows += _exponent_rows(name, cost, "log_inv_delta", "epsilon", C3_DELTA, C3_DELTA_WRONG, "ln(1/δ)", package)
-    return rows or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
-                                f"no {'non-paper' if package else 'paper'}-calibration runs paired with OFU-RL runs")]
+    return rows or [ClaimResult.inconclusive(
+        f"no {'non-paper' if package else 'paper'}-calibration runs paired with OFU-RL runs")]
 
 
 def c3(tables: Tables) -> list[ClaimResult]:
-    """C3 on the paper calibration's rows, against the paper's −1/2 and +1/4."""
+    """C3 (Theorem 2's privacy term, ∝ ε^(-1/2) ln(1/δ)^(1/4)) on the paper calibration's rows,
+    against the paper's −1/2 and +1/4."""
     return _c3_rows(tables, package=False)
 
 
@@ -226,71 +219,85 @@ def f2(tables: Tables) -> list[ClaimResult]:
 
 
 def c4(tables: Tables) -> list[ClaimResult]:
-    frames = [t for name in ("lq_regret", "lq_oracle") if (t := tables.get(name)) is not None and "ridge_gap" in t]
+    """C4: with H_k = λI, L_k = 0 the changing-regularizer estimate Θ̂_k = V_k⁻¹U_k is the
+    ridge estimate; one row, the worst relative difference over every OFU-RL checkpoint."""
+    frames = [t for _, t in present_tables(tables, ("lq_regret", "lq_oracle")) if "ridge_gap" in t]
     gaps = pd.concat([f["ridge_gap"] for f in frames]).dropna() if frames else pd.Series(dtype=float)
     if gaps.empty:
-        return [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "no OFU-RL run recorded the ridge comparison")]
+        return [ClaimResult.inconclusive("no OFU-RL run recorded the ridge comparison")]
     worst = float(gaps.max())
-    verdict = "reproduced" if worst <= RIDGE_TOL else "not reproduced"
-    return [ClaimResult(
-        worst, float(gaps.min()), worst, verdict, "n/a",
-        f"largest relative Frobenius difference between Θ̂_k = V_k⁻¹U_k of the changing-regularizer code with "
+    return [ClaimResult.from_estimate(
+        Estimate(worst, float(gaps.min()), worst, len(gaps)),
+        verdict=verdict_at_most(Estimate.point(worst), RIDGE_TOL),  # the worst checkpoint decides
+        note=f"largest relative Frobenius difference between Θ̂_k = V_k⁻¹U_k of the changing-regularizer code with "
         f"H_k = λI, L_k = 0 and an independent ridge solution (least squares on [Z; √λ I]) over {len(gaps)} "
         f"checkpoints of all OFU-RL jobs (interval = [min, max]); tolerance {RIDGE_TOL:g} for round-off",
     )]
 
 
+_JOBS = "tests/lq/test_jobs.py"
+_FIT = "one row is a fit across the groups of a grid (its exponent, the regime of every grid point)"
+
 CLAIMS = [
-    Claim("C1", PAPER, "Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
-          ("lq_audit",), "audited ε_lb / claimed ε of the Gram counter, the target counter and the pair", "<= 1 for every audit", c1, "lq_audit"),
+    Claim(id="C1", paper=PAPER,
+          statement="Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
+          reads=("lq_audit",), metric="audited ε_lb / claimed ε of the Gram counter, the target counter and the pair",
+          expected="<= 1 for every audit", compute=c1, figure="lq_audit",
+          why_code="an audit: the verdict counts failed audits and exact ε above the claim (the mean ratio is only "
+                   "reported), and the printed constants add a row of their own",
+          planted_bugs=(
+              PlantedBug("Private-OFU-RL's σ_gram and σ_target cut 10x in the built agent: the audit fails",
+                         "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
+              PlantedBug("a plug-in holding half of Private-OFU-RL's σ's",
+                         "tests/core/test_plugin_settings.py::test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it"),
+              PlantedBug("one counter's audit above its ε", f"{_JOBS}::test_c1_and_c4_fail_when_they_should"),
+          )),
     # √K is the rate of every LQ instance, not only of a worst case: the regret lower bound
     # Ω(√(d_u² d_x K)) of Simchowitz & Foster (2020) is local minimax, i.e. it holds on a small
     # neighbourhood of any (A, B). So C2 is tested two-sided on random_lq and the double
     # integrator: log K, a saturating curve and linear regret all fail it.
-    Claim("C2", PAPER, "Regret grows like √K for OFU-RL and for Private-OFU-RL (the local minimax rate of every LQ "
-          "instance: Simchowitz & Foster 2020), two-sided.", ("lq_regret",), "log-log slope of cumulative regret vs K",
-          f"CI inside [{SQRT_RATE_WINDOW[0]:g}, {SQRT_RATE_WINDOW[1]:g}]; no seed >= {LINEAR_SLOPE:g}", c2, "lq_regret_loglog",
-          kind=KINDS[0]),
-    Claim("C3", PAPER, "The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",
-          ("lq_regret",), "fitted exponent of the privacy cost vs ε and vs ln(1/δ) (paper calibration)",
-          f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}", c3,
-          "lq_privacy_cost"),
-    Claim("C4", PAPER, "With H_k = λI the changing-regularizer estimator reduces to the standard ridge estimate.",
-          ("lq_regret",), "relative difference to the ridge solution", f"0 (<= {RIDGE_TOL:g})", c4, None),
-    Claim("F2", PAPER, "Package finding: under the tight calibration the privacy cost follows the exponents of "
-          "sqrt(σ) for its own σ's, not the paper's −1/2 and +1/4", ("lq_regret",),
-          "fitted exponent of the privacy cost vs ε and vs ln(1/δ) (tight calibration)",
-          f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", f2, "lq_privacy_cost", finding=True),
+    Claim(id="C2", paper=PAPER,
+          statement="Regret grows like √K for OFU-RL and for Private-OFU-RL (the local minimax rate of every LQ "
+                    "instance: Simchowitz & Foster 2020), two-sided.",
+          reads=("lq_regret",), optional=REGRET_TABLES[1:], metric="log-log slope of cumulative regret vs K",
+          expected=f"CI inside [{SQRT_RATE_WINDOW[0]:g}, {SQRT_RATE_WINDOW[1]:g}]; no seed >= {LINEAR_SLOPE:g}",
+          compute=c2, figure="lq_regret_loglog", kind=KINDS[0],
+          why_code="lq_regret is read at its centre setting only, the other tables at every setting, and each row "
+                   "names its algorithm (a plug-in's rows are reported apart), which a Rows declaration cannot say",
+          planted_bugs=(
+              PlantedBug("a saturating regret (k^0.15), and one seed with linear regret", f"{_JOBS}::test_c2_is_two_sided"),
+              PlantedBug("Private-OFU-RL's regret linear in K inside its regime",
+                         f"{_JOBS}::test_c2_separates_sqrt_k_from_linear_regret"),
+          )),
+    Claim(id="C3", paper=PAPER,
+          statement="The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",
+          reads=("lq_regret",), optional=COST_TABLES[1:],
+          metric="fitted exponent of the privacy cost vs ε and vs ln(1/δ) (paper calibration)",
+          expected=f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}",
+          compute=c3, why_code=_FIT, figure="lq_privacy_cost",
+          planted_bugs=(
+              PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
+                         f"{_JOBS}::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
+              PlantedBug("a calibration that ignores δ: cost flat in ln(1/δ)",
+                         f"{_JOBS}::test_lq_regime_long_serves_c2_and_c3_and_a_planted_cost_bug_flips_its_c3_rows"),
+          )),
+    Claim(id="C4", paper=PAPER,
+          statement="With H_k = λI the changing-regularizer estimator reduces to the standard ridge estimate.",
+          reads=("lq_regret",), optional=("lq_oracle",), metric="relative difference to the ridge solution",
+          expected=f"0 (<= {RIDGE_TOL:g})", compute=c4,
+          why_code="one row pools the checkpoints of two tables, the worst of them deciding",
+          planted_bugs=(
+              PlantedBug("the changing-regularizer estimate 1e-3 away from ridge", f"{_JOBS}::test_c1_and_c4_fail_when_they_should"),
+          )),
+    Claim(id="F2", paper=PAPER,
+          statement="Package finding: under the tight calibration the privacy cost follows the exponents of "
+                    "sqrt(σ) for its own σ's, not the paper's −1/2 and +1/4",
+          reads=("lq_regret",), optional=COST_TABLES[1:],
+          metric="fitted exponent of the privacy cost vs ε and vs ln(1/δ) (tight calibration)",
+          expected=f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}",
+          compute=f2, why_code=_FIT, figure="lq_privacy_cost", finding=True,
+          planted_bugs=(
+              PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict a shallower exponent",
+                         f"{_JOBS}::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
+          )),
 ]
-
-# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
-# plants it and asserts the flip through this module's rule.
-PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
-    "C1": (
-        PlantedBug("Private-OFU-RL's σ_gram and σ_target cut 10x in the built agent: the audit fails",
-                   "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
-        PlantedBug("a plug-in holding half of Private-OFU-RL's σ's",
-                   "tests/core/test_plugin_settings.py::test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it"),
-        PlantedBug("one counter's audit above its ε", "tests/lq/test_jobs.py::test_c1_and_c4_fail_when_they_should"),
-    ),
-    "C2": (
-        PlantedBug("a saturating regret (k^0.15), and one seed with linear regret",
-                   "tests/lq/test_jobs.py::test_c2_is_two_sided"),
-        PlantedBug("Private-OFU-RL's regret linear in K inside its regime",
-                   "tests/lq/test_jobs.py::test_c2_separates_sqrt_k_from_linear_regret"),
-    ),
-    "C3": (
-        PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
-                   "tests/lq/test_jobs.py::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
-        PlantedBug("a calibration that ignores δ: cost flat in ln(1/δ)",
-                   "tests/lq/test_jobs.py::test_lq_regime_long_serves_c2_and_c3_and_a_planted_cost_bug_flips_its_c3_rows"),
-    ),
-    "C4": (
-        PlantedBug("the changing-regularizer estimate 1e-3 away from ridge",
-                   "tests/lq/test_jobs.py::test_c1_and_c4_fail_when_they_should"),
-    ),
-    "F2": (
-        PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict a shallower exponent",
-                   "tests/lq/test_jobs.py::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
-    ),
-}

@@ -12,6 +12,7 @@ from dprl.analysis.base import Tables
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
 from dprl.analysis.claims import lq as lq_claims
 from dprl.analysis.claims.lq import CENTRE_DELTA, CENTRE_EPS
+from dprl.analysis import selection
 from dprl.analysis.selection import final_rows
 from dprl.analysis.stats import loglog_slope
 from dprl.experiments.registry import plugins
@@ -87,7 +88,7 @@ def _cost_panel(ax, g: pd.DataFrame, x: str, cal: str, alg: str = "private_ofu_r
 def privacy_cost(tables: Tables):
     """Privacy cost at the final K vs ε (δ fixed) and vs ln(1/δ) (ε fixed), fitted exponents,
     the paper's rates (−1/2 in ε, +1/4 in ln(1/δ)) as references."""
-    cost = lq_claims.privacy_cost(tables["lq_regret"])
+    cost = lq_claims.with_log_inv_delta(selection.privacy_cost(tables["lq_regret"], final=True))
     envs = sorted(cost["env_label"].unique()) or ["(none)"]
     fig, axes = P.subplots(len(envs), 2, panel=(5.2, 3.8))
     for i, env in enumerate(envs):
