@@ -27,12 +27,16 @@ def test_rate_measured_outside_its_regime_is_inconclusive_whatever_it_measured()
     from dprl.analysis.base import Claim, ClaimResult
     from dprl.analysis.claims import evaluate
 
+    def row(m, lo, hi, verdict, **kw):
+        return ClaimResult(measured=m, ci_low=lo, ci_high=hi, verdict=verdict, calibration="tight", note="slope", **kw)
+
     results = [
-        ClaimResult(0.9, 0.8, 1.0, "not reproduced", "tight", "slope", regime="not reached", horizon_needed=3e7),
-        ClaimResult(0.9, 0.8, 1.0, "not reproduced", "tight", "slope", regime="reached"),
-        ClaimResult(0.5, 0.4, 0.6, "reproduced", "tight", "slope", regime="not reached", horizon_needed=3e7),
+        row(0.9, 0.8, 1.0, "not reproduced", regime="not reached", horizon_needed=3e7),
+        row(0.9, 0.8, 1.0, "not reproduced", regime="reached"),
+        row(0.5, 0.4, 0.6, "reproduced", regime="not reached", horizon_needed=3e7),
     ]
-    claim = Claim("X1", "p", "s", ("e",), "m", "<= 0.6", lambda tables: results)
+    claim = Claim(id="X1", paper="p", statement="s", reads=("e",), metric="m", expected="<= 0.6",
+                  compute=lambda tables: results, why_code="a test")
     rows = evaluate(claim, {"e": __import__("pandas").DataFrame({"a": [1]})})
     # a would-be "reproduced" outside its regime is inconclusive too, and says what it would be
     assert [r["verdict"] for r in rows] == ["inconclusive", "not reproduced", "inconclusive"]
@@ -145,11 +149,15 @@ def test_one_linear_seed_is_not_averaged_away():
 def test_overall_regime_of_several_curves():
     from dprl.analysis.base import overall_regime
 
-    nan = float("nan")
-    assert overall_regime([("n/a", nan), ("n/a", nan)])[0] == "n/a"
-    assert overall_regime([("reached", nan), ("n/a", nan)])[0] == "reached"
+    from dprl.analysis.base import RegimeCheck as R
+
+    assert overall_regime([R("n/a"), R("n/a")]).state == "n/a"
+    assert overall_regime([R("reached"), R("n/a")]).state == "reached"
     # one curve still in its burn-in: not reached, with the largest horizon any such curve needs
-    assert overall_regime([("reached", nan), ("not reached", 3e5), ("not reached", 2e6)]) == ("not reached", 2e6)
+    worst = overall_regime([R("reached"), R("not reached", 3e5), R("not reached", 2e6)])
+    assert (worst.state, worst.horizon_needed) == ("not reached", 2e6)
+    with pytest.raises(ValueError, match="regime 'reachd'"):
+        R("reachd")
 
 
 def test_paper_exponent_test_rejects_the_nearest_wrong_exponent():
@@ -184,3 +192,166 @@ def test_the_batched_bootstrap_mean_equals_one_mean_per_resample(n):
                               rng=np.random.default_rng(BOOT_SEED)).confidence_interval
         est = bootstrap_ci(x)
         assert (est.low, est.high) == (ref.low, ref.high)
+
+
+# ---------------------------------------------------------------- one implementation per verdict rule, at its edges
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("est, threshold, expected", [
+    (Estimate(0.5, 0.1, 0.9, 8), 0.0, "reproduced"),
+    (Estimate(0.5, 0.0, 0.9, 8), 0.0, "inconclusive"),  # lower end exactly at the threshold: a tie is not rejected
+    (Estimate(-0.5, -0.9, 0.0, 8), 0.0, "not reproduced"),  # upper end exactly at it: no value above is allowed
+    (Estimate(-0.5, -0.9, -0.1, 8), 0.0, "not reproduced"),
+    (Estimate(0.0, -0.1, 0.1, 8), 0.0, "inconclusive"),
+    (Estimate(1.5, 1.2, 1.8, 8), 1.0, "reproduced"),  # a threshold other than 0
+    (Estimate(0.5, 0.1, NAN, 8), 0.0, "inconclusive"),  # a NaN end
+    (Estimate(NAN, NAN, NAN, 0), 0.0, "inconclusive"),
+    (Estimate(0.5, 0.5, 0.5, 1), 0.0, "inconclusive"),  # one seed
+])
+def test_verdict_above_at_its_edges(est, threshold, expected):
+    from dprl.analysis.stats import verdict_above, verdict_ordering
+
+    assert verdict_above(est, threshold) == expected
+    if threshold == 0.0:
+        assert verdict_ordering(est) == expected  # the ordering paired by seed is the same rule
+
+
+@pytest.mark.parametrize("est, expected", [
+    (Estimate.point(1.0), "reproduced"),  # exactly at the bound: "at most" includes it
+    (Estimate.point(1.0 + 1e-12), "reproduced"),  # within the accountant's round-off
+    (Estimate.point(1.01), "not reproduced"),
+    (Estimate(1.0, 0.9, 1.1, 4), "inconclusive"),  # straddles it
+    (Estimate.point(NAN), "inconclusive"),
+    (Estimate.empty(), "inconclusive"),
+])
+def test_verdict_at_most_at_its_edges(est, expected):
+    from dprl.analysis.stats import verdict_at_most
+
+    assert verdict_at_most(est, 1 + 1e-9) == expected
+
+
+@pytest.mark.parametrize("est, expected", [
+    (Estimate(0.5, 0.4, 0.6, 8), "reproduced"),  # both ends exactly on the window's: inside
+    (Estimate(0.5, 0.39, 0.6, 8), "inconclusive"),  # one end out: too wide to tell
+    (Estimate(0.2, 0.1, 0.39, 8), "not reproduced"),  # misses it
+    (Estimate(0.7, 0.61, 0.8, 8), "not reproduced"),
+    (Estimate(0.5, NAN, 0.6, 8), "inconclusive"),
+    (Estimate(0.5, 0.5, 0.5, 1), "inconclusive"),  # one seed
+])
+def test_verdict_inside_at_its_edges(est, expected):
+    """Inside a window: the √T window, and an equivalence within a margin (Z4, Z5)."""
+    from dprl.analysis.stats import verdict_inside
+
+    assert verdict_inside(est, 0.4, 0.6) == expected
+
+
+def test_verdict_sqrt_rate_fails_a_linear_seed_whatever_the_interval():
+    from dprl.analysis.stats import LINEAR_SLOPE, verdict_sqrt_rate
+
+    inside = Estimate(0.5, 0.45, 0.55, 4, (0.45, 0.5, 0.5, 0.55))
+    assert verdict_sqrt_rate(inside) == "reproduced"
+    linear = Estimate(0.5, 0.45, 0.55, 4, (0.3, 0.4, 0.4, LINEAR_SLOPE))  # one seed exactly at the linear slope
+    assert verdict_sqrt_rate(linear) == "not reproduced"
+    assert verdict_sqrt_rate(Estimate(0.5, 0.5, 0.5, 1, (0.5,))) == "inconclusive"
+
+
+@pytest.mark.parametrize("est, expected", [
+    (Estimate(1.5, 1.2, 1.8, 4), "reproduced"),
+    (Estimate(0.5, 0.2, 1.0, 4), "reproduced"),  # touches the window's low end
+    (Estimate(2.5, 2.0, 3.0, 4), "reproduced"),  # touches its high end
+    (Estimate(3.0, 2.01, 3.5, 4), "not reproduced"),
+    (Estimate(NAN, NAN, NAN, 4), "inconclusive"),
+    (Estimate(1.5, 1.5, 1.5, 1), "inconclusive"),
+])
+def test_verdict_overlaps_at_its_edges(est, expected):
+    from dprl.analysis.stats import verdict_overlaps
+
+    assert verdict_overlaps(est, 1.0, 2.0) == expected
+
+
+@pytest.mark.parametrize("est, expected", [
+    (Estimate(0.5, 0.4, 0.6, 4, (0.4, 0.5, 0.5, 0.6)), "reproduced"),
+    (Estimate(0.95, 0.9, 1.0, 4, (0.9, 0.95, 0.95, 0.89)), "not reproduced"),  # CI ends exactly at 1: not below it
+    (Estimate(0.5, 0.4, 0.6, 4, (0.4, 0.5, 0.5, 0.9)), "not reproduced"),  # a linear seed
+    (Estimate(0.5, 0.5, 0.5, 1, (0.5,)), "inconclusive"),
+    (Estimate(NAN, NAN, NAN, 4), "inconclusive"),
+])
+def test_verdict_sublinear_at_its_edges(est, expected):
+    from dprl.analysis.stats import verdict_sublinear
+
+    assert verdict_sublinear(est) == expected
+
+
+def test_combine_verdicts_one_refutation_refutes_and_nothing_is_not_reproduced():
+    from dprl.analysis.base import combine_verdicts
+
+    assert combine_verdicts(["reproduced", "reproduced"]) == "reproduced"
+    assert combine_verdicts(["reproduced", "inconclusive"]) == "inconclusive"
+    assert combine_verdicts(["inconclusive", "not reproduced", "reproduced"]) == "not reproduced"
+    assert combine_verdicts([]) == "inconclusive"
+
+
+def test_a_claim_cannot_read_a_table_it_does_not_declare():
+    """The missing-table check reads the declaration: a claim that read another table could
+    lose rows silently when that table is missing. Reading, asking for or getting an
+    undeclared table raises, and claims_table lets the error through (a declaration bug,
+    not a measurement)."""
+    import pandas as pd
+
+    from dprl.analysis.base import Claim, ClaimResult, DeclaredTables, UndeclaredTableError
+    from dprl.analysis.claims import evaluate
+    from dprl.analysis.selection import present_tables
+
+    tables = {"a": pd.DataFrame({"x": [1]}), "b": pd.DataFrame({"x": [2]})}
+    view = DeclaredTables(tables, ("a", "c"), "X1")
+    assert list(view) == ["a"] and len(view) == 1 and "c" not in view  # a declared table not run: absent
+    for read in (lambda t: t["b"], lambda t: "b" in t, lambda t: t.get("b"), lambda t: present_tables(t, ["b"])):
+        with pytest.raises(UndeclaredTableError, match="claim X1 read table 'b'"):
+            read(view)
+    sneaky = Claim(id="X1", paper="p", statement="s", reads=("a",), metric="m", expected="e", why_code="a test",
+                   compute=lambda t: [ClaimResult.point(float(t["b"]["x"].iloc[0]), verdict="reproduced")])
+    with pytest.raises(UndeclaredTableError):
+        evaluate(sneaky, tables)
+    honest = Claim(id="X2", paper="p", statement="s", reads=("a",), optional=("b",), metric="m", expected="e",
+                   why_code="a test", compute=lambda t: [ClaimResult.point(float(t["b"]["x"].iloc[0]), verdict="reproduced")])
+    (row,) = evaluate(honest, tables)
+    assert row["measured"] == 2.0 and row["experiment"] == "a, b"
+    (missing,) = evaluate(honest, {"b": tables["b"]})  # a required table missing: one inconclusive row
+    assert missing["verdict"] == "inconclusive" and "not run in this preset: a" in missing["note"]
+
+
+def test_a_claim_declares_rows_or_code_and_says_why_it_has_code():
+    from dprl.analysis.base import Claim
+
+    common = dict(id="X1", paper="p", statement="s", reads=("a",), metric="m", expected="e")
+    with pytest.raises(ValueError, match="exactly one of rows and compute"):
+        Claim(**common)
+    with pytest.raises(ValueError, match="says why"):
+        Claim(**common, compute=lambda t: [])
+
+
+def test_declared_rows_group_judge_and_note_each_group():
+    """A claim that is only a declaration: one row per table and group, its regime and its rule."""
+    from functools import partial
+
+    import pandas as pd
+
+    from dprl.analysis.base import Claim, RegimeCheck, Rows
+    from dprl.analysis.claims import evaluate
+    from dprl.analysis.stats import t_interval, verdict_above
+
+    df = pd.DataFrame({"calibration": ["tight"] * 4 + ["paper"] * 4, "epsilon": [1.0] * 4 + [2.0] * 4,
+                       "seed": list(range(4)) * 2, "gain": [1.0, 1.1, 0.9, 1.2, -1.0, -1.1, -0.9, -1.2]})
+    rows = Rows(select=lambda d: d, by=("calibration",), statistic=lambda g, c: t_interval(g["gain"]),
+                rule=partial(verdict_above, threshold=0.0), note=lambda grp: f"{grp.table}/{grp.key['calibration']}",
+                regime=lambda g: RegimeCheck("not reached", 1e6, note="; burn-in") if (g["epsilon"] > 1).all() else RegimeCheck("reached"))
+    claim = Claim(id="X1", paper="p", statement="s", reads=("t",), metric="m", expected="> 0", rows=rows)
+    out = {r["calibration"]: r for r in evaluate(claim, {"t": df})}
+    assert out["tight"]["verdict"] == "reproduced" and out["tight"]["note"] == "t/tight" and out["tight"]["epsilon"] == 1.0
+    # outside its regime: inconclusive, saying what it would be and what it needs
+    assert out["paper"]["verdict"] == "inconclusive" and "would be not reproduced" in out["paper"]["note"]
+    assert out["paper"]["horizon_needed"] == 1e6 and out["paper"]["note"].startswith("t/paper; burn-in")
+    empty = evaluate(claim, {"t": df.iloc[:0]})
+    assert len(empty) == 1 and empty[0]["verdict"] == "inconclusive"
