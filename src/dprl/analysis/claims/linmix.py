@@ -1,25 +1,28 @@
-"""Claims Z1-Z6 of Zhou (2022), computed from the aggregated tables."""
+"""Claims Z1-Z8 and finding F3 of Zhou (2022), "Differentially private reinforcement learning
+with linear function approximation" (linear mixture MDPs), computed from the aggregated tables."""
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, Tables, overall_regime
-from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_costs, stacked_final_rows
-from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
-from dprl.experiments.registry import declared, plugins
-from dprl.analysis.stats import (
-    EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, Estimate, bootstrap_ci, group_slope, paired_slope_by_seed, per_seed_note,
-    SQRT_RATE_WINDOW, sqrt_sigma_exponent, t_interval, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_upper,
+from dprl.analysis.base import (
+    KINDS, Claim, ClaimResult, PlantedBug, RegimeCheck, Tables, Verdict, combine_verdicts, overall_regime,
 )
+from dprl.analysis.printed import as_run, printed_row, printed_rows
+from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
+from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_cost, stacked_final_rows
+from dprl.analysis.stats import (
+    EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, group_slope,
+    paired_slope_by_seed, per_seed_note, sqrt_sigma_exponent, t_interval, verdict_exponent, verdict_inside, verdict_near,
+    verdict_ordering, verdict_sqrt_rate, verdict_upper,
+)
+from dprl.experiments.registry import declared, plugins
 
 PAPER = "linmix"
-
-
-_res = ClaimResult.from_estimate
 
 
 # ------------------------------------------------------------------------------ Z1
@@ -46,9 +49,9 @@ def z1(tables: Tables) -> list[ClaimResult]:
                    f"{declared('algorithms', 'display')[alg]}: the Privatizer it holds is audited; that its planner reads "
                    "only its releases is the plug-in's to show; ")
                 + gaussian_power_note(g, "epsilon", "delta", "runs"))
-        out.append(ClaimResult(ratio, ratio, ratio, "reproduced" if ok else "not reproduced",
-                               Z1_LABELS.get(str(calib), str(calib)), note, epsilon=float(g["epsilon"].min()),
-                               algorithm=alg or None))
+        out.append(ClaimResult.point(ratio, verdict="reproduced" if ok else "not reproduced",
+                                     calibration=Z1_LABELS.get(str(calib), str(calib)), note=note,
+                                     epsilon=float(g["epsilon"].min()), algorithm=alg or None))
     if len(printed := printed_rows(df)):
         out.append(printed_row(printed, Z1_LABELS["printed"]))
     return out
@@ -60,38 +63,41 @@ def z1(tables: Tables) -> list[ClaimResult]:
 SLOPE_DECADE = 10  # Z2 fits the last decade of K; the regime needs the onset before K/10
 
 
-def regime(g: pd.DataFrame, k_max: float) -> tuple[str, float, str]:
+def regime(g: pd.DataFrame, k_max: float) -> RegimeCheck:
     """Regime of one setting (``agents/linmix/regime.py``) by the one criterion
     (:func:`onset_regime`): ``reached`` when ``K`` is a decade past the later of the predicted
     burn-in ``T*`` (median over seeds) and the median measured onset; otherwise the horizon
     it needs, at least the jobs' ``horizon_needed`` (``K >= 10·T*(K)``). ``n/a`` without the
     regime columns (tables from before they existed)."""
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
-        return "n/a", float("nan"), ""
+        return RegimeCheck()
     per_seed = g.groupby("seed")[["burn_in_episodes", "horizon_needed"]].first()
     t_star, planned = (float(per_seed[c].median()) for c in ("burn_in_episodes", "horizon_needed"))
     onset = median_onset(g)
-    reached, needed, _ = onset_regime(k_max, t_star, onset, planned)
+    state, needed, _ = onset_regime(k_max, t_star, onset, planned)
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes at K = {int(k_max)} (median over seeds), "
             f"K ≥ 10·T*(K) needs {planned:.3g}, measured onset "
             f"{'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median); needs K >= "
             f"{10**ONSET_DECADES:g}·max(T*, onset)")
-    return reached, needed, note
+    return RegimeCheck(state, needed, note=note)
 
 
-def _measured(g: pd.DataFrame, k_max: float) -> tuple[str, float, str]:
-    """:func:`regime`'s triple for a plug-in, from its measured onset alone (no predicted burn-in)."""
-    reg, need, _, note = measured_regime(g, k_max)
-    return reg, need, note
+def _measured(g: pd.DataFrame, k_max: float) -> RegimeCheck:
+    """:func:`regime` for a plug-in, from its measured onset alone (no predicted burn-in)."""
+    state, need, _, note = measured_regime(g, k_max)
+    return RegimeCheck(state, need, note=note)
 
 
 # linmix_regime_eps10 (`default`): the paper calibration's ε grid {10, 30, 100} at K = 7e6,
 # where ε = 10 is inside its regime (Z3 at ε <= 10); linmix_regime_long (`full` only): the
 # paper calibration at ε = 1, whose median horizon is 6.7e7 episodes. Their rows are separate
-# from linmix_regret's (another K, another decade).
+# from linmix_regret's (another K, another decade). The first table is required, the others optional.
 Z2_TABLES = ("linmix_regret", "linmix_regime_eps10", "linmix_regime_long")
 # Z3 and F3 read the privacy cost of every table that pairs private runs with their baseline
 COST_TABLES = ("linmix_regret", "linmix_regime_eps10")
+# O(√T) on a fixed instance: the CI of the last decade's slope reaches 0.6 or below, and no
+# seed's own slope is linear
+Z2_RULE = partial(verdict_upper, threshold=0.6)
 
 
 def z2(tables: Tables) -> list[ClaimResult]:
@@ -108,6 +114,8 @@ def z2(tables: Tables) -> list[ClaimResult]:
 
 
 def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list[ClaimResult]:
+    """One row per (calibration, ε): every curve's slope must pass (:func:`combine_verdicts`);
+    the row shows the curve with the largest lower CI bound."""
     out = []
     for (calib, eps), g in df.groupby(["calibration", "epsilon"], dropna=False):
         slopes = {}
@@ -116,9 +124,7 @@ def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list
         if not slopes:
             continue
         worst_name, worst = max(slopes.items(), key=lambda kv: kv[1].low if np.isfinite(kv[1].low) else np.inf)
-        verdicts = [verdict_upper(e, 0.6) for e in slopes.values()]
-        verdict = "reproduced" if all(v == "reproduced" for v in verdicts) else (
-            "not reproduced" if "not reproduced" in verdicts else "inconclusive")
+        verdict = combine_verdicts(Z2_RULE(e) for e in slopes.values())
         desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
         label = where + ("non-private" if calib == "none" else f"ε={eps:g}")
         # One regime per curve, from its predicted burn-in (median over seeds; a plug-in's is
@@ -127,23 +133,16 @@ def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list
         # excusing it would make the linear-seed rule unable to fail.
         curves = [(regime if algorithm is None else _measured)(ga, float(ga["episode"].max()))
                   for _, ga in g.groupby(["alg_label", "privacy_label"])]
-        reg, need = overall_regime([c[:2] for c in curves])
-        reg_note = max((c[2] for c in curves if c[0] == "not reached"), default=curves[0][2])
-        out.append(_res(worst, verdict, str(calib),
-                        f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row, with or without an onset of its own); "
-                        f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}", reg, need,
-                        float("nan") if calib == "none" else float(eps), algorithm=algorithm))
+        reg_note = max((c.note for c in curves if c.state == "not reached"), default=curves[0].note)
+        out.append(ClaimResult.from_estimate(
+            worst, verdict=verdict, check=overall_regime(curves), calibration=str(calib),
+            note=f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row, with or without an onset of its own); "
+                 f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}",
+            epsilon=float("nan") if calib == "none" else float(eps), algorithm=algorithm))
     return out
 
 
 # ------------------------------------------------------------------------------ Z3
-
-
-def privacy_cost(df: pd.DataFrame) -> pd.DataFrame:
-    """Final private regret minus the paired regret of the algorithm's declared non-private
-    baseline (``Algorithm.baseline``: UCRL-VTR for the VI family, OPPO for PO; a plug-in's
-    own), same environment and seed (common random numbers)."""
-    return privacy_costs(final_rows(df), ["env_label", "seed"])
 
 
 def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: float, wrong: float, calib: str,
@@ -152,11 +151,12 @@ def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: 
     (>= 2 of them), else over the whole grid (regime ``not reached``)."""
     k_max = float(g["episode"].max())
     regimes = {x: regime(g[g[var] == x], k_max) for x in xs}
-    inside = [x for x in xs if regimes[x][0] == "reached"]
-    any_cols = any(r[0] != "n/a" for r in regimes.values())
+    inside = [x for x in xs if regimes[x].reached]
+    any_cols = any(r.state != "n/a" for r in regimes.values())
     grid = inside if len(inside) >= 2 else xs
-    reg = "reached" if len(inside) >= 2 else ("not reached" if any_cols else "n/a")
-    need = float("nan") if reg != "not reached" else float(np.nanmax([r[1] for r in regimes.values()]))
+    # reached with two points inside (the fit uses those only), not the all-points rule of overall_regime
+    state = "reached" if len(inside) >= 2 else ("not reached" if any_cols else "n/a")
+    need = float("nan") if state != "not reached" else float(np.nanmax([r.horizon_needed for r in regimes.values()]))
     tx = [transform(x) for x in grid]
     est = group_slope(list(np.log(tx)), [g[g[var] == x]["cost"].to_numpy() for x in grid])
     sig = g[g[var].isin(grid)].groupby(var)["sigma_gram"].median() if "sigma_gram" in g else pd.Series(dtype=float)
@@ -172,12 +172,13 @@ def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: 
     else:  # a package finding: the exponent the calibration's own σ's predict
         v = verdict_near(est, pred, width_limit=2.0)
         rule = f"expected {pred:+.3f} from the σ's of this calibration (½ × slope of log σ), paper's route {paper:+g}"
-    return _res(est, v, calib,
-                f"{what} over {[float(x) for x in grid]} (fitted: {'the points inside their regime' if reg == 'reached' else 'the whole grid'}); "
-                f"{rule}"
-                + (f"; exponent in σ itself {sig_fit.value:+.2f} [{sig_fit.low:+.2f}, {sig_fit.high:+.2f}] (expected +0.5)" if sig_fit is not None else "")
-                + f"; regime per point: {', '.join(f'{x:g}: {r[0]}' for x, r in regimes.items())}",
-                reg, need, float(g["epsilon"].min()), algorithm=alg)
+    return ClaimResult.from_estimate(
+        est, verdict=v, check=RegimeCheck(state, need), calibration=calib,
+        note=f"{what} over {[float(x) for x in grid]} (fitted: {'the points inside their regime' if state == 'reached' else 'the whole grid'}); "
+             f"{rule}"
+             + (f"; exponent in σ itself {sig_fit.value:+.2f} [{sig_fit.low:+.2f}, {sig_fit.high:+.2f}] (expected +0.5)" if sig_fit is not None else "")
+             + f"; regime per point: {', '.join(f'{x:g}: {r.state}' for x, r in regimes.items())}",
+        epsilon=g["epsilon"].min(), algorithm=alg)
 
 
 # Z3's exponents and the nearest wrong ones a plausible bug gives: −1/4 in ε (σ ∝ ε^(-1/2)),
@@ -197,9 +198,9 @@ def f3(tables: Tables) -> list[ClaimResult]:
 
 
 def _z3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
-    out = [row for name, df in present_tables(tables, COST_TABLES) for row in _z3_table_rows(privacy_cost(df), package, name)]
-    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a",
-                               f"no {'non-paper' if package else 'paper'}-calibration runs paired with non-private runs")]
+    out = [row for name, df in present_tables(tables, COST_TABLES)
+           for row in _z3_table_rows(privacy_cost(df, final=True), package, name)]
+    return out or [ClaimResult.inconclusive(f"no {'non-paper' if package else 'paper'}-calibration runs paired with non-private runs")]
 
 
 def _z3_table_rows(cost: pd.DataFrame, package: bool, name: str) -> list[ClaimResult]:
@@ -222,8 +223,8 @@ def _z3_table_rows(cost: pd.DataFrame, package: bool, name: str) -> list[ClaimRe
             out.append(_exponent_row(ge, "epsilon", eps_vals, float, Z3_EPS, Z3_EPS_WRONG, str(calib),
                                      f"{where}{alg}: log-log slope of the privacy cost (final regret minus paired non-private) vs ε at δ={delta0:g}", alg))
         elif main:
-            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib), f"{alg}: only one ε at this calibration; no ε fit",
-                                   epsilon=float(ge["epsilon"].min()), algorithm=alg))
+            out.append(ClaimResult.inconclusive(f"{alg}: only one ε at this calibration; no ε fit", calibration=str(calib),
+                                                epsilon=float(ge["epsilon"].min()), algorithm=alg))
         eps0 = g["epsilon"].mode().iloc[0]
         gd = g[g["epsilon"] == eps0]
         deltas = sorted(gd["delta"].unique())
@@ -231,9 +232,9 @@ def _z3_table_rows(cost: pd.DataFrame, package: bool, name: str) -> list[ClaimRe
             out.append(_exponent_row(gd, "delta", deltas, lambda d: float(np.log(1.0 / d)), Z3_DELTA, Z3_DELTA_WRONG, str(calib),
                                      f"{where}{alg}: log-log slope of the privacy cost vs ln(1/δ) at ε={eps0:g}, δ", alg))
         elif main:
-            out.append(ClaimResult(np.nan, np.nan, np.nan, "inconclusive", str(calib),
-                                   f"{alg}: δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={[float(d) for d in deltas]}",
-                                   epsilon=float(eps0), algorithm=alg))
+            out.append(ClaimResult.inconclusive(
+                f"{alg}: δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={[float(d) for d in deltas]}",
+                calibration=str(calib), epsilon=float(eps0), algorithm=alg))
     return out
 
 
@@ -287,24 +288,17 @@ def is_paired(df: pd.DataFrame) -> pd.Series:
     return df["environment"] == "spread_mixture" if "environment" in df else pd.Series(False, index=df.index)
 
 
-def equivalence(est: Estimate, low: float, high: float) -> str:
-    """``inside`` when the CI lies within ``[low, high]`` (equivalence shown), ``outside``
-    when it misses the interval, ``undecided`` otherwise (or without a CI over >= 2 seeds)."""
-    if not (np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
-        return "undecided"
-    if low <= est.low and est.high <= high:
-        return "inside"
-    if est.low > high or est.high < low:
-        return "outside"
-    return "undecided"
+# How a note names an equivalence test's verdict (stats.verdict_inside of the margin)
+EQUIVALENCE_WORDS = {"reproduced": "inside", "not reproduced": "outside", "inconclusive": "undecided"}
 
 
-def with_control(test: str, control: str) -> str:
-    """Verdict of an equivalence test that must fail on its positive control: when the
-    control is not rejected too (``outside``), the test could not have told the difference."""
-    if test == "outside":
+def with_control(test: Verdict, control: Verdict) -> Verdict:
+    """Verdict of an equivalence test (:func:`~dprl.analysis.stats.verdict_inside` of the
+    margin) that must fail on its positive control: when the control is not rejected too
+    (``not reproduced``: outside the margin), the test could not have told the difference."""
+    if test == "not reproduced":
         return "not reproduced"
-    if test == "inside" and control == "outside":
+    if test == "reproduced" and control == "not reproduced":
         return "reproduced"
     return "inconclusive"
 
@@ -316,21 +310,23 @@ def _equivalence_rows(df: pd.DataFrame, x: str, transform, horizon_of, low: floa
             continue
         fin = final_rows(g)
         est = per_seed_exponent(fin, x, transform)
-        eq = equivalence(est, low, high)
+        eq = verdict_inside(est, low, high)
         ctrl = per_seed_exponent(horizon_scaled_control(g, x, horizon_of), x, transform)
-        ctrl_eq = equivalence(ctrl, low, high)
-        verdict = with_control(eq, ctrl_eq) if paired else ("not reproduced" if eq == "outside" else "inconclusive")
-        reg, need, reg_note = regime(g[g[x] == g[x].max()], float(g["episode"].max()))
-        if reg == "not reached" and verdict == "reproduced":
+        ctrl_eq = verdict_inside(ctrl, low, high)
+        verdict = with_control(eq, ctrl_eq) if paired else ("not reproduced" if eq == "not reproduced" else "inconclusive")
+        check = regime(g[g[x] == g[x].max()], float(g["episode"].max()))
+        if check.state == "not reached" and verdict == "reproduced":
             verdict = "inconclusive"  # all-tied play on paired instances is flat by construction
         sizes = [int(v) for v in sorted(g[x].unique())]
         fam = ("paired non-lumpable instances (spread_mixture)" if paired else
                "lumpable mixture: flat in S by construction, cannot reproduce")
-        out.append(_res(est, verdict, str(calib),
-                        f"{alg} {priv}, {fam}: {what} over {x}={sizes}, per-seed fit, CI over {est.n} seeds; margin "
-                        f"[{low:+g}, {high:+g}]: {eq}; positive control (same runs read at k ∝ {x}): {ctrl.value:+.3f} "
-                        f"[{ctrl.low:+.3f}, {ctrl.high:+.3f}], {'rejected as it must be' if ctrl_eq == 'outside' else 'NOT rejected: no power'}"
-                        f"{reg_note}", reg, need, float(g["epsilon"].min()) if calib != "none" else float("nan")))
+        out.append(ClaimResult.from_estimate(
+            est, verdict=verdict, check=check, calibration=str(calib),
+            note=f"{alg} {priv}, {fam}: {what} over {x}={sizes}, per-seed fit, CI over {est.n} seeds; margin "
+                 f"[{low:+g}, {high:+g}]: {EQUIVALENCE_WORDS[eq]}; positive control (same runs read at k ∝ {x}): "
+                 f"{ctrl.value:+.3f} [{ctrl.low:+.3f}, {ctrl.high:+.3f}], "
+                 f"{'rejected as it must be' if ctrl_eq == 'not reproduced' else 'NOT rejected: no power'}{check.note}",
+            epsilon=float(g["epsilon"].min()) if calib != "none" else float("nan")))
     return out
 
 
@@ -373,33 +369,27 @@ def _z6_gapped(tables: Tables) -> list[ClaimResult]:
             sub = sub[sub["episode"] >= sub["episode"].max() / 10]
             s_ldp = paired_slope_by_seed(sub[sub["algorithm"] == ldp_alg], "T", "regret")
             s_jdp = paired_slope_by_seed(sub[sub["algorithm"] == jdp_alg], "T", "regret")
-            larger = diff.low > 0
-            faster = s_ldp.low > s_jdp.high
-            if diff.n < 2:
-                v = "inconclusive"
-            elif larger and faster:
-                v = "reproduced"
-            elif diff.high <= 0 or s_ldp.high < s_jdp.low:
-                v = "not reproduced"
-            else:
-                v = "inconclusive"
+            # larger (an ordering paired by seed) and faster (disjoint slope intervals): both must hold
+            v = combine_verdicts([verdict_ordering(diff), _faster(s_ldp, s_jdp)]) if diff.n >= 2 else "inconclusive"
             # "grows faster" is a rate: both curves must be past their burn-in
             curves = [regime(sub[sub["algorithm"] == a], float(sub["episode"].max())) for a in (ldp_alg, jdp_alg)]
-            reg, need = overall_regime([c[:2] for c in curves])
-            out.append(_res(diff, v, str(calib),
-                            f"{ldp_alg} minus {jdp_alg} final regret at ε={eps:g}, δ={delta:g} (paired by seed); "
-                            f"log-log slopes vs T: LDP {s_ldp.value:.2f} [{s_ldp.low:.2f}, {s_ldp.high:.2f}], "
-                            f"JDP {s_jdp.value:.2f} [{s_jdp.low:.2f}, {s_jdp.high:.2f}]; reproduced needs both larger and faster"
-                            + "".join(c[2] for c in curves), reg, need, float(eps)))
+            out.append(ClaimResult.from_estimate(
+                diff, verdict=v, check=overall_regime(curves), calibration=str(calib),
+                note=f"{ldp_alg} minus {jdp_alg} final regret at ε={eps:g}, δ={delta:g} (paired by seed); "
+                     f"log-log slopes vs T: LDP {s_ldp.value:.2f} [{s_ldp.low:.2f}, {s_ldp.high:.2f}], "
+                     f"JDP {s_jdp.value:.2f} [{s_jdp.low:.2f}, {s_jdp.high:.2f}]; reproduced needs both larger and faster"
+                     + "".join(c.note for c in curves),
+                epsilon=eps))
     return out
 
 
-def _paired_verdict(diff: Estimate) -> str:
-    """An ordering ``a > b`` paired by seed: reproduced when the CI of ``a − b`` lies above 0,
-    not reproduced when it lies at or below 0; a tie stays inconclusive (it cannot be rejected)."""
-    if diff.n < 2:
-        return "inconclusive"
-    return "reproduced" if diff.low > 0 else ("not reproduced" if diff.high <= 0 else "inconclusive")
+def _faster(a: Estimate, b: Estimate) -> Verdict:
+    """Whether curve ``a`` grows faster than ``b`` from their slopes, fitted on different jobs
+    (so not paired by seed): reproduced when ``a``'s interval lies above ``b``'s, not
+    reproduced when it lies below, inconclusive when they overlap (or are not finite)."""
+    if a.low > b.high:
+        return "reproduced"
+    return "not reproduced" if a.high < b.low else "inconclusive"
 
 
 def _paired_diff(a: pd.DataFrame, b: pd.DataFrame) -> Estimate:
@@ -411,14 +401,16 @@ def _paired_diff(a: pd.DataFrame, b: pd.DataFrame) -> Estimate:
 
 def _ordering(a: pd.DataFrame, b: pd.DataFrame, calib: str, eps: float, what: str, shares: str) -> ClaimResult:
     """One ordering row of the hard family: ``regret(a) − regret(b)`` paired by seed
-    (:func:`_paired_verdict`), inside the regime when both curves are past their predicted
-    horizon (10·T*, the job's ``horizon_needed``) at the K compared."""
+    (:func:`~dprl.analysis.stats.verdict_ordering`), inside the regime when both curves are
+    past their predicted horizon (10·T*, the job's ``horizon_needed``) at the K compared."""
     diff = _paired_diff(a, b)
     jobs = pd.concat([a, b])
     reached = bool((jobs["K"] >= jobs["horizon_needed"]).all())
-    return _res(diff, _paired_verdict(diff), calib,
-                f"linmix_hard_ldp: {what}, paired by seed ({diff.n} seeds); {shares}; regime: both past 10·T* at this K",
-                "reached" if reached else "not reached", float("nan") if reached else float(jobs["horizon_needed"].max()), eps)
+    check = RegimeCheck("reached") if reached else RegimeCheck("not reached", float(jobs["horizon_needed"].max()))
+    return ClaimResult.from_estimate(
+        diff, verdict=verdict_ordering(diff), check=check, calibration=calib,
+        note=f"linmix_hard_ldp: {what}, paired by seed ({diff.n} seeds); {shares}; regime: both past 10·T* at this K",
+        epsilon=eps)
 
 
 def _share_of_uniform(g: pd.DataFrame) -> pd.Series:
@@ -483,6 +475,7 @@ HARD_FAMILY = ("algorithm", "calibration", "epsilon", "env.H")
 # private rows' longer K (linmix_hard_long), one family
 HARD_TABLES = ("linmix_hard", "linmix_hard_long")
 Z8_TOL = 0.25  # the d-exponent of a fit over d - 1 in {1, 2, 4}: lower-order terms (log d in β) move it by ~0.2
+Z8_RULE = partial(verdict_near, target=1.0, tol=Z8_TOL)  # linear in d: exponent 1 (Ω(dH√K))
 
 
 def _hard(tables: Tables) -> pd.DataFrame:
@@ -513,10 +506,10 @@ def z7(tables: Tables) -> list[ClaimResult]:
             continue
         inside = g[_in_regime(g)]
         fit = inside if inside["K"].nunique() >= 2 else g
-        reg = "reached" if fit is inside else "not reached"
+        check = RegimeCheck("reached") if fit is inside else RegimeCheck(
+            "not reached", float(g.groupby("K")["horizon_needed"].median().max()))
         if g["horizon_needed"].isna().all():  # a plug-in: no burn-in predicted, every K fitted
-            fit, reg = g, "n/a"
-        need = float("nan") if reg != "not reached" else float(g.groupby("K")["horizon_needed"].median().max())
+            fit, check = g, RegimeCheck()
         est = paired_slope_by_seed(fit, "K", "regret")
         verdict = verdict_sqrt_rate(est)
         zero = sorted(set(fit.loc[fit["regret"] <= 0, "seed"]))
@@ -525,17 +518,17 @@ def z7(tables: Tables) -> list[ClaimResult]:
         ratio = fit["regret"] / fit["dH_sqrtK"]
         who = alg if not np.isfinite(eps) else f"{alg} ε={eps:g}"
         lo, hi = SQRT_RATE_WINDOW
-        out.append(ClaimResult(
-            est.value, est.low, est.high, verdict, str(calib),
-            f"{who}, d={int(d)} H={int(H)}, Δ(K) = sqrt(1/(HK))/(4√2): log-log slope of the regret at K vs K over "
-            f"K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
-            f"two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = {ratio.min():.3g}-{ratio.max():.3g} (the lower "
-            f"bound's shape); "
-            + ("regime: every K of the fit past 10·T* (the job's horizon_needed)" if reg != "n/a" else
-               "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
-            + (f"; seed(s) {zero} with zero regret" if zero else ""),
-            reg, need, float(eps) if np.isfinite(eps) else float("nan"), kind=KINDS[0], algorithm=alg))
-    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two K values on the hard family")]
+        out.append(ClaimResult.from_estimate(
+            est, verdict=verdict, check=check, calibration=str(calib),
+            note=f"{who}, d={int(d)} H={int(H)}, Δ(K) = sqrt(1/(HK))/(4√2): log-log slope of the regret at K vs K over "
+                 f"K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
+                 f"two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = {ratio.min():.3g}-{ratio.max():.3g} (the lower "
+                 f"bound's shape); "
+                 + ("regime: every K of the fit past 10·T* (the job's horizon_needed)" if check.state != "n/a" else
+                    "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
+                 + (f"; seed(s) {zero} with zero regret" if zero else ""),
+            epsilon=eps if np.isfinite(eps) else float("nan"), kind=KINDS[0], algorithm=alg))
+    return out or [ClaimResult.inconclusive("fewer than two K values on the hard family")]
 
 
 def z8(tables: Tables) -> list[ClaimResult]:
@@ -550,113 +543,131 @@ def z8(tables: Tables) -> list[ClaimResult]:
             continue
         g = g.assign(informative=g["d"] - 1)
         est = paired_slope_by_seed(g, "informative", "regret")
-        verdict = verdict_near(est, 1.0, tol=Z8_TOL)
-        inside = bool(_in_regime(g).all())
         predicted = not g["horizon_needed"].isna().all()  # a plug-in: no burn-in predicted
-        need = float("nan") if inside or not predicted else float(g["horizon_needed"].max())
+        check = (RegimeCheck() if not predicted else RegimeCheck("reached") if _in_regime(g).all()
+                 else RegimeCheck("not reached", float(g["horizon_needed"].max())))
         ratio = g.groupby("d")["regret"].mean() / g.groupby("d")["dH_sqrtK"].mean()
         who = alg if not np.isfinite(eps) else f"{alg} ε={eps:g}"
-        out.append(ClaimResult(
-            est.value, est.low, est.high, verdict, str(calib),
-            f"{who}, H={int(H)}, K={int(K):.3g}: log-log slope of the final regret vs d − 1 over d ∈ "
-            f"{{{', '.join(str(int(x)) for x in sorted(g['d'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
-            f"expected 1 (Ω(dH√K)) within ±{Z8_TOL:g} of the CI; regret / (d·H·√K) by d: "
-            + ", ".join(f"{int(x)}: {r:.3g}" for x, r in ratio.items())
-            + ("; regime: every d past 10·T* at this K" if predicted else "; regime n/a: no burn-in is predicted (a plug-in)"),
-            "reached" if inside else ("not reached" if predicted else "n/a"), need, float(eps) if np.isfinite(eps) else float("nan"),
-            algorithm=alg))
-    return out or [ClaimResult(np.nan, np.nan, np.nan, "inconclusive", "n/a", "fewer than two d values at one K")]
+        out.append(ClaimResult.from_estimate(
+            est, verdict=Z8_RULE(est), check=check, calibration=str(calib),
+            note=f"{who}, H={int(H)}, K={int(K):.3g}: log-log slope of the final regret vs d − 1 over d ∈ "
+                 f"{{{', '.join(str(int(x)) for x in sorted(g['d'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
+                 f"expected 1 (Ω(dH√K)) within ±{Z8_TOL:g} of the CI; regret / (d·H·√K) by d: "
+                 + ", ".join(f"{int(x)}: {r:.3g}" for x, r in ratio.items())
+                 + ("; regime: every d past 10·T* at this K" if predicted else "; regime n/a: no burn-in is predicted (a plug-in)"),
+            epsilon=eps if np.isfinite(eps) else float("nan"), algorithm=alg))
+    return out or [ClaimResult.inconclusive("fewer than two d values at one K")]
 
 
 CLAIMS = [
-    Claim("Z1", PAPER, "Private-LinOpt-VI/PO are (ε,δ)-JDP; the local randomiser is (ε,δ)-LDP",
-          ("linmix_audit",), "audited ε_lb / ε (tree counters of the Privatizer; local randomiser)", "<= 1", z1, "linmix_audit"),
-    Claim("Z2", PAPER, "the regret of UCRL-VTR, OPPO, Private-LinOpt-VI and Private-LinOpt-PO is O(√T): on the "
-          "mixture instances it stays below the √T envelope", ("linmix_regret",), "log-log slope of regret vs T",
-          "CI contains a value <= 0.6", z2, "linmix_regret_loglog", kind=KINDS[1]),
-    Claim("Z3", PAPER, "the privacy cost scales like ε^(-1/2) and ln(1/δ)^(1/4)",
-          ("linmix_regret",), "log-log slope of private minus non-private regret vs ε (vs ln 1/δ), paper calibration",
-          f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}", z3,
-          "linmix_privacy_cost"),
-    Claim("Z4", PAPER, "regret does not grow with |S| at fixed d",
-          ("linmix_states",), "exponent of final regret in S on instances paired across S",
-          f"CI within ±{Z4_MARGIN:g} (equivalence); positive control (k ∝ S) outside it", z4, "linmix_states"),
-    Claim("Z5", PAPER, "LinOpt-PO regret grows at most like sqrt(log|A|)",
-          ("linmix_actions",), "exponent of final regret in ln|A| on nested action sets",
-          f"CI upper end <= {0.5 + Z5_MARGIN:g} (one-sided equivalence); positive control (k ∝ |A|) above it", z5, "linmix_actions"),
-    Claim("Z6", PAPER, "LDP regret is larger than JDP regret at the same (ε,δ) and grows faster in T",
-          ("linmix_ldp",), "LDP minus JDP final regret; log-log slopes vs T",
-          "> 0; LDP slope > JDP slope (mixture instance); > 0, and > 0 between ε's (hard family)", z6, "linmix_ldp"),
-    Claim("Z7", PAPER, "the regret of UCRL-VTR, OPPO and Private-LinOpt-VI/PO grows like √K on the instance hard "
-          "at K (lower bound Ω(dH√K) of Zhou, Gu, Szepesvári 2021; the paper's Õ(√K) upper bound)", ("linmix_hard",),
-          "log-log slope of regret at K vs K over the family", "CI inside [0.4, 0.6]", z7, "linmix_hard_regret",
-          kind=KINDS[0]),
-    Claim("Z8", PAPER, "on the hard instance the regret grows linearly with the dimension d (Ω(dH√K))",
-          ("linmix_hard",), "log-log slope of final regret vs d − 1 at one K", f"1 ± {Z8_TOL:g}", z8,
-          "linmix_hard_regret"),
-    Claim("F3", PAPER, "Package finding: under the tight calibration the privacy cost follows the exponents of sqrt(σ) "
-          "for its own σ's, not the paper's −1/2 and +1/4", ("linmix_regret",),
-          "log-log slope of private minus non-private regret vs ε (vs ln 1/δ), tight calibration",
-          f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", f3, "linmix_privacy_cost", finding=True),
+    Claim(id="Z1", paper=PAPER, statement="Private-LinOpt-VI/PO are (ε,δ)-JDP; the local randomiser is (ε,δ)-LDP",
+          reads=("linmix_audit",), metric="audited ε_lb / ε (tree counters of the Privatizer; local randomiser)",
+          expected="<= 1", compute=z1, figure="linmix_audit",
+          why_code="an audit: one row per calibration (built-in mechanisms pooled, each plug-in apart) whose audits "
+                   "and exact accounting must all pass, then the printed constants' row",
+          planted_bugs=(
+              PlantedBug("the Privatizer's σ's cut 10x in the built agent: the audit fails",
+                         "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
+              PlantedBug("the built LDP agent's local randomiser holding a tenth of its σ",
+                         "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_with_a_tenth_of_its_sigma_flips"),
+              PlantedBug("the local randomiser drawing a tenth of the noise its calibration states (only the audit sees it)",
+                         "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_drawing_a_tenth_of_its_noise_flips_by_the_audit_alone"),
+          )),
+    Claim(id="Z2", paper=PAPER, statement="the regret of UCRL-VTR, OPPO, Private-LinOpt-VI and Private-LinOpt-PO is "
+          "O(√T): on the mixture instances it stays below the √T envelope",
+          reads=Z2_TABLES[:1], optional=Z2_TABLES[1:], metric="log-log slope of regret vs T",
+          expected="CI contains a value <= 0.6", compute=z2, figure="linmix_regret_loglog", kind=KINDS[1],
+          why_code="a row pools every curve at one (calibration, ε): each curve's slope must pass and its own regime "
+                   "be reached, and the row shows the curve with the largest lower CI bound",
+          planted_bugs=(
+              PlantedBug("linear regret", "tests/linmix/test_claims.py::test_z2_sqrt_reproduced_linear_not"),
+              PlantedBug("a short run still linear at K",
+                         "tests/linmix/test_claims.py::test_z2_long_table_rows_are_separate_and_fitted_over_their_own_last_decade"),
+          )),
+    Claim(id="Z3", paper=PAPER, statement="the privacy cost scales like ε^(-1/2) and ln(1/δ)^(1/4)",
+          reads=COST_TABLES[:1], optional=COST_TABLES[1:],
+          metric="log-log slope of private minus non-private regret vs ε (vs ln 1/δ), paper calibration",
+          expected=f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}",
+          compute=z3, figure="linmix_privacy_cost",
+          why_code="an exponent fitted across the ε (δ) grid of seed-paired privacy costs, over the grid points "
+                   "inside their regime",
+          planted_bugs=(
+              PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
+                         "tests/linmix/test_claims.py::test_z3_judges_the_paper_calibration_against_the_papers_exponent"),
+              PlantedBug("the ε = 10 table's regret raised to the power 1.2",
+                         "tests/linmix/test_claims.py::test_z3_reads_the_eps10_table_as_rows_of_its_own"),
+              PlantedBug("a paper calibration that ignores δ: cost flat in ln(1/δ)",
+                         "tests/linmix/test_claims_flip.py::test_z3_delta_exponent_flips_when_the_calibration_ignores_delta"),
+          )),
+    Claim(id="Z4", paper=PAPER, statement="regret does not grow with |S| at fixed d",
+          reads=("linmix_states",), metric="exponent of final regret in S on instances paired across S",
+          expected=f"CI within ±{Z4_MARGIN:g} (equivalence); positive control (k ∝ S) outside it", compute=z4,
+          figure="linmix_states",
+          why_code="an equivalence test with a positive control built from the same runs",
+          planted_bugs=(
+              PlantedBug("regret ∝ √S (a tabular learner)",
+                         "tests/linmix/test_claims.py::test_z4_equivalence_needs_flat_paired_regret_and_a_rejected_control"),
+          )),
+    Claim(id="Z5", paper=PAPER, statement="LinOpt-PO regret grows at most like sqrt(log|A|)",
+          reads=("linmix_actions",), metric="exponent of final regret in ln|A| on nested action sets",
+          expected=f"CI upper end <= {0.5 + Z5_MARGIN:g} (one-sided equivalence); positive control (k ∝ |A|) above it",
+          compute=z5, figure="linmix_actions",
+          why_code="a one-sided equivalence test with a positive control built from the same runs",
+          planted_bugs=(
+              PlantedBug("regret ∝ (ln|A|)^1.5", "tests/linmix/test_claims.py::test_z5_one_sided_equivalence_with_control"),
+          )),
+    Claim(id="Z6", paper=PAPER, statement="LDP regret is larger than JDP regret at the same (ε,δ) and grows faster in T",
+          reads=("linmix_ldp",), optional=("linmix_hard_ldp",), metric="LDP minus JDP final regret; log-log slopes vs T",
+          expected="> 0; LDP slope > JDP slope (mixture instance); > 0, and > 0 between ε's (hard family)",
+          compute=z6, figure="linmix_ldp",
+          why_code="orderings between algorithms (LDP against JDP) and between ε's, paired by seed",
+          planted_bugs=(
+              PlantedBug("LDP and JDP curves swapped", "tests/linmix/test_claims.py::test_z6_ldp_larger_and_faster"),
+              PlantedBug("a local randomiser that adds the central noise once: LDP as good as JDP (inconclusive, "
+                         "not rejected: the rule cannot prove a tie)",
+                         "tests/linmix/test_claims_flip.py::test_z6_ldp_as_good_as_jdp_is_inconclusive_not_reproduced"),
+              PlantedBug("on the hard family: LDP and JDP swapped (not reproduced); an LDP learner as good as JDP "
+                         "(a tie: inconclusive)", "tests/linmix/test_hard_ldp.py::test_z6_hard_flips_when_ldp_is_no_worse_than_jdp"),
+              PlantedBug("on the hard family: the local randomiser calibrated at one ε whatever the job's (inconclusive), "
+                         "or its regret falling as ε shrinks (not reproduced)",
+                         "tests/linmix/test_hard_ldp.py::test_z6_hard_flips_when_the_ldp_noise_ignores_epsilon"),
+          )),
+    Claim(id="Z7", paper=PAPER, statement="the regret of UCRL-VTR, OPPO and Private-LinOpt-VI/PO grows like √K on the "
+          "instance hard at K (lower bound Ω(dH√K) of Zhou, Gu, Szepesvári 2021; the paper's Õ(√K) upper bound)",
+          reads=HARD_TABLES[:1], optional=HARD_TABLES[1:], metric="log-log slope of regret at K vs K over the family",
+          expected="CI inside [0.4, 0.6]", compute=z7, figure="linmix_hard_regret", kind=KINDS[0],
+          why_code="one K grid split across two tables, fitted over the K inside the regime; a seed with zero regret "
+                   "fails the row whatever its slope; rows carry their algorithm (a plug-in's are reported apart)",
+          planted_bugs=(
+              PlantedBug("regret nearly constant in K (an agent that reads μ)",
+                         "tests/linmix/test_hard_family.py::test_z7_fails_for_an_agent_that_beats_the_lower_bound"),
+              PlantedBug("regret flat in K in linmix_hard_long",
+                         "tests/linmix/test_hard_family.py::test_z7_reads_linmix_hard_long_as_part_of_the_family"),
+              PlantedBug("an agent that reads μ, inside the regime",
+                         "tests/linmix/test_claims_flip.py::test_z7_in_regime_flips_for_an_agent_that_reads_mu"),
+          )),
+    Claim(id="Z8", paper=PAPER, statement="on the hard instance the regret grows linearly with the dimension d (Ω(dH√K))",
+          reads=HARD_TABLES[:1], optional=HARD_TABLES[1:], metric="log-log slope of final regret vs d − 1 at one K",
+          expected=f"1 ± {Z8_TOL:g}", compute=z8, figure="linmix_hard_regret",
+          why_code="one family split across two tables (stacked before grouping), and rows carry their algorithm "
+                   "(a plug-in's are reported apart), which a Rows declaration does not set",
+          planted_bugs=(
+              PlantedBug("regret flat in d", "tests/linmix/test_hard_family.py::test_z8_reads_the_growth_with_d_and_fails_when_flat"),
+              PlantedBug("regret flat in d, inside the regime",
+                         "tests/linmix/test_claims_flip.py::test_z8_in_regime_flips_when_regret_is_flat_in_d"),
+          )),
+    Claim(id="F3", paper=PAPER, statement="Package finding: under the tight calibration the privacy cost follows the "
+          "exponents of sqrt(σ) for its own σ's, not the paper's −1/2 and +1/4",
+          reads=COST_TABLES[:1], optional=COST_TABLES[1:],
+          metric="log-log slope of private minus non-private regret vs ε (vs ln 1/δ), tight calibration",
+          expected=f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", compute=f3,
+          figure="linmix_privacy_cost", finding=True,
+          why_code="an exponent fitted across the ε (δ) grid of seed-paired privacy costs, against the one the "
+                   "calibration's own σ's predict",
+          planted_bugs=(
+              PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict ε^-0.4",
+                         "tests/linmix/test_claims.py::test_f3_expected_exponent_comes_from_the_sigmas_in_use"),
+              PlantedBug("tight noise that ignores δ while the recorded σ follows it",
+                         "tests/linmix/test_claims_flip.py::test_f3_delta_exponent_flips_when_the_cost_does_not_follow_the_recorded_sigmas"),
+          )),
 ]
-
-# What would flip each verdict (dprl.analysis.base.PlantedBug): the bug, and the test that
-# plants it and asserts the flip through this module's rule.
-PLANTED_BUGS: dict[str, tuple[PlantedBug, ...]] = {
-    "Z1": (
-        PlantedBug("the Privatizer's σ's cut 10x in the built agent: the audit fails",
-                   "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
-        PlantedBug("the built LDP agent's local randomiser holding a tenth of its σ",
-                   "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_with_a_tenth_of_its_sigma_flips"),
-        PlantedBug("the local randomiser drawing a tenth of the noise its calibration states (only the audit sees it)",
-                   "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_drawing_a_tenth_of_its_noise_flips_by_the_audit_alone"),
-    ),
-    "Z2": (
-        PlantedBug("linear regret", "tests/linmix/test_claims.py::test_z2_sqrt_reproduced_linear_not"),
-        PlantedBug("a short run still linear at K",
-                   "tests/linmix/test_claims.py::test_z2_long_table_rows_are_separate_and_fitted_over_their_own_last_decade"),
-    ),
-    "Z3": (
-        PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
-                   "tests/linmix/test_claims.py::test_z3_judges_the_paper_calibration_against_the_papers_exponent"),
-        PlantedBug("the ε = 10 table's regret raised to the power 1.2",
-                   "tests/linmix/test_claims.py::test_z3_reads_the_eps10_table_as_rows_of_its_own"),
-        PlantedBug("a paper calibration that ignores δ: cost flat in ln(1/δ)",
-                   "tests/linmix/test_claims_flip.py::test_z3_delta_exponent_flips_when_the_calibration_ignores_delta"),
-    ),
-    "Z4": (
-        PlantedBug("regret ∝ √S (a tabular learner)",
-                   "tests/linmix/test_claims.py::test_z4_equivalence_needs_flat_paired_regret_and_a_rejected_control"),
-    ),
-    "Z5": (
-        PlantedBug("regret ∝ (ln|A|)^1.5", "tests/linmix/test_claims.py::test_z5_one_sided_equivalence_with_control"),
-    ),
-    "Z6": (
-        PlantedBug("LDP and JDP curves swapped", "tests/linmix/test_claims.py::test_z6_ldp_larger_and_faster"),
-        PlantedBug("a local randomiser that adds the central noise once: LDP as good as JDP (inconclusive, "
-                   "not rejected: the rule cannot prove a tie)",
-                   "tests/linmix/test_claims_flip.py::test_z6_ldp_as_good_as_jdp_is_inconclusive_not_reproduced"),
-        PlantedBug("on the hard family: LDP and JDP swapped (not reproduced); an LDP learner as good as JDP "
-                   "(a tie: inconclusive)", "tests/linmix/test_hard_ldp.py::test_z6_hard_flips_when_ldp_is_no_worse_than_jdp"),
-        PlantedBug("on the hard family: the local randomiser calibrated at one ε whatever the job's (inconclusive), "
-                   "or its regret falling as ε shrinks (not reproduced)",
-                   "tests/linmix/test_hard_ldp.py::test_z6_hard_flips_when_the_ldp_noise_ignores_epsilon"),
-    ),
-    "Z7": (
-        PlantedBug("regret nearly constant in K (an agent that reads μ)",
-                   "tests/linmix/test_hard_family.py::test_z7_fails_for_an_agent_that_beats_the_lower_bound"),
-        PlantedBug("regret flat in K in linmix_hard_long",
-                   "tests/linmix/test_hard_family.py::test_z7_reads_linmix_hard_long_as_part_of_the_family"),
-        PlantedBug("an agent that reads μ, inside the regime", "tests/linmix/test_claims_flip.py::test_z7_in_regime_flips_for_an_agent_that_reads_mu"),
-    ),
-    "Z8": (
-        PlantedBug("regret flat in d", "tests/linmix/test_hard_family.py::test_z8_reads_the_growth_with_d_and_fails_when_flat"),
-        PlantedBug("regret flat in d, inside the regime", "tests/linmix/test_claims_flip.py::test_z8_in_regime_flips_when_regret_is_flat_in_d"),
-    ),
-    "F3": (
-        PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict ε^-0.4",
-                   "tests/linmix/test_claims.py::test_f3_expected_exponent_comes_from_the_sigmas_in_use"),
-        PlantedBug("tight noise that ignores δ while the recorded σ follows it",
-                   "tests/linmix/test_claims_flip.py::test_f3_delta_exponent_flips_when_the_cost_does_not_follow_the_recorded_sigmas"),
-    ),
-}

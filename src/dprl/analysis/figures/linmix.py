@@ -11,8 +11,8 @@ from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.regime import median_onset
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
-from dprl.analysis.claims.linmix import COST_TABLES, HARD_TABLES, privacy_cost
-from dprl.analysis.selection import final_rows, present_tables, stacked_final_rows
+from dprl.analysis.claims.linmix import COST_TABLES, HARD_TABLES
+from dprl.analysis.selection import final_rows, present_tables, privacy_cost, stacked_final_rows
 from dprl.experiments.registry import declared, plugins
 
 REGRET_EXPONENT = 0.5  # Z2: regret ∝ √T
@@ -151,7 +151,7 @@ def privacy_cost_fig(tables: Tables):
     for name, table in present_tables(tables, COST_TABLES):
         sub = at_main_delta(table)[0]
         k_max = int(sub["episode"].max())
-        for (alg, cal), g in privacy_cost(sub).groupby(["algorithm", "calibration"], sort=True):
+        for (alg, cal), g in privacy_cost(sub, final=True).groupby(["algorithm", "calibration"], sort=True):
             style = P.series_style(alg, None, cal, by="algorithm")
             marker = P.CALIBRATION_MARKERS.get(cal) if name == COST_TABLES[0] else "D"
             drawn += len(P.mean_band(ax, g, "epsilon", "cost", label=f"{P.algorithm_name(alg)} ({cal}, K = {k_max:.2g})",
