@@ -355,3 +355,16 @@ def test_declared_rows_group_judge_and_note_each_group():
     assert out["paper"]["horizon_needed"] == 1e6 and out["paper"]["note"].startswith("t/paper; burn-in")
     empty = evaluate(claim, {"t": df.iloc[:0]})
     assert len(empty) == 1 and empty[0]["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("est, expected", [
+    (Estimate(0.95, 0.93, 0.97, 200), "reproduced"),
+    (Estimate(0.94, 0.92, 0.95, 200), "reproduced"),  # upper end exactly at 1 − β: not refuted
+    (Estimate(0.9, 0.88, 0.949, 200), "not reproduced"),
+    (Estimate(0.95, NAN, 0.97, 200), "inconclusive"),
+    (Estimate(1.0, 1.0, 1.0, 1), "inconclusive"),  # one unit
+])
+def test_verdict_at_least_at_its_edges(est, expected):
+    from dprl.analysis.stats import verdict_at_least
+
+    assert verdict_at_least(est, 0.95) == expected

@@ -344,6 +344,16 @@ def verdict_at_most(est: Estimate, threshold: float, n_min: int = 1) -> str:
     return "not reproduced" if est.low > threshold else "inconclusive"
 
 
+def verdict_at_least(est: Estimate, threshold: float, n_min: int = 2) -> str:
+    """"Not refuted unless the whole interval lies below a threshold" (a stated coverage
+    ``>= 1 − β``; the mirror of :func:`verdict_upper`): ``reproduced`` when the CI's upper
+    end reaches ``threshold``, ``not reproduced`` when it ends below it, ``inconclusive``
+    without a finite estimate over >= ``n_min`` units."""
+    if not _judgeable(est, n_min):
+        return "inconclusive"
+    return "reproduced" if est.high >= threshold else "not reproduced"
+
+
 def verdict_ordering(diff: Estimate) -> str:
     """An ordering ``a > b`` paired by seed, from the estimate of ``a − b``: :func:`verdict_above` 0."""
     return verdict_above(diff, 0.0)

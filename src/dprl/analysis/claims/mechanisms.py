@@ -8,7 +8,7 @@ import pandas as pd
 from dprl.analysis.audit_power import gaussian_inflation, laplace_inflation, power_note
 from dprl.analysis.base import Claim, ClaimResult, PlantedBug, Tables
 from dprl.analysis.selection import final_rows
-from dprl.analysis.stats import Estimate, bootstrap_ci, verdict_at_most, verdict_upper
+from dprl.analysis.stats import Estimate, bootstrap_ci, verdict_at_least, verdict_at_most
 from dprl.privacy.audit_power import LaplacePair
 from dprl.privacy.tree_counter import tree_levels
 
@@ -72,20 +72,13 @@ def m2(tables: Tables) -> list[ClaimResult]:
         beta = float(g["beta"].iloc[0])
         loose = float(np.median(g[f"bound_{calib}"] / g["err_q"]))
         out.append(ClaimResult.from_estimate(
-            est, verdict=verdict_upper(_negated(est), -(1 - beta), linear=None), calibration=str(calib),
+            est, verdict=verdict_at_least(est, 1 - beta), calibration=str(calib),
             note=f"fraction of counters whose error stayed below the {calib} bound at every t <= T (worst of "
             f"{len(means)} mechanism × privacy cells: {worst[0]}, {worst[1]}); required >= {1 - beta:g}; "
             f"median bound / empirical (1-β)-quantile of the error = {loose:.2f}",
             epsilon=g["epsilon"].min(),
         ))
     return out
-
-
-def _negated(coverage: Estimate) -> Estimate:
-    """``−coverage`` and its interval: M2's "coverage >= 1 − β unless its whole CI lies
-    below" is :func:`verdict_upper`'s "the CI reaches −(1 − β) or below" (negation is exact,
-    so the boundary stays at 1 − β)."""
-    return Estimate(-coverage.value, -coverage.high, -coverage.low, coverage.n)
 
 
 def m3(tables: Tables) -> list[ClaimResult]:
