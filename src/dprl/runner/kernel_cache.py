@@ -1,6 +1,7 @@
 """Numba's on-disk cache (``@njit(cache=True)``) for kernels that call kernels of other files.
 
-Numba validates a cached function against its own source file only. A loop that calls a
+Numba validates a cached function against its own source file (and Numba's version) only;
+the NumPy and llvmlite versions key the cache's folder (:func:`dprl.use_versioned_numba_cache`). A loop that calls a
 kernel defined elsewhere embeds that kernel's compiled code, so after an edit of the
 callee's file the cached loop would keep running the old callee. :func:`drop_stale_caches`
 hashes the loop's file together with the files it may call into and, when the digest
