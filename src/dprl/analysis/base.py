@@ -307,6 +307,8 @@ class Rows:
         calibration: a fixed label, or ``None`` for the group's ``calibration`` column.
         epsilon: the privacy level the row is about, from its group (default: the group's
             smallest finite ε, NaN for a non-private group).
+        algorithm: the algorithm a row measures, from its group (default: the group's
+            ``algorithm`` key, if it groups by algorithm): a plug-in's rows are reported apart.
         empty: the reason of the one inconclusive row when no group has rows.
     """
 
@@ -318,6 +320,7 @@ class Rows:
     regime: Callable[[pd.DataFrame], RegimeCheck] = lambda g: RegimeCheck()
     calibration: str | None = None
     epsilon: Callable[[Group], float] | None = None
+    algorithm: Callable[[Group], str | None] = lambda grp: grp.key.get("algorithm")
     empty: str = "no rows to measure"
 
     def evaluate(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str], **fixed) -> list[ClaimResult]:
@@ -336,7 +339,8 @@ class Rows:
                 calib = self.calibration if self.calibration is not None else str(key.get("calibration", g["calibration"].iloc[0]))
                 eps = self.epsilon(grp) if self.epsilon is not None else _smallest_epsilon(g)
                 out.append(ClaimResult.from_estimate(est, verdict=self.rule(est), check=check, calibration=calib,
-                                                     note=self.note(grp) + check.note, epsilon=eps, **fixed))
+                                                     note=self.note(grp) + check.note, epsilon=eps,
+                                                     algorithm=self.algorithm(grp), **fixed))
         return out or [ClaimResult.inconclusive(self.empty, calibration=self.calibration or "n/a")]
 
 

@@ -9,6 +9,7 @@ so the README never states a verdict that the code did not compute.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -69,7 +70,7 @@ def claims_declared_table(claims: Sequence[Claim], figures: Sequence[Figure]) ->
         if not mine:
             continue
         own = ", ".join(c.id for c in mine if not c.finding)
-        found = "; ".join(f"{c.id}: {c.statement.removeprefix('Package finding: ')}" for c in mine if c.finding) or "—"
+        found = "; ".join(f"{c.id}: {re.sub(r'^Package (finding|check): ', '', c.statement)}" for c in mine if c.finding) or "—"
         tables = ", ".join(f"`{t}`" for t in dict.fromkeys(t for c in mine for t in c.experiments))
         figs = ", ".join(f"`{f.id}`" for f in figures if f.paper == paper)
         lines.append(_md_cells([cite, own, found, tables, figs]))
@@ -189,7 +190,7 @@ def update_readme(readme: str | Path, claims_csv: str | Path, manifest_json: str
     text = Path(readme).read_text(encoding="utf-8")
     block = verdict_table(read_claims(claims_csv), json.loads(Path(manifest_json).read_text()))
     new = replace_block(text, block)
-    new = replace_block(new, claims_declared_table(all_claims(), FIGURES), CLAIMS_START, CLAIMS_END)
+    new = replace_block(new, claims_declared_table(all_claims(), list(FIGURES.values())), CLAIMS_START, CLAIMS_END)
     if new != text and not check:
         atomic_write_text(readme, new)
     return new == text
