@@ -268,7 +268,9 @@ def test_a_plugins_regime_is_its_measured_onset():
     from dprl.analysis.regime import measured_regime
 
     g = pd.DataFrame({"seed": [0, 1, 2], "onset_episode": [100.0, 120.0, np.nan]})
-    reg, need, start, _ = measured_regime(g, 2000)
-    assert (reg, start) == ("reached", 110.0) and np.isnan(need)  # median over the seeds with one
-    assert measured_regime(g, 1000)[:2] == ("not reached", 1100.0)
-    assert measured_regime(g.assign(onset_episode=np.nan), 1000)[:2] == ("not reached", 10000.0)
+    check = measured_regime(g, 2000)
+    assert (check.state, check.fit_start) == ("reached", 110.0) and np.isnan(check.horizon_needed)  # median over the seeds with one
+    late = measured_regime(g, 1000)
+    assert (late.state, late.horizon_needed) == ("not reached", 1100.0)
+    none = measured_regime(g.assign(onset_episode=np.nan), 1000)
+    assert (none.state, none.horizon_needed) == ("not reached", 10000.0)

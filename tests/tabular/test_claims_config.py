@@ -103,17 +103,3 @@ def test_config_rejects_bad_sizes():
     with pytest.raises(ConfigError, match="S"):
         load_config(_config({"S": 1}), "default")
 
-
-def test_f5_flags_a_job_accounted_above_its_nominal_epsilon():
-    """F5 (the worked example of docs/adding-a-claim.md), through its declaration: a job whose
-    recorded accounted ε exceeds its nominal ε fails the row; exact accounting passes."""
-    table = _regret_table(0.5)
-    private = table["calibration"] != "none"
-    ok = table.assign(accounted_epsilon=table["epsilon"].where(private))
-    assert {r.verdict for r in CLAIM["F5"].evaluate({"tabular_regret": ok})} == {"reproduced"}
-    leaky = ok.copy()
-    leaky.loc[private & (leaky["seed"] == 0), "accounted_epsilon"] *= 2  # one seed's agent held half the noise
-    (row,) = CLAIM["F5"].evaluate({"tabular_regret": leaky})
-    assert row.verdict == "not reproduced" and row.measured == 2.0
-    # without the column (a table from before it existed) there is nothing to judge
-    assert CLAIM["F5"].evaluate({"tabular_regret": table})[0].verdict == "inconclusive"

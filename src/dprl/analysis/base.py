@@ -302,7 +302,9 @@ class Rows:
         regime: the group's :class:`RegimeCheck` (default ``n/a``, no regime).
         statistic: the group's estimate, given its rows and its regime check (which says
             where a rate's fit starts).
-        rule: a verdict rule of :mod:`dprl.analysis.stats`, parameterised (``partial``).
+        rule: a verdict rule of :mod:`dprl.analysis.stats`, parameterised (``partial``); or,
+            when the rule depends on the group (e.g. its calibration), a function of the
+            :class:`Group` that returns one (``rule_of_group=True``).
         note: the row's words, from its :class:`Group`.
         calibration: a fixed label, or ``None`` for the group's ``calibration`` column.
         epsilon: the privacy level the row is about, from its group (default: the group's
@@ -315,13 +317,14 @@ class Rows:
     select: Callable[[pd.DataFrame], pd.DataFrame]
     by: tuple[str, ...]
     statistic: Callable[[pd.DataFrame, RegimeCheck], Estimate]
-    rule: Callable[[Estimate], Verdict]
+    rule: Callable[[Estimate], Verdict] | Callable[[Group], Callable[[Estimate], Verdict]]
     note: Callable[[Group], str]
     regime: Callable[[pd.DataFrame], RegimeCheck] = lambda g: RegimeCheck()
     calibration: str | None = None
     epsilon: Callable[[Group], float] | None = None
     algorithm: Callable[[Group], str | None] = lambda grp: grp.key.get("algorithm")
     empty: str = "no rows to measure"
+    rule_of_group: bool = False
 
     def evaluate(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str], **fixed) -> list[ClaimResult]:
         out = []
@@ -338,7 +341,8 @@ class Rows:
                 grp = Group(name, key, g, check, est, df)
                 calib = self.calibration if self.calibration is not None else str(key.get("calibration", g["calibration"].iloc[0]))
                 eps = self.epsilon(grp) if self.epsilon is not None else _smallest_epsilon(g)
-                out.append(ClaimResult.from_estimate(est, verdict=self.rule(est), check=check, calibration=calib,
+                rule = self.rule(grp) if self.rule_of_group else self.rule
+                out.append(ClaimResult.from_estimate(est, verdict=rule(est), check=check, calibration=calib,
                                                      note=self.note(grp) + check.note, epsilon=eps,
                                                      algorithm=self.algorithm(grp), **fixed))
         return out or [ClaimResult.inconclusive(self.empty, calibration=self.calibration or "n/a")]

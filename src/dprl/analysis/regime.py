@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dprl.analysis.base import RegimeCheck
+
 # The one regime criterion, every paper: a rate is fitted at least this many decades past the
 # burn-in, the later of its prediction and its measured end (onset_regime).
 ONSET_DECADES = 1.0
@@ -40,17 +42,16 @@ def median_onset(g: pd.DataFrame) -> float:
     return float(per_seed.median()) if per_seed.notna().mean() > 0.5 else float("nan")
 
 
-def measured_regime(g: pd.DataFrame, k_max: float) -> tuple[str, float, float, str]:
+def measured_regime(g: pd.DataFrame, k_max: float) -> RegimeCheck:
     """Regime of an algorithm whose burn-in is not predicted (a plug-in), from its measured
-    onset alone, the measured half of the built-ins' criterion: ``(regime, horizon_needed,
-    fit start, note)``, reached when ``k_max`` is :data:`ONSET_DECADES` past the median onset
+    onset alone, the measured half of the built-ins' criterion: reached when ``k_max`` is :data:`ONSET_DECADES` past the median onset
     (the fit then starts there); a majority of seeds without onset is not reached, needing
     that much past ``k_max`` at least."""
     onset = median_onset(g)
     reg, need, _ = onset_regime(k_max, float("nan"), onset)
     if not np.isfinite(onset):
-        return (reg, need, k_max / 10**ONSET_DECADES,
-                "; regime (measured onset only: no burn-in is predicted for a plug-in): no onset within the run")
+        return RegimeCheck(reg, need, k_max / 10**ONSET_DECADES,
+                           "; regime (measured onset only: no burn-in is predicted for a plug-in): no onset within the run")
     note = (f"; regime (measured onset only: no burn-in is predicted for a plug-in): onset at {onset:.3g} (median "
             f"over seeds), needs {10**ONSET_DECADES:g}× that")
-    return reg, need, (onset if reg == "reached" else k_max / 10**ONSET_DECADES), note
+    return RegimeCheck(reg, need, onset if reg == "reached" else k_max / 10**ONSET_DECADES, note)

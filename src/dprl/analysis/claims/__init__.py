@@ -25,7 +25,7 @@ from dprl.experiments.registry import plugins
 
 log = logging.getLogger(__name__)
 
-MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe")
+MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe", "accounting")  # accounting: one check per paper
 COLUMNS = [
     "claim", "paper", "source", "kind", "statement", "experiment", "metric", "expected", "calibration", "epsilon",
     "measured", "ci_low", "ci_high", "verdict", "regime", "horizon_needed", "note", "figure",

@@ -84,8 +84,8 @@ def regime(g: pd.DataFrame, k_max: float) -> RegimeCheck:
 
 def _measured(g: pd.DataFrame, k_max: float) -> RegimeCheck:
     """:func:`regime` for a plug-in, from its measured onset alone (no predicted burn-in)."""
-    state, need, _, note = measured_regime(g, k_max)
-    return RegimeCheck(state, need, note=note)
+    check = measured_regime(g, k_max)
+    return RegimeCheck(check.state, check.horizon_needed, note=check.note)  # Z2 fits the last decade, not from the onset
 
 
 # linmix_regime_eps10 (`default`): the paper calibration's ε grid {10, 30, 100} at K = 7e6,

@@ -89,7 +89,7 @@ def c2(tables: Tables) -> list[ClaimResult]:
                 ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
             k_max = int(g["episode"].max())
             # a plug-in's burn-in is not predicted: its measured onset alone decides
-            check = RegimeCheck(*measured_regime(g, k_max)) if alg in plugins() else _regime(g, k_max)
+            check = measured_regime(g, k_max) if alg in plugins() else _regime(g, k_max)
             est = paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
             who = declared("algorithms", "display")[alg]
             label = who if calib == "none" else f"{who} (ε={eps:g}, δ={delta:g})"

@@ -12,7 +12,7 @@ from functools import partial
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
 from dprl.analysis.stats import (
     LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed,
-    per_seed_note, verdict_above, verdict_at_most, verdict_exponent, verdict_near, verdict_overlaps, verdict_sqrt_rate, verdict_sublinear,
+    per_seed_note, verdict_above, verdict_exponent, verdict_near, verdict_overlaps, verdict_sqrt_rate, verdict_sublinear,
     verdict_upper,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
@@ -654,36 +654,6 @@ def v9(tables: Tables) -> list[ClaimResult]:
     return res or [ClaimResult.inconclusive("fewer than two T values on the hard family")]
 
 
-# ------------------------------------------------------------------------------ F5 (the worked example of docs/adding-a-claim.md)
-
-
-# every tabular table whose private jobs record the ε accounted from the noise their agent held
-ACCOUNTING_TABLES = ("tabular_regret", "tabular_regret_eps1", "tabular_pac", "tabular_hard", "tabular_hard_cost",
-                     "tabular_hard_eps")
-
-
-def private_jobs(df: pd.DataFrame) -> pd.DataFrame:
-    """The last checkpoint of every private job that records its ``accounted_epsilon``."""
-    if "accounted_epsilon" not in df:
-        return df.iloc[:0]
-    fin = final_rows(df)
-    return fin[(fin["calibration"] != "none") & fin["accounted_epsilon"].notna()]
-
-
-def worst_accounting(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
-    """The largest accounted ε / nominal ε over the jobs (one number: each job's is exact)."""
-    return Estimate.point(float((g["accounted_epsilon"] / g["epsilon"]).max()), n=len(g))
-
-
-ACCOUNTING_ROWS = Rows(
-    select=private_jobs, by=("calibration",), statistic=worst_accounting,
-    rule=partial(verdict_at_most, threshold=1 + 1e-9),  # the accountant's round-off, no more
-    note=lambda grp: (f"{grp.table}: max accounted ε / nominal ε over its {len(grp.rows)} private jobs "
-                      f"(ε ∈ {{{', '.join(f'{e:g}' for e in sorted(grp.rows['epsilon'].unique()))}}}), exact ε under "
-                      f"replacement from the noise each job's built agent held"),
-    empty="no private job recorded its accounted ε")
-
-
 CLAIMS: list[Claim] = [
     Claim(id="V1", paper=PAPER,
           statement="PUCB is ε-JDP: its counters pass the audit and the planner reads only released statistics",
@@ -798,13 +768,4 @@ CLAIMS: list[Claim] = [
             PlantedBug("under the paper calibration, regret linear past the burn-in with a √T term (slopes 0.99, CI below 1)",
                        "tests/tabular/test_claims_flip.py::test_f1_fails_when_paper_calibration_regret_stays_linear"),
         )),
-    Claim(id="F5", paper=PAPER,
-          statement="Package check: every private job's accounted ε is at most its nominal ε",
-          reads=(), optional=ACCOUNTING_TABLES,
-          metric="max accounted ε / nominal ε over a table's private jobs", expected="<= 1", rows=ACCOUNTING_ROWS,
-          finding=True,
-          planted_bugs=(
-              PlantedBug("a job whose agent held the noise of 2ε while it reports ε",
-                         "tests/tabular/test_claims_config.py::test_f5_flags_a_job_accounted_above_its_nominal_epsilon"),
-          )),
 ]

@@ -1,0 +1,106 @@
+"""The package's accounting check, one claim per paper: every private job's recorded
+``accounted_epsilon`` (the exact ε under the paper's replacement relation of the noise the
+job's built agent held) is at most its nominal ε, and a ``tight`` job's equals it.
+
+A ``tight`` calibration is one whose exact ε equals the nominal ε to the accountant's
+precision, so its ratio must lie in :data:`TIGHT_WINDOW`: a job that adds ten times the
+noise it should is as wrong a reproduction as one that adds a tenth (its regret and privacy
+cost would be measured at another ε). The ``paper`` calibrations are knowingly conservative
+where the papers' constants are loose (LQ, linear mixture): they are judged only against
+the bound, and the row states the range of their ratios.
+
+Declared rows only (:class:`~dprl.analysis.base.Rows`): the worked example of
+``docs/adding-a-claim.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import numpy as np
+import pandas as pd
+
+from dprl.analysis.base import Claim, Group, PlantedBug, RegimeCheck, Rows
+from dprl.analysis.selection import JOB_KEYS, final_rows
+from dprl.analysis.stats import Estimate, verdict_at_most, verdict_inside
+
+ROUND_OFF = 1e-9  # the accountant's precision: a ratio this far above 1 is exact, not a leak
+TIGHT_WINDOW = (0.99, 1.0 + ROUND_OFF)
+
+
+def private_jobs(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every private job that records its ``accounted_epsilon`` (its last
+    checkpoint, for a table of checkpoints)."""
+    if "accounted_epsilon" not in df:
+        return df.iloc[:0]
+    fin = final_rows(df) if "episode" in df else df
+    return fin[(fin["calibration"] != "none") & fin["accounted_epsilon"].notna()]
+
+
+def _jobs(g: pd.DataFrame) -> int:
+    return len(g.drop_duplicates([k for k in JOB_KEYS if k in g]))
+
+
+def accounted_ratio(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """The worst job's accounted ε / nominal ε, a point (each job's ratio is exact: there is
+    no sampling error to put an interval on, and one job off fails the row): for ``tight``
+    jobs the ratio farthest from 1 in either direction, for the others the largest."""
+    r = (g["accounted_epsilon"] / g["epsilon"]).to_numpy(float)
+    worst = r[np.argmax(np.abs(np.log(r)))] if (g["calibration"] == "tight").all() else r.max()
+    return Estimate.point(float(worst), n=_jobs(g))
+
+
+def rule_for(grp: Group) -> Callable[[Estimate], str]:
+    """``tight``: every ratio inside :data:`TIGHT_WINDOW`; any other calibration: at most 1."""
+    if grp.key.get("calibration") == "tight":
+        return partial(verdict_inside, low=TIGHT_WINDOW[0], high=TIGHT_WINDOW[1])
+    return partial(verdict_at_most, threshold=1.0 + ROUND_OFF)
+
+
+def _note(grp: Group) -> str:
+    epss = ", ".join(f"{e:g}" for e in sorted(grp.rows["epsilon"].unique()))
+    r = grp.rows["accounted_epsilon"] / grp.rows["epsilon"]
+    want = (f"tight: every ratio in [{TIGHT_WINDOW[0]:g}, 1]" if grp.key.get("calibration") == "tight"
+            else "at most 1 (a conservative calibration may add more noise than ε needs)")
+    return (f"{grp.table}: accounted ε / nominal ε over its {_jobs(grp.rows)} private jobs (ε ∈ {{{epss}}}): "
+            f"{r.min():.4g}-{r.max():.4g} (worst {grp.est.value:.4g}); {want}; exact ε under replacement from the noise each job's "
+            f"built agent held")
+
+
+ROWS = Rows(select=private_jobs, by=("calibration",), statistic=accounted_ratio, rule=rule_for, rule_of_group=True, note=_note,
+            empty="no private job recorded its accounted ε")
+
+
+def accounting_claim(cid: str, paper: str, tables: Sequence[str], bugs: tuple[PlantedBug, ...]) -> Claim:
+    """The accounting check of one paper over the tables whose jobs record ``accounted_epsilon``."""
+    return Claim(id=cid, paper=paper,
+                 statement="Package check: every private job's accounted ε is at most its nominal ε, and a tight "
+                           "job's equals it",
+                 reads=(), optional=tuple(tables), metric="accounted ε / nominal ε over a table's private jobs",
+                 expected=f"tight: in [{TIGHT_WINDOW[0]:g}, 1]; otherwise <= 1", rows=ROWS, finding=True,
+                 planted_bugs=bugs)
+
+
+
+# per paper: the tables whose jobs record accounted_epsilon (those a preset did not run are skipped)
+CLAIMS: list[Claim] = [
+    accounting_claim("P1", "tabular", ("tabular_regret", "tabular_regret_eps1", "tabular_pac", "tabular_hard",
+                                       "tabular_hard_cost", "tabular_hard_eps", "tabular_scaling", "private_mab"), (
+        PlantedBug("a tight job whose agent held 10x the noise its ε needs (accounted ε = ε/10), or half of it "
+                   "(accounted ε = 2ε)", "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+    )),
+    accounting_claim("P2", "lq", ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long"), (
+        PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
+                   "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+    )),
+    accounting_claim("P3", "linmix", ("linmix_regret", "linmix_regime_eps10", "linmix_regime_long", "linmix_hard",
+                                      "linmix_hard_long", "linmix_hard_ldp", "linmix_ldp", "linmix_states"), (
+        PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
+                   "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+    )),
+    accounting_claim("P4", "pe", ("pe_batch", "pe_batch_long", "pe_lambda", "pe_audit"), (
+        PlantedBug("a job whose estimator's σ is half its calibration's (accounted ε above ε)",
+                   "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+    )),
+]
