@@ -85,10 +85,34 @@ def test_common_random_numbers_across_algorithms_and_privacy():
     assert not np.array_equal(other["rmse"].to_numpy(), lsw["rmse"].to_numpy())
 
 
-def test_private_jobs_reject_the_tight_calibration():
-    s = spec("pe_batch", "dp_lsw", "chain", {**P1, "calibration": "tight"}, settings=SMALL)
-    with pytest.raises(ValueError, match="single calibration"):
-        jobs.run_batch(JobContext(s))
+@pytest.mark.parametrize("alg", ["dp_lsw", "dp_lsl", "gs_dp_lsl"])
+def test_tight_runs_beside_paper_on_the_same_batches(alg):
+    """``tight`` (operator norms, agents/pe/bounds.py) fits the same θ_X on the same batches
+    (common random numbers), adds less noise, and is accounted like paper: NRS07's nominal ε
+    for the smooth mechanisms, the analytic Gaussian ε of its own σ for GS-DP-LSL."""
+    paper = jobs.run_batch(JobContext(spec("pe_batch", alg, "chain", P1, settings=SMALL)))
+    tight = jobs.run_batch(JobContext(spec("pe_batch", alg, "chain", {**P1, "calibration": "tight"}, settings=SMALL)))
+    np.testing.assert_array_equal(paper["rmse_np"].to_numpy(), tight["rmse_np"].to_numpy())
+    ratio = paper["sigma"].to_numpy() / tight["sigma"].to_numpy()
+    assert np.all(ratio > 1.5)
+    if alg == "dp_lsw":  # exactly ||(Γ^{1/2}Φ)^+||_F / ||·||_2 (same Ψ_X): sqrt(39) identity, sqrt(19/2 + 1) pairs
+        for feat, expected in (("identity", np.sqrt(39.0)), ("pairs", np.sqrt(10.5))):
+            np.testing.assert_allclose(ratio[(paper["features"] == feat).to_numpy()], expected, rtol=1e-9)
+    np.testing.assert_allclose(tight["accounted_epsilon"].to_numpy(), paper["accounted_epsilon"].to_numpy(), rtol=1e-9)
+    assert jobs.job_accounted_epsilon(spec("pe_batch", alg, "chain", {**P1, "calibration": "tight"}, settings=SMALL)) \
+        == pytest.approx(float(tight["accounted_epsilon"].max()), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["printed", "as published", "Tight"])
+def test_validation_refuses_a_calibration_the_paper_does_not_have(name):
+    """Bad input: a calibration name the 2016 estimators do not have is refused at
+    validation, with the list of the ones they have."""
+    cfg = copy.deepcopy(BASE)
+    cfg["experiments"]["pe_batch"]["privacy"]["calibration"] = ["paper", name]
+    with pytest.raises(ConfigError, match=r"\['paper', 'tight'\]"):
+        load_config(cfg, "default")
+    with pytest.raises(ValueError, match=r"\['paper', 'tight'\]"):  # a job spec built by hand too
+        jobs.run_batch(JobContext(spec("pe_batch", "dp_lsw", "chain", {**P1, "calibration": name}, settings=SMALL)))
 
 
 def test_batch_sizes_grid():

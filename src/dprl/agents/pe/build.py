@@ -40,8 +40,8 @@ def build_agent(
     estimators are evaluated on nested batches of trajectories) and no random stream at
     build time (the noise is drawn by ``release``).
 
-    The 2016 paper has one calibration (its smooth-sensitivity constants), so a private
-    estimator needs ``privacy.calibration == "paper"`` and a δ. ``estimator_class``
+    A private estimator needs a δ and is built under ``privacy.calibration`` (``paper``: the
+    spec's Frobenius constants; ``tight``: operator norms, :mod:`dprl.agents.pe.bounds`). ``estimator_class``
     (audits only): a class with the estimator's constructor, e.g. a deliberately broken
     variant of :mod:`dprl.agents.pe.broken`.
     """
@@ -51,8 +51,6 @@ def build_agent(
     if private:
         if privacy is None or privacy.delta is None:
             raise ValueError(f"algorithm {name!r} is (epsilon, delta)-DP: it needs a privacy setting with epsilon and delta")
-        if privacy.calibration != "paper":
-            raise ValueError("the 2016 policy-evaluation paper has a single calibration; use calibration: [paper]")
     est = (BUILDERS[name])(estimator_class, params, privacy, env)
     return BuiltAgent(est, est.const if private else None)
 
@@ -66,14 +64,15 @@ def _lsl(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting | 
 
 
 def _dp_lsw(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting, env: EstimationTask) -> DPLSW:
-    return (cls or DPLSW)(env.phi, env.rho, env.f_max, privacy.epsilon, float(privacy.delta))
+    return (cls or DPLSW)(env.phi, env.rho, env.f_max, privacy.epsilon, float(privacy.delta),
+                          calibration=privacy.calibration)
 
 
 def _dp_lsl(smooth: bool):
     """DP-LSL with smooth sensitivity (``dp_lsl``) or its global-sensitivity variant (``gs_dp_lsl``)."""
     def build(cls: type | None, params: Mapping[str, Any], privacy: PrivacySetting, env: EstimationTask) -> DPLSL:
         return (cls or DPLSL)(env.phi, env.rho, params["c"], params["p"], env.f_max, privacy.epsilon, float(privacy.delta),
-                              smooth=smooth)
+                              smooth=smooth, calibration=privacy.calibration)
     return build
 
 

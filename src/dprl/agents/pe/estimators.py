@@ -1,6 +1,9 @@
 """LSW, DP-LSW, LSL, DP-LSL and the global-sensitivity baseline GS-DP-LSL (Balle, Gomrokchi,
-Precup 2016; spec ``balle2016-policy-evaluation.md``). The 2016 paper has a single
-calibration (its smooth-sensitivity constants), so there is no ``paper``/``tight`` split.
+Precup 2016; spec ``balle2016-policy-evaluation.md``). Two calibrations of the sensitivity
+bounds (``src/dprl/README.md``, "Two calibrations"; the arguments in :mod:`dprl.agents.pe.bounds`):
+``paper`` (the spec's Frobenius norms and DP-LSL's offset ``λ - ||ρ||_∞||Φ||_F²``) and ``tight``
+(operator norms, and ``λ`` itself as DP-LSL's denominator). Both keep the same estimator
+``θ_X`` (the same ``λ``), the same ``Ψ_X`` form and the same ``(a, b)``: only σ's constant differs.
 
 Every estimator works on :class:`~dprl.envs.mrp.BatchStats` of ``B`` batches at once (the
 nested batch sizes of one job) and returns weights ``θ`` of shape ``(B, d)``.
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_psi, lsw_psi
+from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_log_u, lsl_psi, lsw_psi, lsw_u
 from dprl.checks import check_array, check_number
 from dprl.envs.mrp import BatchStats
 from dprl.privacy.calibration import composed_epsilon
@@ -65,6 +68,22 @@ def _check_f_max(f_max: float) -> float:
     return float(check_number("F_max", f_max, exclusive_minimum=0.0))
 
 
+# calibration -> the norm in the sensitivity bound (``bounds.py``: ``||Av|| <= ||A||_2||v||``
+# is step 3 of DP-LSW's argument; the paper's ``||A||_F >= ||A||_2``)
+LSW_NORMS = {"paper": "fro", "tight": 2}
+# calibration -> (norm of Φ in the numerator and c_λ, offset of the denominator ``λ - offset``
+# as a multiple of ||ρ||_∞ ||Φ||²): the paper's ``||Φ||_F`` and ``λ - ||ρ||_∞||Φ||_F²``; the
+# argument of ``bounds.py`` (step 4) ``||Φ||_2`` and ``λ``
+LSL_NORMS = {"paper": ("fro", 1.0), "tight": (2, 0.0)}
+
+
+def _calibration(calibration: str, table: dict) -> str:
+    if calibration not in table:
+        raise ValueError(f"unknown calibration {calibration!r} of the 2016 policy-evaluation estimators; "
+                         f"choose one of {list(table)}")
+    return calibration
+
+
 class LSW:
     """First-visit MC + least squares with fixed weights (Balle et al. 2016, "LSW"):
     ``θ_X = (Γ^{1/2}Φ)^+ Γ^{1/2} F_X``, ``Γ = diag(ρ)``."""
@@ -74,7 +93,6 @@ class LSW:
         sqrt_g = np.sqrt(self.rho)
         self.pinv = np.linalg.pinv(sqrt_g[:, None] * self.phi)  # (Γ^{1/2}Φ)^+, d×N
         self.weights = self.pinv * sqrt_g[None, :]  # (Γ^{1/2}Φ)^+ Γ^{1/2}, data-independent
-        self.pinv_frob = float(np.linalg.norm(self.pinv))  # ||(Γ^{1/2}Φ)^+||_F
 
     @property
     def dim(self) -> int:
@@ -92,22 +110,34 @@ class DPLSW(LSW):
     Requires first-visit returns in ``[0, F_max]`` (:class:`~dprl.envs.mrp.FiniteMRP` checks
     rewards in ``[0, r_max]``): then one changed trajectory moves ``F_X(s)`` by at most
     ``F_max / max(m_s, 1)`` and the squared local sensitivity is at most
-    ``F_max² ||(Γ^{1/2}Φ)^+||_F² Σ_s ρ(s)/max(m_s, 1)²``; ``k`` changed trajectories lower
-    each ``m_s`` by at most ``k``, which gives ``U_k``.
+    ``F_max² ||(Γ^{1/2}Φ)^+||² Σ_s ρ(s)/max(m_s, 1)²``; ``k`` changed trajectories lower
+    each ``m_s`` by at most ``k``, which gives ``U_k``. The norm is the calibration's
+    (:data:`LSW_NORMS`): Frobenius (``paper``) or operator (``tight``; valid by step 3 of
+    the argument in :mod:`dprl.agents.pe.bounds`).
     """
 
-    def __init__(self, phi: np.ndarray, rho: np.ndarray, f_max: float, epsilon: float, delta: float) -> None:
+    def __init__(self, phi: np.ndarray, rho: np.ndarray, f_max: float, epsilon: float, delta: float,
+                 calibration: str = "paper") -> None:
         super().__init__(phi, rho)
         self.f_max = _check_f_max(f_max)
+        self.calibration = _calibration(calibration, LSW_NORMS)
+        self.pinv_norm = float(np.linalg.norm(self.pinv, LSW_NORMS[calibration]))
+        self.psi_weights = self.rho  # the weights of U_k (the authors' code: √ρ, agents/pe/published.py)
         self.const = smooth_gaussian_constants(epsilon, delta, self.dim)
 
     def psi(self, stats: BatchStats) -> np.ndarray:
         """The b-smooth bound ``Ψ_X`` ``(B,)`` (the negative controls of the audit override this)."""
-        return lsw_psi(stats.counts, self.rho, self.const.b)
+        return lsw_psi(stats.counts, self.psi_weights, self.const.b)
+
+    def sensitivity_bound(self, stats: BatchStats) -> np.ndarray:
+        """The bound on the local sensitivity ``max_X' ||θ_X - θ_X'||_2`` at each batch ``(B,)``:
+        ``F_max ||(Γ^{1/2}Φ)^+|| sqrt(U_0(X))`` (what ``σ_X a`` covers at ``k = 0``; the exact check)."""
+        u0 = lsw_u(np.atleast_2d(stats.counts).astype(float), self.psi_weights, np.zeros((len(stats), 1)))[:, 0]
+        return self.f_max * self.pinv_norm * np.sqrt(u0)
 
     def noise(self, stats: BatchStats) -> NoiseReport:
         psi = self.psi(stats)
-        return NoiseReport(np.asarray(smooth_sigma(psi, self.f_max * self.pinv_frob, self.const.a)), psi)
+        return NoiseReport(np.asarray(smooth_sigma(psi, self.f_max * self.pinv_norm, self.const.a)), psi)
 
     def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
         """Accounted ε per batch ``(B,)``: the nominal ε. By NRS07 (Nissim, Raskhodnikova, Smith
@@ -159,22 +189,28 @@ class DPLSL(LSL):
     """DP-LSL: ``θ_X + N(0, σ_X² I_d)`` with
     ``σ_X = 2 F_max ||Φ||_F sqrt(Ψ_X) / (a (λ - ||ρ||_∞||Φ||_F²))``,
     ``Ψ_X = max_{0<=k<=m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²``,
-    ``c_λ = ||Φ||_F ||ρ||_∞ / sqrt(2λ)`` (Balle et al. 2016, "DP-LSL"). With ``smooth=False`` it is the
+    ``c_λ = ||Φ||_F ||ρ||_∞ / sqrt(2λ)`` (Balle et al. 2016, "DP-LSL") under ``paper``; under
+    ``tight`` (:data:`LSL_NORMS`; step 4 of the argument in :mod:`dprl.agents.pe.bounds`)
+    ``||Φ||_2`` in the numerator and in ``c_λ`` and ``λ`` as the denominator. With ``smooth=False`` it is the
     global-sensitivity baseline GS-DP-LSL: ``sqrt(Ψ_X)`` replaced by ``c_λ sqrt(m) + ||ρ||_2``
     (``U_k`` with every ``m_s`` replaced by ``m``, an upper bound for every dataset when
     ``Σ_s ρ(s) <= 1``; data-independent, so the smoothness condition holds trivially)."""
 
     def __init__(self, phi: np.ndarray, rho: np.ndarray, c: float, p: float, f_max: float,
-                 epsilon: float, delta: float, smooth: bool = True) -> None:
+                 epsilon: float, delta: float, smooth: bool = True, calibration: str = "paper") -> None:
         super().__init__(phi, rho, c, p)
         self.f_max = _check_f_max(f_max)
         self.smooth = bool(smooth)
+        self.calibration = _calibration(calibration, LSL_NORMS)
+        norm, offset = LSL_NORMS[calibration]
+        self.sens_norm = float(np.linalg.norm(self.phi, norm))  # ||Φ|| of the bound
+        self.offset = offset * float(self.rho.max()) * self.sens_norm**2  # λ - offset in the denominator
         if not smooth and self.rho.sum() > 1.0 + 1e-12:
             raise ValueError("GS-DP-LSL's global bound needs state weights with sum(rho) <= 1")
         self.const = smooth_gaussian_constants(epsilon, delta, self.dim)
 
     def c_lam(self, m: np.ndarray) -> np.ndarray:
-        return self.phi_frob * float(self.rho.max()) / np.sqrt(2.0 * self.lam(m))
+        return self.sens_norm * float(self.rho.max()) / np.sqrt(2.0 * self.lam(m))
 
     def psi(self, stats: BatchStats) -> np.ndarray:
         """``Ψ_X`` ``(B,)``: the b-smooth bound (``k`` up to ``m``), or the squared global
@@ -186,9 +222,18 @@ class DPLSL(LSL):
         return gs_lsl_sqrt_psi(m, self.rho, c_lam) ** 2
 
     def sensitivity_scale(self, m: np.ndarray) -> np.ndarray:
-        """``2 F_max ||Φ||_F / (λ - ||ρ||_∞||Φ||_F²)``: the ℓ2 sensitivity of ``θ_X`` is at most
-        this times ``sqrt(U_0(X))`` (Balle et al. 2016, "DP-LSL")."""
-        return 2.0 * self.f_max * self.phi_frob / (self.lam(m) - self.lam0)
+        """``2 F_max ||Φ||_F / (λ - ||ρ||_∞||Φ||_F²)`` (``paper``; ``2 F_max ||Φ||_2 / λ`` under
+        ``tight``): the ℓ2 sensitivity of ``θ_X`` is at most this times ``sqrt(U_0(X))``
+        (Balle et al. 2016, "DP-LSL"; :mod:`dprl.agents.pe.bounds`)."""
+        return 2.0 * self.f_max * self.sens_norm / (self.lam(m) - self.offset)
+
+    def sensitivity_bound(self, stats: BatchStats) -> np.ndarray:
+        """The bound on the local sensitivity at each batch ``(B,)``: ``sensitivity_scale ·
+        sqrt(U_0(X))`` (what ``σ_X a`` covers at ``k = 0``; the exact check)."""
+        m = stats.m.astype(float)
+        k0 = np.zeros((len(stats), 1))
+        u0 = np.exp(lsl_log_u(np.atleast_2d(stats.counts).astype(float), m, self.rho, self.c_lam(m), k0)[:, 0])
+        return self.sensitivity_scale(m) * np.sqrt(u0)
 
     def noise(self, stats: BatchStats) -> NoiseReport:
         psi = self.psi(stats)

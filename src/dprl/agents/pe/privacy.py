@@ -91,12 +91,13 @@ def adversarial_batches(pair: str, d: int, f_max: float) -> tuple[BatchStats, Ba
     raise ValueError(f"unknown audit pair {pair!r}; choose one of {AUDIT_PAIRS}")
 
 
-def pair_releases(alg: dict, variant: str, pair: str, d: int, f_max: float, epsilon: float, delta: float
+def pair_releases(alg: dict, variant: str, pair: str, d: int, f_max: float, epsilon: float, delta: float,
+                  calibration: str = "paper"
                   ) -> tuple[DPLSW | DPLSL, tuple[BatchStats, BatchStats], list[np.ndarray], list[float]]:
-    """The estimator (``variant`` of ``alg``), the two batches of ``pair``, and the means ``θ``
-    and noise scales ``σ`` of the two releases, from the estimator's own fit and noise."""
+    """The estimator (``variant`` of ``alg`` under ``calibration``), the two batches of ``pair``,
+    and the means ``θ`` and noise scales ``σ`` of the two releases, from the estimator's own fit and noise."""
     phi, rho = adversarial_setup(d)
-    privacy = PrivacySetting(epsilon=epsilon, delta=delta, calibration="paper")
+    privacy = PrivacySetting(epsilon=epsilon, delta=delta, calibration=calibration)
     est = build_agent(alg["name"], alg, privacy, EstimationTask(phi, rho, f_max),
                       estimator_class=variant_class(alg["name"], variant)).agent
     batches = adversarial_batches(pair, d, f_max)
@@ -106,7 +107,7 @@ def pair_releases(alg: dict, variant: str, pair: str, d: int, f_max: float, epsi
 
 
 def audit_pair(alg: dict, variant: str, pair: str, d: int, f_max: float, epsilon: float, delta: float,
-               runs: int, rng: np.random.Generator, alpha: float = 1e-3) -> dict:
+               runs: int, rng: np.random.Generator, alpha: float = 1e-3, calibration: str = "paper") -> dict:
     """Audit one (mechanism variant, neighbouring pair): the mechanism's own fit, ``Ψ_X``, σ and
     release (:func:`~dprl.privacy.smooth_sensitivity.gaussian_release`, vectorised over runs),
     audited by :func:`dprl.privacy.audit.audit` with, besides its generic statistics, the
@@ -117,7 +118,7 @@ def audit_pair(alg: dict, variant: str, pair: str, d: int, f_max: float, epsilon
     exceed beyond the audit's confidence level, and whether the pair satisfies NRS07's two
     conditions (``shift <= a·min σ``, ``|ln σ0²/σ1²| <= b``).
     """
-    est, batches, theta, sigma = pair_releases(alg, variant, pair, d, f_max, epsilon, delta)
+    est, batches, theta, sigma = pair_releases(alg, variant, pair, d, f_max, epsilon, delta, calibration)
     shift = float(np.linalg.norm(theta[0] - theta[1]))
 
     def sample(which: int, n: int, gen: np.random.Generator) -> np.ndarray:

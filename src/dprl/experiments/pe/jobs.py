@@ -17,8 +17,9 @@ import pandas as pd
 from dprl.agents.pe.bounds import lsw_argmax_k
 from dprl.agents.pe.broken import BROKEN_VARIANTS
 from dprl.agents.pe.build import EstimationTask, build_agent
-from dprl.agents.pe.estimators import LSL
+from dprl.agents.pe.estimators import LSL, LSW_NORMS
 from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
+from dprl.agents.pe.exact import VARIANTS, check_bound, dense_features, replacement_pairs, variant_estimators
 from dprl.agents.pe.privacy import AUDIT_PAIRS, audit_pair, held_calibration
 from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabilities
 from dprl.envs.mrp import BatchStats, FiniteMRP, chain_mrp
@@ -44,11 +45,12 @@ def make_env(env: dict) -> FiniteMRP:
 
 
 def _privacy(spec: JobSpec) -> tuple[float, float]:
-    """(ε, δ) of a private job; the 2016 paper has a single calibration."""
+    """(ε, δ) of a private job, under one of the estimators' calibrations (``paper``, ``tight``)."""
     if spec.privacy is None:
         raise ValueError(f"algorithm {spec.algorithm['name']!r} needs a privacy setting")
-    if spec.calibration != "paper":
-        raise ValueError("the 2016 policy-evaluation paper has a single calibration; use calibration: [paper]")
+    if spec.calibration not in LSW_NORMS:
+        raise ValueError(f"the 2016 policy-evaluation estimators have the calibrations {list(LSW_NORMS)}; "
+                         f"got {spec.calibration!r}")
     return spec.epsilon, float(spec.delta)
 
 
@@ -176,6 +178,44 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     cells = [(pair, v) for pair in AUDIT_PAIRS for v in ("correct", *BROKEN_VARIANTS[alg["name"]])]
     rows = []
     for i, (pair, variant) in enumerate(cells):
-        rows.append(audit_pair(alg, variant, pair, d, f_max, eps, delta, st["runs"], ctx.noise_rng, st["alpha"]))
+        rows.append(audit_pair(alg, variant, pair, d, f_max, eps, delta, st["runs"], ctx.noise_rng, st["alpha"],
+                               calibration=spec.calibration))
         ctx.progress(i + 1, len(cells), unit="audits")
+    return pd.DataFrame(rows)
+
+
+def exact_features(env: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``Φ`` and ``ρ`` of a ``small_chain``: the chain's feature maps (or a dense ``d = 2``
+    matrix), ``ρ`` uniform over the non-absorbing states (the last state absorbing)."""
+    n = int(env["n_states"])
+    phi = dense_features(n, 2, n - 1) if env["features"] == "dense" else feature_matrix(env["features"], n)
+    return phi, uniform_weights(n, n - 1)
+
+
+def run_exact(ctx: JobContext) -> pd.DataFrame:
+    """``pe_exact``: the exact check of :mod:`dprl.agents.pe.exact` (deterministic, no noise):
+    for ``m = 1 .. m_max``, every replacement pair of batches on the small chain, and per bound
+    variant (:data:`~dprl.agents.pe.exact.VARIANTS`) the largest true ``||θ_X - θ_X'||`` over the
+    bound at ``X`` (<= 1: valid on every pair) and the worst pair's counts."""
+    spec, env = ctx.spec, ctx.spec.environment
+    if env["name"] != "small_chain":
+        raise ValueError(f"pe_exact runs on the 'small_chain' environment, got {env['name']!r}")
+    phi, rho = exact_features(env)
+    variants = variant_estimators(spec.algorithm, phi, rho)
+    # ||·||_F / ||·||_2 of the matrix whose norm the bound takes: (Γ^{1/2}Φ)^+ (DP-LSW) or Φ (DP-LSL)
+    mat = variants["paper"][0].pinv if spec.algorithm["name"] == "dp_lsw" else phi
+    fro_over_op = float(np.linalg.norm(mat) / np.linalg.norm(mat, 2))
+    rows = []
+    m_max = int(ctx.settings["m_max"])
+    for m in range(1, m_max + 1):
+        pairs = replacement_pairs(phi.shape[0], phi.shape[0] - 1, m)
+        for variant in VARIANTS:
+            est, scale = variants[variant]
+            res = check_bound(est, pairs, scale)
+            rows.append({"features": env["features"], "d": phi.shape[1], "m": m, "variant": variant,
+                         "planted": variant not in ("paper", "tight", "as published"),
+                         "pairs": res.pairs, "max_ratio": res.max_ratio, "max_change": res.max_change,
+                         "counts_x": " ".join(map(str, res.counts_x)), "counts_x_prime": " ".join(map(str, res.counts_x_prime)),
+                         "frobenius_over_operator": fro_over_op})
+        ctx.progress(m, m_max, unit="batch sizes")
     return pd.DataFrame(rows)

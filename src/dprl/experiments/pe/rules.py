@@ -16,9 +16,11 @@ def lambda_grid(p: dict[str, Any]) -> list[Problem]:
     return at_least("m_max", "m_min")(p) + at_least("log10_c_max", "log10_c_min")(p) + at_least("p_max", "p_min")(p)
 
 
-def one_calibration(environment: dict[str, Any], settings: dict[str, Any], privacy: Any) -> list[tuple[tuple[Any, ...], str]]:
-    # agents/pe/build.py: the 2016 paper has one calibration (its smooth-sensitivity constants)
-    if privacy is not None and privacy.calibration != "paper":
+def calibrations(environment: dict[str, Any], settings: dict[str, Any], privacy: Any) -> list[tuple[tuple[Any, ...], str]]:
+    # agents/pe/estimators.py: the calibrations of the 2016 estimators (LSW_NORMS, LSL_NORMS)
+    from dprl.agents.pe.estimators import LSW_NORMS
+
+    if privacy is not None and privacy.calibration not in LSW_NORMS:
         return [(("privacy", "calibration"),
-                 f"the policy-evaluation experiments have one calibration, 'paper'; got {privacy.calibration!r}")]
+                 f"the policy-evaluation experiments have the calibrations {list(LSW_NORMS)}; got {privacy.calibration!r}")]
     return []

@@ -1,9 +1,9 @@
 """Experiments of Balle, Gomrokchi, Precup (2016), *Differentially Private Policy Evaluation*
-(spec ``balle2016-policy-evaluation.md``): ``pe_batch``, ``pe_lambda``, ``pe_audit``.
+(spec ``balle2016-policy-evaluation.md``): ``pe_batch``, ``pe_lambda``, ``pe_audit``, ``pe_exact``.
 
-The DP estimators are (ε, δ)-DP ("approx"). The 2016 paper has a single calibration (its
-smooth-sensitivity constants); there is no ``tight`` variant, so config.yaml uses
-``calibration: [paper]``, and validation (``rules.one_calibration``) and the jobs reject ``tight``.
+The DP estimators are (ε, δ)-DP ("approx") under two calibrations: ``paper`` (the spec's
+Frobenius constants) and ``tight`` (operator norms; the argument in ``agents/pe/bounds.py``,
+checked exactly by ``pe_exact``). Validation (``rules.calibrations``) and the jobs refuse any other.
 """
 
 from dataclasses import replace
@@ -13,7 +13,7 @@ from dprl.experiments.base import Algorithm, Environment, ExperimentKind, Param,
 _C = Param(1.0, exclusive_minimum=0.0, doc="c in λ = ||ρ||_∞||Φ||_F² + c·m^p (must be > 0)")
 _P = Param(0.5, minimum=0.0, maximum=2.0, doc="p in λ = ||ρ||_∞||Φ||_F² + c·m^p")
 _ACCOUNTING = "dprl.experiments.pe.accounting:estimator"
-_ONE_CALIBRATION = "dprl.experiments.pe.rules:one_calibration"
+_CALIBRATIONS = "dprl.experiments.pe.rules:calibrations"
 DP_LSW = Algorithm("dp_lsw", "approx", doc="LSW + smooth-sensitivity Gaussian output perturbation", label="DP-LSW",
                    colour="#1f77b4", accounting=_ACCOUNTING)
 DP_LSL = Algorithm("dp_lsl", "approx", {"c": _C, "p": _P}, doc="LSL + smooth-sensitivity Gaussian output perturbation",
@@ -58,7 +58,7 @@ KINDS = [
         work="dprl.experiments.pe.work:batch",
         seconds_per_work=1.41e-08,
         settings_rule="dprl.experiments.pe.rules:batch_grid",
-        job_rule=_ONE_CALIBRATION,
+        job_rule=_CALIBRATIONS,
     ),
     ExperimentKind(
         name="pe_lambda",
@@ -86,7 +86,7 @@ KINDS = [
         work="dprl.experiments.pe.work:lambda_grid",
         seconds_per_work=7.84e-09,
         settings_rule="dprl.experiments.pe.rules:lambda_grid",
-        job_rule=_ONE_CALIBRATION,
+        job_rule=_CALIBRATIONS,
     ),
     ExperimentKind(
         name="pe_audit",
@@ -116,6 +116,36 @@ KINDS = [
         runtime_min=5,
         work="dprl.experiments.pe.work:audit",
         seconds_per_work=1.31e-07,
-        job_rule=_ONE_CALIBRATION,
+        job_rule=_CALIBRATIONS,
+    ),
+    ExperimentKind(
+        name="pe_exact",
+        paper="pe",
+        run="dprl.experiments.pe.jobs:run_exact",
+        algorithms=algorithms(
+            # no privacy grid: a bound's ratio to the true change does not depend on (ε, δ)
+            Algorithm("dp_lsw", "none", doc="DP-LSW's sensitivity bounds (paper, tight, as published, tight halved)",
+                      label="DP-LSW", colour=DP_LSW.colour),
+            Algorithm("dp_lsl", "none", {"c": _C, "p": _P},
+                      doc="DP-LSL's sensitivity bounds (paper, tight, as published, tight halved)", label="DP-LSL",
+                      colour=DP_LSL.colour),
+        ),
+        environments=environments(
+            Environment("small_chain", {
+                "n_states": Param(4, minimum=2, maximum=6, doc="N states, the last absorbing (ρ = 0), ρ uniform over the rest"),
+                "features": Param("identity", choices=("identity", "pairs", "dense"),
+                                  doc="identity, pairs of adjacent states, or a dense matrix of d = 2 columns (fixed seed)"),
+            }, doc="a small chain's states and features: every replacement pair of batches of m trajectories "
+                "(any visit sets, first-visit returns at the vertices of [0, F_max]) enumerated", label="small chain"),
+        ),
+        settings={
+            "m_max": Param(2, minimum=1, maximum=3, doc="batch sizes m = 1 .. m_max ((9(2m-1))^(N-1) pairs each)"),
+        },
+        doc="exact check of the sensitivity bounds: max over every replacement pair of the true ||θ_X - θ_X'|| over "
+            "each bound at X (<= 1: valid), for paper, tight, the authors' published constants and tight halved",
+        mem_mb=800,
+        runtime_min=5,
+        work="dprl.experiments.pe.work:exact",
+        seconds_per_work=2.0e-06,
     ),
 ]

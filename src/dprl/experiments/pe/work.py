@@ -32,3 +32,10 @@ def audit(s: JobSpec) -> tuple[float, float, str]:
     n, d = s.settings["runs"], s.environment["d"]
     audits = 3 * 4  # replacement pairs × (correct + up to 3 negative controls); measured ~0.24 s each at n = 2e5, d = 2
     return F64 * 4 * n * (d + 4), n * audits * (d + 4), f"{audits} audits × {n} runs × (d = {d}) + 4 statistics"
+
+
+def exact(s: JobSpec) -> tuple[float, float, str]:
+    n, m_max = s.environment["n_states"], s.settings["m_max"]
+    pairs = sum((9 * (2 * m - 1)) ** (n - 1) for m in range(1, m_max + 1))
+    # per pair: two batches of N states, fits of d <= N, four bounds
+    return F64 * 8 * pairs * n, pairs * n * n, f"{pairs} replacement pairs × (N = {n})²"
