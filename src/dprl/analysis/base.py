@@ -292,8 +292,10 @@ class Group:
 @dataclass(frozen=True, kw_only=True)
 class Rows:
     """A claim's rows declared without code of their own: for each declared table present
-    (in order) and each group of its selected rows, the regime check, the statistic, the
-    rule and the note give one row.
+    (in order; or all of them stacked) and each group of its selected rows, the regime
+    check, the statistic, the rule and the note give one row. A statistic may fit across
+    the sub-groups of its group (an exponent across ε within an instance): that is still
+    one group, one row.
 
     Attributes:
         select: the rows of one table the claim is about (e.g. tight PUCB runs).
@@ -306,12 +308,20 @@ class Rows:
             when the rule depends on the group (e.g. its calibration), a function of the
             :class:`Group` that returns one (``rule_of_group=True``).
         note: the row's words, from its :class:`Group`.
+        tables: which of the claim's tables these rows read (default: all it declares), in order.
+        table_select: a selection per table, where one table is read differently (e.g. at
+            its centre setting only); the others use ``select``.
+        stack: select every table, then group their rows together (one family split over
+            several tables); the group's ``table`` names them all.
+        keep: whether a group makes a row (e.g. it has two or more grid points to fit).
         calibration: a fixed label, or ``None`` for the group's ``calibration`` column.
         epsilon: the privacy level the row is about, from its group (default: the group's
             smallest finite ε, NaN for a non-private group).
         algorithm: the algorithm a row measures, from its group (default: the group's
             ``algorithm`` key, if it groups by algorithm): a plug-in's rows are reported apart.
-        empty: the reason of the one inconclusive row when no group has rows.
+        kind: the rows' kind (:data:`KINDS`) where it differs from the claim's.
+        empty: the reason of the one inconclusive row when no group makes a row; ``None``:
+            no such row (rows that complete another declaration's).
     """
 
     select: Callable[[pd.DataFrame], pd.DataFrame]
@@ -320,21 +330,36 @@ class Rows:
     rule: Callable[[Estimate], Verdict] | Callable[[Group], Callable[[Estimate], Verdict]]
     note: Callable[[Group], str]
     regime: Callable[[pd.DataFrame], RegimeCheck] = lambda g: RegimeCheck()
+    tables: tuple[str, ...] | None = None
+    table_select: Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]] = dataclasses.field(default_factory=dict)
+    stack: bool = False
+    keep: Callable[[pd.DataFrame], bool] = lambda g: True
     calibration: str | None = None
     epsilon: Callable[[Group], float] | None = None
     algorithm: Callable[[Group], str | None] = lambda grp: grp.key.get("algorithm")
-    empty: str = "no rows to measure"
+    kind: str | None = None
+    empty: str | None = "no rows to measure"
     rule_of_group: bool = False
 
-    def evaluate(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str], **fixed) -> list[ClaimResult]:
-        out = []
-        for name in names:
+    def _parts(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> list[tuple[str, pd.DataFrame, pd.DataFrame]]:
+        """``(table name, table, selected rows)`` per table read (one stacked part with ``stack``)."""
+        parts = []
+        for name in self.tables if self.tables is not None else names:
             df = tables[name] if name in tables else None
-            if df is None or df.empty:
-                continue
-            selected = self.select(df)
+            if df is not None and not df.empty:
+                parts.append((name, df, self.table_select.get(name, self.select)(df)))
+        if self.stack and parts:
+            return [(", ".join(p[0] for p in parts), pd.concat([p[1] for p in parts], ignore_index=True),
+                     pd.concat([p[2] for p in parts], ignore_index=True))]
+        return parts
+
+    def evaluate(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> list[ClaimResult]:
+        out = []
+        for name, df, selected in self._parts(tables, names):
             groups = selected.groupby(list(self.by), sort=True) if self.by else ([((), selected)] if len(selected) else [])
             for key, g in groups:
+                if not self.keep(g):
+                    continue
                 key = dict(zip(self.by, key if isinstance(key, tuple) else (key,)))
                 check = self.regime(g)
                 est = self.statistic(g, check)
@@ -344,8 +369,10 @@ class Rows:
                 rule = self.rule(grp) if self.rule_of_group else self.rule
                 out.append(ClaimResult.from_estimate(est, verdict=rule(est), check=check, calibration=calib,
                                                      note=self.note(grp) + check.note, epsilon=eps,
-                                                     algorithm=self.algorithm(grp), **fixed))
-        return out or [ClaimResult.inconclusive(self.empty, calibration=self.calibration or "n/a")]
+                                                     algorithm=self.algorithm(grp), kind=self.kind))
+        if not out and self.empty is not None:
+            return [ClaimResult.inconclusive(self.empty, calibration=self.calibration or "n/a")]
+        return out
 
 
 def _smallest_epsilon(g: pd.DataFrame) -> float:
@@ -364,7 +391,8 @@ class Claim:
         reads: the tables the claim needs; one missing makes the claim one inconclusive row.
         optional: tables it reads when the preset ran them (rows of their own). A claim
             can read no other table (:class:`DeclaredTables`).
-        rows: the declared rows (:class:`Rows`), for a claim that needs no code of its own;
+        rows: the declared rows (:class:`Rows`, or several, their rows in order), for a
+            claim that needs no code of its own;
         compute: otherwise, the claim's own code from tables to rows, with ``why_code``
             saying why a declaration does not serve (an audit, a fit across groups, an ordering).
         figure: the figure id that shows it.
@@ -380,7 +408,7 @@ class Claim:
     expected: str
     reads: tuple[str, ...]
     optional: tuple[str, ...] = ()
-    rows: Rows | None = None
+    rows: Rows | tuple[Rows, ...] | None = None
     compute: Callable[[Tables], list[ClaimResult]] | None = None
     why_code: str = ""
     figure: str | None = None
@@ -409,5 +437,6 @@ class Claim:
         """The claim's rows from the run's tables, seen through its declaration."""
         view = DeclaredTables(tables, self.experiments, self.id)
         if self.rows is not None:
-            return self.rows.evaluate(view, self.experiments)
+            return [r for rows in (self.rows if isinstance(self.rows, tuple) else (self.rows,))
+                    for r in rows.evaluate(view, self.experiments)]
         return self.compute(view)
