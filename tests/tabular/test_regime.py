@@ -217,14 +217,14 @@ def _pac_table(frac_last_decade: float, T: int = 1_000_000) -> pd.DataFrame:
 
 
 def test_v5_flags_censored_counts():
-    ok = tc.v5({"tabular_pac": _pac_table(0.0)})[0]
+    ok = CLAIM["V5"].evaluate({"tabular_pac": _pac_table(0.0)})[0]
     assert ok.regime == "reached" and ok.verdict == "reproduced"
-    cens = tc.v5({"tabular_pac": _pac_table(0.5)})[0]
+    cens = CLAIM["V5"].evaluate({"tabular_pac": _pac_table(0.5)})[0]
     assert cens.regime == "not reached" and "censored" in cens.note
     assert cens.horizon_needed >= 1e7
     # censored points (here every α=0.1 one) leave the fit when two others remain
     mixed = pd.concat([_pac_table(0.0).query("alpha == 0.2"), _pac_table(0.5).query("alpha == 0.1")])
-    part = tc.v5({"tabular_pac": mixed})[0]
+    part = CLAIM["V5"].evaluate({"tabular_pac": mixed})[0]
     assert part.regime == "reached" and "left out of the fit" in part.note and "over 2 (α, ε)" in part.note
 
 

@@ -331,39 +331,67 @@ def _v3_family(tables: Tables) -> list[ClaimResult]:
 # ------------------------------------------------------------------------------ V5
 
 
-def v5(tables: Tables) -> list[ClaimResult]:
-    df = final_rows(tables["tabular_pac"])
-    pu = df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")]
-    keys = sorted({(a, e) for a, e in zip(pu["alpha"], pu["epsilon"])})
-    if len(keys) < 2:
-        eps = min((e for _, e in keys), default=np.nan)  # the one grid point there is still names its ε
-        return [ClaimResult.inconclusive("fewer than two (α, ε) grid points", calibration="tight", epsilon=eps)]
-    censored = censored_points(tables["tabular_pac"])
-    # a censored count measures T, not the sample complexity: fit the uncensored points
-    # when at least two remain (regime reached), else all of them (not reached)
+def _tight_pucb(df: pd.DataFrame) -> pd.DataFrame:
+    """PUCB's tight runs, every checkpoint (a Rows selection)."""
+    return df[(df["algorithm"] == "pucb") & (df["calibration"] == "tight")]
+
+
+def _v5_points(g: pd.DataFrame) -> tuple[list[tuple[float, float]], list[tuple[float, float, float]], bool]:
+    """V5's fitted (α, ε) points, the censored points (:func:`censored_points`) and whether at
+    least two uncensored points remain: a censored count measures T, not the sample
+    complexity, so the fit is over the uncensored points when two remain (regime reached),
+    over all of them otherwise."""
+    fin = final_rows(g)
+    keys = sorted({(a, e) for a, e in zip(fin["alpha"], fin["epsilon"])})
+    censored = censored_points(g)
     cens_keys = {(a, e) for a, e, _ in censored}
     kept = [k for k in keys if (float(k[0]), float(k[1])) not in cens_keys]
-    reg = "reached" if len(kept) >= 2 else "not reached"
-    need = float("nan") if reg == "reached" else float(max(c[2] for c in censored))
-    if reg == "reached":
-        keys = kept
-    x = [1.0 / (a * e) for a, e in keys]
-    groups = [pu[(pu["alpha"] == a) & (pu["epsilon"] == e)]["n_subopt"].to_numpy(float) for a, e in keys]
-    est = _fit_exponent(x, groups)
-    cens_note = (f"; regime: {len(censored)} (α, ε) point(s) censored by T (more than "
-                 f"{CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade: "
-                 + ", ".join(f"α={a:.3g} ε={e:g}" for a, e, _ in censored)
-                 + (", left out of the fit)" if reg == "reached" else "; fewer than two uncensored points)") if censored
-                 else f"; regime: no point censored (<= {CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade)")
-    row = pu.iloc[0]
+    return (kept, censored, True) if len(kept) >= 2 else (keys, censored, False)
+
+
+def _v5_groups(g: pd.DataFrame, keys: list[tuple[float, float]]) -> list[np.ndarray]:
+    fin = final_rows(g)
+    return [fin[(fin["alpha"] == a) & (fin["epsilon"] == e)]["n_subopt"].to_numpy(float) for a, e in keys]
+
+
+def _v5_regime(g: pd.DataFrame) -> RegimeCheck:
+    """Reached when at least two (α, ε) points are not censored by T; fewer than two points: no regime."""
+    keys, censored, reached = _v5_points(g)
+    if len(keys) < 2:
+        return RegimeCheck()
+    note = (f"; regime: {len(censored)} (α, ε) point(s) censored by T (more than {CENSOR_FRACTION:.0%} α-suboptimal "
+            f"episodes in the last decade: " + ", ".join(f"α={a:.3g} ε={e:g}" for a, e, _ in censored)
+            + (", left out of the fit)" if reached else "; fewer than two uncensored points)") if censored
+            else f"; regime: no point censored (<= {CENSOR_FRACTION:.0%} α-suboptimal episodes in the last decade)")
+    if reached:
+        return RegimeCheck("reached", note=note)
+    return RegimeCheck("not reached", float(max(c[2] for c in censored)), note=note)
+
+
+def _v5_exponent(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """Exponent of the seed-mean count in 1/(αε) over the fitted points (:func:`_v5_points`)."""
+    keys = _v5_points(g)[0]
+    if len(keys) < 2:
+        return Estimate.empty()
+    return _fit_exponent([1.0 / (a * e) for a, e in keys], _v5_groups(g, keys))
+
+
+def _v5_note(grp: Group) -> str:
+    keys = _v5_points(grp.rows)[0]
+    if len(keys) < 2:
+        return "fewer than two (α, ε) grid points"
+    row = final_rows(grp.rows).iloc[0]
     lb = [row["S"] * row["A"] * row["H"] * np.log(1 / 0.05) / (a * e) for a, e in keys]
-    ratio = min(g.mean() / b for g, b in zip(groups, lb))
-    T = int(df["episode"].max())
-    return [ClaimResult.from_estimate(
-        est, verdict=verdict_near(est, 1.0, width_limit=3.0), calibration="tight", regime=reg, horizon_needed=need,
-        epsilon=min(e for _, e in keys),
-        note=f"exponent of the number of α-suboptimal episodes (PUCB, T={T}) vs 1/(αε) over {len(keys)} (α, ε) points "
-             f"(expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with constant 1: {ratio:.3g}{cens_note}")]
+    ratio = min(x.mean() / b for x, b in zip(_v5_groups(grp.rows, keys), lb))
+    return (f"exponent of the number of α-suboptimal episodes (PUCB, T={int(grp.table_rows['episode'].max())}) vs 1/(αε) "
+            f"over {len(keys)} (α, ε) points (expected 1); min ratio to the lower-bound shape SAH ln(1/β)/(αε) with "
+            f"constant 1: {ratio:.3g}")
+
+
+# V5: one row, PUCB's tight runs: the exponent in 1/(αε) over the (α, ε) points not censored by T
+V5_ROWS = Rows(select=_tight_pucb, by=(), regime=_v5_regime, statistic=_v5_exponent,
+               rule=partial(verdict_near, target=1.0, width_limit=3.0), note=_v5_note, calibration="tight",
+               epsilon=lambda grp: min(e for _, e in _v5_points(grp.rows)[0]), empty="fewer than two (α, ε) grid points")
 
 
 def censored_points(df: pd.DataFrame) -> list[tuple[float, float, float]]:
@@ -697,8 +725,7 @@ CLAIMS: list[Claim] = [
         )),
     Claim(id="V5", paper=PAPER,
           statement="α-suboptimal episodes on the hard instances grow like 1/(αε) in the private regime",
-          reads=("tabular_pac",), metric="exponent of n_subopt vs 1/(αε)", expected="1", compute=v5,
-          why_code="one exponent fitted across (α, ε) points, leaving out the points censored by T",
+          reads=("tabular_pac",), metric="exponent of n_subopt vs 1/(αε)", expected="1", rows=V5_ROWS,
           figure="tabular_pac_counts",
           planted_bugs=(
             PlantedBug("PUCB's α-suboptimal episodes independent of ε (the Laplace noise missing)",
