@@ -233,6 +233,19 @@ def test_verdict_at_most_at_its_edges(est, expected):
 
 
 @pytest.mark.parametrize("est, expected", [
+    (Estimate(1.0, 0.2, 1.0, 30), "reproduced"),  # the worst exactly at the bound
+    (Estimate(1.01, 0.2, 1.01, 30), "not reproduced"),  # one cell above: a range is no CI to straddle
+    (Estimate.point(1.01), "not reproduced"),
+    (Estimate(NAN, NAN, NAN, 30), "inconclusive"),
+    (Estimate.empty(), "inconclusive"),
+])
+def test_verdict_worst_at_most_judges_the_worst_of_a_range(est, expected):
+    from dprl.analysis.stats import verdict_worst_at_most
+
+    assert verdict_worst_at_most(est, 1 + 1e-9) == expected
+
+
+@pytest.mark.parametrize("est, expected", [
     (Estimate(0.5, 0.4, 0.6, 8), "reproduced"),  # both ends exactly on the window's: inside
     (Estimate(0.5, 0.39, 0.6, 8), "inconclusive"),  # one end out: too wide to tell
     (Estimate(0.2, 0.1, 0.39, 8), "not reproduced"),  # misses it

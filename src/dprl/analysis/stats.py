@@ -344,6 +344,15 @@ def verdict_at_most(est: Estimate, threshold: float, n_min: int = 1) -> str:
     return "not reproduced" if est.low > threshold else "inconclusive"
 
 
+def verdict_worst_at_most(est: Estimate, threshold: float) -> str:
+    """"The worst case is at most a threshold", for a deterministic check over many cells
+    or checkpoints reported as a range (``value = high`` = the worst, ``[low, high]`` = [min,
+    max], not a sampling interval): ``reproduced`` when the worst is <= ``threshold``, ``not
+    reproduced`` when it is above (one cell above refutes, whatever the others),
+    ``inconclusive`` when it is not finite. :func:`verdict_at_most` of the worst as a point."""
+    return verdict_at_most(Estimate.point(est.high), threshold)
+
+
 def verdict_at_least(est: Estimate, threshold: float, n_min: int = 2) -> str:
     """"Not refuted unless the whole interval lies below a threshold" (a stated coverage
     ``>= 1 − β``; the mirror of :func:`verdict_upper`): ``reproduced`` when the CI's upper
