@@ -76,10 +76,10 @@ def test_rows_are_told_apart_by_kind():
     assert "upper bound on a fixed instance 1 (1 reproduced)" in text
     assert "privacy, scaling or lower-bound check 2 (1 reproduced, 1 inconclusive)" in text
     assert "rate on a hard family" not in text  # no such rows: not claimed
-    bad = dataclasses.replace(by_id["V6"], compute=lambda t: [ClaimResult.point(0.0, verdict="reproduced", kind="rate")],
+    bad = dataclasses.replace(by_id["V1"], compute=lambda t: [ClaimResult.point(0.0, verdict="reproduced", kind="rate")],
                               reads=())
     with pytest.raises(ValueError, match="returned kind 'rate'"):
         evaluate(bad, {})
-    row = dataclasses.replace(by_id["V6"], compute=lambda t: [ClaimResult.point(0.0, verdict="reproduced", kind=KINDS[0])],
+    row = dataclasses.replace(by_id["V1"], compute=lambda t: [ClaimResult.point(0.0, verdict="reproduced", kind=KINDS[0])],
                               reads=())
     assert evaluate(row, {})[0]["kind"] == KINDS[0]

@@ -3,11 +3,14 @@ import pandas as pd
 import pytest
 from scipy.stats import trim_mean
 
+from dprl.analysis.claims import evaluate
 from dprl.analysis.claims import tabular as tc
 from dprl.experiments.tabular.jobs import PULLS_TRIM
 
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound
 from dprl.envs.bandit import mab
+
+CLAIM = {c.id: c for c in tc.CLAIMS}  # each claim, evaluated through its declaration
 
 
 def test_bai_succeeds_and_respects_lemma8():
@@ -55,15 +58,16 @@ def _mab_table(noise: bool, seeds: int = 3, runs: int = 80) -> pd.DataFrame:
 
 
 def test_v6_exponent_reproduced_with_noise_and_fails_without():
-    good = tc.v6({"private_mab": _mab_table(noise=True)})
+    good = CLAIM["V6"].evaluate({"private_mab": _mab_table(noise=True)})
     assert [r.verdict for r in good] == ["reproduced"], good
     assert -1.3 < good[0].measured < -0.7 and "Lemma 8" in good[0].note
-    broken = tc.v6({"private_mab": _mab_table(noise=False)})  # non-private pulls: exponent ≈ 0
+    broken = CLAIM["V6"].evaluate({"private_mab": _mab_table(noise=False)})  # non-private pulls: exponent ≈ 0
     assert [r.verdict for r in broken] == ["not reproduced"], broken
     assert abs(broken[0].measured) < 0.2
 
 
 def test_v6_needs_three_eps_in_the_private_regime():
     df = _mab_table(noise=True, seeds=2, runs=20)
-    res = tc.v6({"private_mab": df[df["epsilon"] != 0.005]})  # the grid spans 2.5x, not a decade
-    assert res[0].verdict == "inconclusive" and res[0].regime == "not reached"
+    # the grid spans 2.5x, not a decade: outside its regime, so the registry makes it inconclusive
+    (row,) = evaluate(CLAIM["V6"], {"private_mab": df[df["epsilon"] != 0.005]})
+    assert row["verdict"] == "inconclusive" and row["regime"] == "not reached"

@@ -437,35 +437,65 @@ def v6_tolerance(span: float) -> float:
     return float(np.log(2.0) / np.log(span))
 
 
-def v6(tables: Tables) -> list[ClaimResult]:
-    """Per α: the ε-exponent of the (trimmed) mean pulls of an α-suboptimal arm over the
-    ε in the private regime, fitted per seed (Student-t over seeds); −1 expected, 0 for an
-    algorithm that adds no noise. The Lemma 8 ratio (plain mean / bound) is in the note."""
-    df = tables["private_mab"].copy()
-    df["ratio"] = df["mean_pulls_subopt"] / df["lemma8_bound"]
-    lemma8 = (f"Lemma 8: min over {df.groupby(['alpha', 'epsilon']).ngroups} (α, ε) points of seed-mean pulls / "
-              f"(ln(1/(4β))/(24εα)) = {df.groupby(['alpha', 'epsilon'])['ratio'].mean().min():.3g} (>= 1 expected)")
-    if "trimmed_mean_pulls_subopt" not in df:
-        return [ClaimResult.inconclusive(f"no trimmed pulls in the table; {lemma8}", epsilon=float(df["epsilon"].min()))]
-    res = []
-    for alpha, g in df.groupby("alpha", sort=True):
-        private = g[g["epsilon"] <= alpha / V6_REGIME]
-        epss = sorted(private["epsilon"].unique())
-        span = epss[-1] / epss[0] if len(epss) >= 2 else 1.0
-        reached = span >= V6_MIN_SPAN * (1 - 1e-9)
-        tol = v6_tolerance(max(span, V6_MIN_SPAN))
-        est = paired_slope_by_seed(private, "epsilon", "trimmed_mean_pulls_subopt") if len(epss) >= 2 else \
-            Estimate.empty()
-        verdict = verdict_exponent(est, V6_EPS, V6_WRONG, tol) if reached else "inconclusive"
-        grid = ", ".join(f"{e:g}" for e in epss) or "none"
-        res.append(ClaimResult.from_estimate(
-            est, verdict=verdict, regime="reached" if reached else "not reached",
-            epsilon=float(min(epss)) if epss else float(g["epsilon"].min()),
-            note=f"α={alpha:g}: ε-exponent of an α-suboptimal arm's pulls (trimmed mean over runs) over "
-                        f"ε ∈ {{{grid}}} (ε <= α/{V6_REGIME:g}, where the Laplace radius dominates; a span of "
-                        f"{V6_MIN_SPAN:g}× needed, {span:.3g}× run); {V6_EPS:+g} expected, excluding {V6_WRONG:g} "
-                 f"(no noise), ± {tol:.2f} (doubling epochs over this span); {per_seed_note(est)}; {lemma8}"))
-    return res
+def _v6_private(g: pd.DataFrame) -> tuple[pd.DataFrame, list[float], float]:
+    """One α's rows in the private regime (ε <= α/:data:`V6_REGIME`), their ε and the grid's span."""
+    private = g[g["epsilon"] <= g["alpha"].iloc[0] / V6_REGIME]
+    epss = sorted(private["epsilon"].unique())
+    return private, epss, (epss[-1] / epss[0] if len(epss) >= 2 else 1.0)
+
+
+def _v6_regime(g: pd.DataFrame) -> RegimeCheck:
+    """Reached when the private-regime grid spans :data:`V6_MIN_SPAN` in ε."""
+    return RegimeCheck("reached" if _v6_private(g)[2] >= V6_MIN_SPAN * (1 - 1e-9) else "not reached")
+
+
+def _v6_exponent(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """The ε-exponent of the trimmed mean pulls, fitted per seed over the private regime."""
+    private, epss, _ = _v6_private(g)
+    return paired_slope_by_seed(private, "epsilon", "trimmed_mean_pulls_subopt") if len(epss) >= 2 else Estimate.empty()
+
+
+def _v6_rule(grp: Group):
+    """−1 against 0, with the staircase's tolerance over this α's grid span (at least a decade's)."""
+    return partial(verdict_exponent, target=V6_EPS, wrong=V6_WRONG, tol=v6_tolerance(max(_v6_private(grp.rows)[2], V6_MIN_SPAN)))
+
+
+def _lemma8_note(df: pd.DataFrame) -> str:
+    ratio = (df["mean_pulls_subopt"] / df["lemma8_bound"]).groupby([df["alpha"], df["epsilon"]])
+    return (f"Lemma 8: min over {ratio.ngroups} (α, ε) points of seed-mean pulls / (ln(1/(4β))/(24εα)) = "
+            f"{ratio.mean().min():.3g} (>= 1 expected)")
+
+
+def _v6_note(grp: Group) -> str:
+    _, epss, span = _v6_private(grp.rows)
+    grid = ", ".join(f"{e:g}" for e in epss) or "none"
+    return (f"α={grp.key['alpha']:g}: ε-exponent of an α-suboptimal arm's pulls (trimmed mean over runs) over "
+            f"ε ∈ {{{grid}}} (ε <= α/{V6_REGIME:g}, where the Laplace radius dominates; a span of {V6_MIN_SPAN:g}× "
+            f"needed, {span:.3g}× run); {V6_EPS:+g} expected, excluding {V6_WRONG:g} (no noise), ± "
+            f"{v6_tolerance(max(span, V6_MIN_SPAN)):.2f} (doubling epochs over this span); {per_seed_note(grp.est)}; "
+            f"{_lemma8_note(grp.table_rows)}")
+
+
+def _v6_epsilon(grp: Group) -> float:
+    epss = _v6_private(grp.rows)[1]
+    return float(min(epss)) if epss else float(grp.rows["epsilon"].min())
+
+
+def _has_trimmed(df: pd.DataFrame) -> bool:
+    return "trimmed_mean_pulls_subopt" in df
+
+
+# V6: per α, the ε-exponent over the private regime (regime: the grid spans a decade; a
+# grid spanning less is outside its regime); a table from before the trimmed pulls: one row
+# that says so, with the Lemma 8 ratio
+V6_ROWS = (
+    Rows(select=lambda df: df if _has_trimmed(df) else df.iloc[:0], by=("alpha",), regime=_v6_regime,
+         statistic=_v6_exponent, rule=_v6_rule, rule_of_group=True, note=_v6_note, calibration="n/a",
+         epsilon=_v6_epsilon, empty=None),
+    Rows(select=lambda df: df.iloc[:0] if _has_trimmed(df) else df, by=(), statistic=lambda g, check: Estimate.empty(),
+         rule=partial(verdict_exponent, target=V6_EPS, wrong=V6_WRONG), calibration="n/a",
+         note=lambda grp: f"no trimmed pulls in the table; {_lemma8_note(grp.rows)}", empty=None),
+)
 
 
 # ------------------------------------------------------------------------------ V7
@@ -735,8 +765,7 @@ CLAIMS: list[Claim] = [
           statement="an ε-DP best-arm identifier pulls an α-suboptimal arm Ω(ln(1/β)/(εα)) times (Lemma 8): "
                     "the pulls grow like 1/ε",
           reads=("private_mab",), metric=f"ε-exponent of the pulls (ε <= α/{V6_REGIME:g})",
-          expected=f"{V6_EPS:+g} ± ln 2/ln(grid span) <= 0.3, excluding {V6_WRONG:g}", compute=v6,
-          why_code="the rule's tolerance depends on each α's grid span (doubling epochs), and the Lemma 8 ratio is over all points",
+          expected=f"{V6_EPS:+g} ± ln 2/ln(grid span) <= 0.3, excluding {V6_WRONG:g}", rows=V6_ROWS,
           figure="tabular_mab_pulls",
           planted_bugs=(
             PlantedBug("a best-arm identifier that adds no noise while reporting ε",
