@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dprl.analysis.claims import evaluate
-from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, f3, z2, z3, z4, z5, z6
+from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, f3, z3, z4, z5, z6
 from dprl.analysis.stats import sqrt_sigma_exponent
 
 CLAIM = {c.id: c for c in CLAIMS}
@@ -32,7 +32,7 @@ def _table(curves: dict, seeds: int = 8, noise: float = 0.02, extra=None, burn_i
 
 def test_z2_sqrt_reproduced_linear_not():
     df = _table({("ucrl_vtr", "none", np.inf): np.sqrt, ("private_linopt_vi", "tight", 1.0): lambda T: 0.5 * T})
-    res = {r.calibration: r for r in z2({"linmix_regret": df})}
+    res = {r.calibration: r for r in CLAIM["Z2"].evaluate({"linmix_regret": df})}
     assert {k: r.verdict for k, r in res.items()} == {"none": "reproduced", "tight": "not reproduced"}
     assert res["tight"].regime == "reached"
 
@@ -53,7 +53,7 @@ def test_z2_long_table_rows_are_separate_and_fitted_over_their_own_last_decade()
     short = _table({("private_linopt_vi", "paper", 1.0): lambda T: 0.5 * T})  # still linear at K
     long = _table({("private_linopt_vi", "paper", 1.0): np.sqrt})
     long = long.assign(episode=long["episode"] * 100, T=long["T"] * 100, regret=np.sqrt(long["T"] * 100))
-    rows = z2({"linmix_regret": short, "linmix_regime_long": long})
+    rows = CLAIM["Z2"].evaluate({"linmix_regret": short, "linmix_regime_long": long})
     assert len(rows) == 2
     assert rows[0].verdict == "not reproduced" and "linmix_regime_long" not in rows[0].note
     assert rows[1].verdict == "reproduced" and rows[1].note.startswith("linmix_regime_long: ε=1")
@@ -106,7 +106,7 @@ def test_z3_reads_the_eps10_table_as_rows_of_its_own():
     late = _cost_table(lambda e: 5 * e ** -0.5, calibration="paper", burn_in=1e6, need=1e7)
     row = z3({"linmix_regret": main, "linmix_regime_eps10": late})[2]
     assert row.regime == "not reached" and row.horizon_needed == 1e7
-    assert [r.note.startswith("linmix_regime_eps10: ") for r in z2({"linmix_regret": main, "linmix_regime_eps10": eps10})].count(True) == 4
+    assert [r.note.startswith("linmix_regime_eps10: ") for r in CLAIM["Z2"].evaluate({"linmix_regret": main, "linmix_regime_eps10": eps10})].count(True) == 4
 
 
 def _sized(x: str, values, regret_of, seeds: int = 8, noise: float = 0.03, env: str = "spread_mixture", curve=np.sqrt):

@@ -3,6 +3,7 @@ with linear function approximation" (linear mixture MDPs), computed from the agg
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -10,7 +11,7 @@ import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import (
-    KINDS, Claim, ClaimResult, PlantedBug, RegimeCheck, Tables, Verdict, combine_verdicts, overall_regime,
+    KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, Verdict, combine_verdicts, overall_regime,
 )
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
@@ -100,46 +101,61 @@ COST_TABLES = ("linmix_regret", "linmix_regime_eps10")
 Z2_RULE = partial(verdict_upper, threshold=0.6)
 
 
-def z2(tables: Tables) -> list[ClaimResult]:
-    out = []
-    for name, full in present_tables(tables, Z2_TABLES):
-        tail = full[full["episode"] >= full["episode"].max() / SLOPE_DECADE]
-        where = "" if name == "linmix_regret" else f"{name}: "
-        mine = tail["algorithm"].isin(plugins())
-        out += _z2_rows(tail[~mine], where)
-        # each plug-in's curves get their own rows (the statement applies to any algorithm)
-        for alg, g in tail[mine].groupby("algorithm"):
-            out += _z2_rows(g, f"{where}{declared('algorithms', 'display')[alg]}, ", alg)
-    return out
+def last_decade(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a table's last decade of K (Z2's fit), each marked with whose row it
+    makes (``plugin``: ``""`` for the built-in algorithms, pooled; a plug-in's name, its own
+    rows), non-private ε as ``inf`` (rows of their own)."""
+    tail = df[df["episode"] >= df["episode"].max() / SLOPE_DECADE]
+    return tail.assign(plugin=builtin_or_plugin(tail), epsilon=tail["epsilon"].fillna(np.inf))
 
 
-def _z2_rows(df: pd.DataFrame, where: str, algorithm: str | None = None) -> list[ClaimResult]:
-    """One row per (calibration, ε): every curve's slope must pass (:func:`combine_verdicts`);
-    the row shows the curve with the largest lower CI bound."""
-    out = []
-    for (calib, eps), g in df.groupby(["calibration", "epsilon"], dropna=False):
-        slopes = {}
-        for (alg, priv), ga in g.groupby(["alg_label", "privacy_label"]):
-            slopes[f"{alg}@{priv}"] = paired_slope_by_seed(ga, "T", "regret")
-        if not slopes:
-            continue
-        worst_name, worst = max(slopes.items(), key=lambda kv: kv[1].low if np.isfinite(kv[1].low) else np.inf)
-        verdict = combine_verdicts(Z2_RULE(e) for e in slopes.values())
-        desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
-        label = where + ("non-private" if calib == "none" else f"ε={eps:g}")
-        # One regime per curve, from its predicted burn-in (median over seeds; a plug-in's is
-        # not predicted, so its measured onset decides); a curve still in its burn-in makes the
-        # group "not reached". Never a seed's own onset: a seed that never learns has none, and
-        # excusing it would make the linear-seed rule unable to fail.
-        curves = [(regime if algorithm is None else _measured)(ga, float(ga["episode"].max()))
-                  for _, ga in g.groupby(["alg_label", "privacy_label"])]
-        reg_note = max((c.note for c in curves if c.state == "not reached"), default=curves[0].note)
-        out.append(ClaimResult.from_estimate(
-            worst, verdict=verdict, check=overall_regime(curves), calibration=str(calib),
-            note=f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row, with or without an onset of its own); "
-                 f"shown: the algorithm with the largest lower CI bound ({worst_name}); all: {desc}{reg_note}",
-            epsilon=float("nan") if calib == "none" else float(eps), algorithm=algorithm))
-    return out
+def curve_slopes(g: pd.DataFrame) -> dict[str, Estimate]:
+    """Each curve's (algorithm and privacy level's) slope of regret vs T, paired by seed."""
+    return {f"{alg}@{priv}": paired_slope_by_seed(ga, "T", "regret")
+            for (alg, priv), ga in g.groupby(["alg_label", "privacy_label"])}
+
+
+def _worst_curve(slopes: dict[str, Estimate]) -> tuple[str, Estimate]:
+    """The curve with the largest lower CI bound (an unmeasured one first): the one a row shows."""
+    return max(slopes.items(), key=lambda kv: kv[1].low if np.isfinite(kv[1].low) else np.inf)
+
+
+def curves_regime(g: pd.DataFrame) -> RegimeCheck:
+    """One regime per curve, from its predicted burn-in (median over seeds; a plug-in's is
+    not predicted, so its measured onset decides: :func:`_measured`); a curve still in its
+    burn-in makes the row ``not reached`` (:func:`overall_regime`), with that curve's words.
+    Never a seed's own onset: a seed that never learns has none, and excusing it would make
+    the linear-seed rule unable to fail."""
+    of = regime if not g["plugin"].iloc[0] else _measured
+    curves = [of(ga, float(ga["episode"].max())) for _, ga in g.groupby(["alg_label", "privacy_label"])]
+    overall = overall_regime(curves)
+    note = max((c.note for c in curves if c.state == "not reached"), default=curves[0].note)
+    return RegimeCheck(overall.state, overall.horizon_needed, note=note)
+
+
+def every_curve(grp: Group) -> Callable[[Estimate], Verdict]:
+    """:data:`Z2_RULE` on every curve of the row (:func:`combine_verdicts`: one curve that
+    fails fails the row), whichever curve the row shows."""
+    verdict = combine_verdicts(Z2_RULE(e) for e in curve_slopes(grp.rows).values())
+    return lambda est: verdict
+
+
+def _z2_note(grp: Group) -> str:
+    slopes = curve_slopes(grp.rows)
+    desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
+    where = ("" if grp.table == Z2_TABLES[0] else f"{grp.table}: ") + (
+        f"{declared('algorithms', 'display')[grp.key['plugin']]}, " if grp.key["plugin"] else "")
+    label = where + ("non-private" if grp.key["calibration"] == "none" else f"ε={grp.key['epsilon']:g}")
+    return (f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over "
+            f"seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row, with or without an onset of its own); "
+            f"shown: the algorithm with the largest lower CI bound ({_worst_curve(slopes)[0]}); all: {desc}")
+
+
+# One row per table read (each fitted over its own last decade), built-in rows then each
+# plug-in's, and (calibration, ε); the row pools the curves at that ε
+Z2_ROWS = Rows(select=last_decade, by=("plugin", "calibration", "epsilon"), regime=curves_regime,
+               statistic=lambda g, check: _worst_curve(curve_slopes(g))[1], rule=every_curve, rule_of_group=True,
+               note=_z2_note, algorithm=lambda grp: grp.key["plugin"] or None, empty=None)
 
 
 # ------------------------------------------------------------------------------ Z3
@@ -576,9 +592,7 @@ CLAIMS = [
     Claim(id="Z2", paper=PAPER, statement="the regret of UCRL-VTR, OPPO, Private-LinOpt-VI and Private-LinOpt-PO is "
           "O(√T): on the mixture instances it stays below the √T envelope",
           reads=Z2_TABLES[:1], optional=Z2_TABLES[1:], metric="log-log slope of regret vs T",
-          expected="CI contains a value <= 0.6", compute=z2, figure="linmix_regret_loglog", kind=KINDS[1],
-          why_code="a row pools every curve at one (calibration, ε): each curve's slope must pass and its own regime "
-                   "be reached, and the row shows the curve with the largest lower CI bound",
+          expected="CI contains a value <= 0.6", rows=Z2_ROWS, figure="linmix_regret_loglog", kind=KINDS[1],
           planted_bugs=(
               PlantedBug("linear regret", "tests/linmix/test_claims.py::test_z2_sqrt_reproduced_linear_not"),
               PlantedBug("a short run still linear at K",
