@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dprl.analysis.claims import evaluate
-from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, f3, z3, z4, z5, z6
+from dprl.analysis.claims.linmix import CLAIMS, Z4_MARGIN, z4, z5, z6
 from dprl.analysis.stats import sqrt_sigma_exponent
 
 CLAIM = {c.id: c for c in CLAIMS}
@@ -72,19 +72,19 @@ def test_f3_expected_exponent_comes_from_the_sigmas_in_use():
     own σ's (σ ∝ ε^-0.8 in the table: cost ∝ sqrt σ predicts -0.4, not the paper's -0.5)."""
     sig = pd.Series([10.0 ** -0.8, 100.0 ** -0.8], index=[10.0, 100.0])
     assert sqrt_sigma_exponent(sig) == pytest.approx(-0.4)
-    good = f3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})
+    good = CLAIM["F3"].evaluate({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})
     assert abs(good[0].measured + 0.4) < 0.05 and good[0].verdict == "reproduced" and good[0].regime == "reached"
     assert "expected -0.400" in good[0].note and "paper's route -0.5" in good[0].note
     assert good[1].verdict == "inconclusive"  # one δ only
-    bad = f3({"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0)})
+    bad = CLAIM["F3"].evaluate({"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0)})
     assert bad[0].verdict == "not reproduced"
-    assert z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})[0].verdict == "inconclusive"  # no paper rows
+    assert CLAIM["Z3"].evaluate({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.4)})[0].verdict == "inconclusive"  # no paper rows
 
 
 def test_z3_judges_the_paper_calibration_against_the_papers_exponent():
-    good = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.5, calibration="paper")})
+    good = CLAIM["Z3"].evaluate({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.5, calibration="paper")})
     assert good[0].verdict == "reproduced" and "the paper's exponent -0.5" in good[0].note
-    wrong = z3({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.25, calibration="paper")})
+    wrong = CLAIM["Z3"].evaluate({"linmix_regret": _cost_table(lambda e: 5 * e ** -0.25, calibration="paper")})
     assert wrong[0].verdict == "not reproduced"  # the nearest wrong exponent is rejected
     outside = evaluate(CLAIM["Z3"], {"linmix_regret": _cost_table(lambda e: 5 * e ** -1.0, burn_in=1e6, need=1e7,
                                                                   calibration="paper")})[0]
@@ -98,13 +98,13 @@ def test_z3_reads_the_eps10_table_as_rows_of_its_own():
     main = _cost_table(lambda e: 5 * e ** -0.5, calibration="paper")
     eps10 = _cost_table(lambda e: 5 * (10 * e) ** -0.5, calibration="paper")
     eps10["epsilon"] = eps10["epsilon"] / 10  # the grid {1, 10, 100}
-    rows = z3({"linmix_regret": main, "linmix_regime_eps10": eps10})
+    rows = CLAIM["Z3"].evaluate({"linmix_regret": main, "linmix_regime_eps10": eps10})
     assert [r.note.startswith("linmix_regime_eps10: ") for r in rows] == [False, False, True]
     assert rows[2].verdict == "reproduced" and rows[2].epsilon == 1.0 and rows[2].regime == "reached"
     eps10["regret"] = np.where(eps10["calibration"] == "paper", eps10["regret"] ** 1.2, eps10["regret"])
-    assert z3({"linmix_regret": main, "linmix_regime_eps10": eps10})[2].verdict != "reproduced"
+    assert CLAIM["Z3"].evaluate({"linmix_regret": main, "linmix_regime_eps10": eps10})[2].verdict != "reproduced"
     late = _cost_table(lambda e: 5 * e ** -0.5, calibration="paper", burn_in=1e6, need=1e7)
-    row = z3({"linmix_regret": main, "linmix_regime_eps10": late})[2]
+    row = CLAIM["Z3"].evaluate({"linmix_regret": main, "linmix_regime_eps10": late})[2]
     assert row.regime == "not reached" and row.horizon_needed == 1e7
     assert [r.note.startswith("linmix_regime_eps10: ") for r in CLAIM["Z2"].evaluate({"linmix_regret": main, "linmix_regime_eps10": eps10})].count(True) == 4
 

@@ -4,6 +4,7 @@ with linear function approximation" (linear mixture MDPs), computed from the agg
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -161,97 +162,156 @@ Z2_ROWS = Rows(select=last_decade, by=("plugin", "calibration", "epsilon"), regi
 # ------------------------------------------------------------------------------ Z3
 
 
-def _exponent_row(g: pd.DataFrame, var: str, xs: list[float], transform, paper: float, wrong: float, calib: str,
-                  what: str, alg: str) -> ClaimResult:
-    """Fit the privacy cost's exponent in ``var`` over the grid points inside their regime
-    (>= 2 of them), else over the whole grid (regime ``not reached``)."""
-    k_max = float(g["episode"].max())
-    regimes = {x: regime(g[g[var] == x], k_max) for x in xs}
-    inside = [x for x in xs if regimes[x].reached]
-    any_cols = any(r.state != "n/a" for r in regimes.values())
-    grid = inside if len(inside) >= 2 else xs
-    # reached with two points inside (the fit uses those only), not the all-points rule of overall_regime
-    state = "reached" if len(inside) >= 2 else ("not reached" if any_cols else "n/a")
-    need = float("nan") if state != "not reached" else float(np.nanmax([r.horizon_needed for r in regimes.values()]))
-    tx = [transform(x) for x in grid]
-    est = group_slope(list(np.log(tx)), [g[g[var] == x]["cost"].to_numpy() for x in grid])
-    sig = g[g[var].isin(grid)].groupby(var)["sigma_gram"].median() if "sigma_gram" in g else pd.Series(dtype=float)
-    sig.index = [transform(x) for x in sig.index]
-    # the paper's derivation (privacy term ∝ ln(H/δ)^{1/4}/ε^{1/2} = sqrt(σ), Theorem 6.5)
-    # applied to the σ's in use; under `tight` σ ∝ 1/μ(ε, δ) gives −0.44…−0.30 in ε
-    pred = sqrt_sigma_exponent(sig) if len(sig) >= 2 else paper
-    sig_fit = group_slope(list(np.log(sig.to_numpy(float))), [g[g[var] == x]["cost"].to_numpy() for x in grid]) if len(sig) == len(grid) else None
-    if calib == "paper" or alg in plugins():  # the paper's statement (a plug-in's rows: at any calibration)
-        v = verdict_exponent(est, paper, wrong)
-        rule = (f"the paper's exponent {paper:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while excluding "
-                f"{wrong:+g}; this calibration's σ's give {pred:+.3f}")
-    else:  # a package finding: the exponent the calibration's own σ's predict
-        v = verdict_near(est, pred, width_limit=2.0)
-        rule = f"expected {pred:+.3f} from the σ's of this calibration (½ × slope of log σ), paper's route {paper:+g}"
-    return ClaimResult.from_estimate(
-        est, verdict=v, check=RegimeCheck(state, need), calibration=calib,
-        note=f"{what} over {[float(x) for x in grid]} (fitted: {'the points inside their regime' if state == 'reached' else 'the whole grid'}); "
-             f"{rule}"
-             + (f"; exponent in σ itself {sig_fit.value:+.2f} [{sig_fit.low:+.2f}, {sig_fit.high:+.2f}] (expected +0.5)" if sig_fit is not None else "")
-             + f"; regime per point: {', '.join(f'{x:g}: {r.state}' for x, r in regimes.items())}",
-        epsilon=g["epsilon"].min(), algorithm=alg)
+@dataclass(frozen=True)
+class CostFit:
+    """One exponent of Z3 (F3): the privacy cost fitted across ``var`` (its values through
+    ``transform``) at the most common value of ``at``, the paper's exponent and the nearest
+    wrong one a plausible bug gives, and the row's words (``what`` of the fit; ``too_few``
+    when the grid has one value: the main table says so)."""
+
+    var: str
+    at: str
+    transform: Callable[[float], float]
+    paper: float
+    wrong: float
+    what: str
+    too_few: str
 
 
 # Z3's exponents and the nearest wrong ones a plausible bug gives: −1/4 in ε (σ ∝ ε^(-1/2)),
-# 0 in ln(1/δ) (δ ignored)
+# 0 in ln(1/δ) (δ ignored); a row's ``fit`` column is its index here (ε first)
 Z3_EPS, Z3_EPS_WRONG, Z3_DELTA, Z3_DELTA_WRONG = -0.5, -0.25, 0.25, 0.0
+COST_FITS = (
+    CostFit("epsilon", "delta", float, Z3_EPS, Z3_EPS_WRONG,
+            "log-log slope of the privacy cost (final regret minus paired non-private) vs ε at δ={at:g}",
+            "only one ε at this calibration; no ε fit"),
+    CostFit("delta", "epsilon", lambda d: float(np.log(1.0 / d)), Z3_DELTA, Z3_DELTA_WRONG,
+            "log-log slope of the privacy cost vs ln(1/δ) at ε={at:g}, δ",
+            "δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={values}"),
+)
 
 
-def z3(tables: Tables) -> list[ClaimResult]:
-    """Z3 on the paper calibration's rows, against the paper's −1/2 and +1/4."""
-    return _z3_rows(tables, package=False)
+def cost_fits(package: bool, main: bool = True) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The rows of Z3 (``package=False``: the paper calibration's, and a plug-in's at any
+    calibration) or F3 (the other calibrations' of the built-in algorithms): the seed-paired
+    privacy costs at each job's last checkpoint, once per fit (``fit``) at the most common
+    value of the other variable. The main table (``linmix_regret``) keeps a fit its grid
+    lacks (a row that says so); another table only the fits its grid has."""
+    def select(df: pd.DataFrame) -> pd.DataFrame:
+        cost = privacy_cost(df, final=True)
+        plugin = cost["algorithm"].isin(plugins())
+        paper = cost["calibration"] == "paper"
+        cost = cost[~plugin & ~paper] if package else cost[plugin | paper]
+        keys = ["algorithm", "calibration"]
+        parts = []
+        for i, fit in enumerate(COST_FITS):
+            at = cost.groupby(keys)[fit.at].transform(lambda s: s.mode().iloc[0])
+            part = cost[cost[fit.at] == at]
+            if not main:
+                part = part[part.groupby(keys)[fit.var].transform("nunique") >= 2]
+            parts.append(part.assign(fit=i))
+        return pd.concat(parts)
+    return select
 
 
-def f3(tables: Tables) -> list[ClaimResult]:
-    """Package finding F3: the tight calibration's privacy cost follows the exponents its own
-    σ's predict."""
-    return _z3_rows(tables, package=True)
+def _fit(g: pd.DataFrame) -> CostFit:
+    return COST_FITS[int(g["fit"].iloc[0])]
 
 
-def _z3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
-    out = [row for name, df in present_tables(tables, COST_TABLES)
-           for row in _z3_table_rows(privacy_cost(df, final=True), package, name)]
-    return out or [ClaimResult.inconclusive(f"no {'non-paper' if package else 'paper'}-calibration runs paired with non-private runs")]
+def _point_regimes(g: pd.DataFrame) -> dict[float, RegimeCheck]:
+    """The regime of each grid point of a fit (:func:`regime`, at the fit's largest K)."""
+    var, k_max = _fit(g).var, float(g["episode"].max())
+    return {x: regime(g[g[var] == x], k_max) for x in sorted(g[var].unique())}
 
 
-def _z3_table_rows(cost: pd.DataFrame, package: bool, name: str) -> list[ClaimResult]:
-    """One table's Z3 (or F3) rows. The main table (``linmix_regret``) states what its grid
-    lacks (one ε, one δ); another table adds only the fits its grid has, in rows labelled with
-    its name (linmix_regime_eps10: an ε grid, one δ)."""
-    main = name == COST_TABLES[0]
-    where = "" if main else f"{name}: "
-    out = []
-    for (alg, calib), g in cost.groupby(["algorithm", "calibration"]):
-        plugin = alg in plugins()
-        # a plug-in's rows are judged by the paper's statement (Z3), at any calibration
-        if (package and plugin) or (not plugin and (calib == "paper") == package):
-            continue
-        # ε part at the most common δ
-        delta0 = g["delta"].mode().iloc[0]
-        ge = g[g["delta"] == delta0]
-        eps_vals = sorted(ge["epsilon"].unique())
-        if len(eps_vals) >= 2:
-            out.append(_exponent_row(ge, "epsilon", eps_vals, float, Z3_EPS, Z3_EPS_WRONG, str(calib),
-                                     f"{where}{alg}: log-log slope of the privacy cost (final regret minus paired non-private) vs ε at δ={delta0:g}", alg))
-        elif main:
-            out.append(ClaimResult.inconclusive(f"{alg}: only one ε at this calibration; no ε fit", calibration=str(calib),
-                                                epsilon=float(ge["epsilon"].min()), algorithm=alg))
-        eps0 = g["epsilon"].mode().iloc[0]
-        gd = g[g["epsilon"] == eps0]
-        deltas = sorted(gd["delta"].unique())
-        if len(deltas) >= 2:
-            out.append(_exponent_row(gd, "delta", deltas, lambda d: float(np.log(1.0 / d)), Z3_DELTA, Z3_DELTA_WRONG, str(calib),
-                                     f"{where}{alg}: log-log slope of the privacy cost vs ln(1/δ) at ε={eps0:g}, δ", alg))
-        elif main:
-            out.append(ClaimResult.inconclusive(
-                f"{alg}: δ fit needs >= 2 values of δ at one ε (the full preset has them); this preset has δ={[float(d) for d in deltas]}",
-                calibration=str(calib), epsilon=float(eps0), algorithm=alg))
-    return out
+def cost_regime(g: pd.DataFrame) -> RegimeCheck:
+    """``reached`` when two or more grid points are inside their regime (the fit uses those
+    only; not the all-points rule of :func:`overall_regime`), else ``not reached`` with the
+    largest horizon needed (the fit uses the whole grid), ``n/a`` without regime columns or
+    with one grid point (no fit)."""
+    if g[_fit(g).var].nunique() < 2:
+        return RegimeCheck()
+    regimes = _point_regimes(g)
+    inside = [x for x, r in regimes.items() if r.reached]
+    state = "reached" if len(inside) >= 2 else ("not reached" if any(r.state != "n/a" for r in regimes.values()) else "n/a")
+    need = float("nan") if state != "not reached" else float(np.nanmax([r.horizon_needed for r in regimes.values()]))
+    return RegimeCheck(state, need, note=f"; regime per point: {', '.join(f'{x:g}: {r.state}' for x, r in regimes.items())}")
+
+
+def _grid(g: pd.DataFrame, check: RegimeCheck) -> list[float]:
+    """The grid points a fit uses: those inside their regime when two or more are, else all."""
+    regimes = _point_regimes(g)
+    return [x for x, r in regimes.items() if r.reached] if check.reached else list(regimes)
+
+
+def _costs(g: pd.DataFrame, grid: list[float]) -> list[np.ndarray]:
+    return [g[g[_fit(g).var] == x]["cost"].to_numpy() for x in grid]
+
+
+def cost_exponent(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """Exponent of the privacy cost in the fit's variable over its grid (:func:`_grid`)."""
+    if g[_fit(g).var].nunique() < 2:
+        return Estimate.empty()
+    grid = _grid(g, check)
+    return group_slope(list(np.log([_fit(g).transform(x) for x in grid])), _costs(g, grid))
+
+
+def _sigmas(g: pd.DataFrame, grid: list[float]) -> pd.Series:
+    """The median ``sigma_gram`` at each grid point (index: the fit's transformed variable)."""
+    fit = _fit(g)
+    sig = g[g[fit.var].isin(grid)].groupby(fit.var)["sigma_gram"].median() if "sigma_gram" in g else pd.Series(dtype=float)
+    sig.index = [fit.transform(x) for x in sig.index]
+    return sig
+
+
+def _predicted(grp: Group) -> float:
+    """The paper's derivation (privacy term ∝ ln(H/δ)^{1/4}/ε^{1/2} = sqrt(σ), Theorem 6.5)
+    applied to the σ's in use; under ``tight`` σ ∝ 1/μ(ε, δ) gives −0.44…−0.30 in ε."""
+    sig = _sigmas(grp.rows, _grid(grp.rows, grp.check))
+    return sqrt_sigma_exponent(sig) if len(sig) >= 2 else _fit(grp.rows).paper
+
+
+def _paper_statement(grp: Group) -> bool:
+    """Rows judged by the paper's exponents: the paper calibration's, and a plug-in's at any."""
+    return grp.key["calibration"] == "paper" or grp.key["algorithm"] in plugins()
+
+
+def cost_rule(grp: Group) -> Callable[[Estimate], Verdict]:
+    """The paper's statement: its exponent, excluding the nearest wrong one; a package
+    finding: the exponent the calibration's own σ's predict."""
+    fit = _fit(grp.rows)
+    if _paper_statement(grp):
+        return partial(verdict_exponent, target=fit.paper, wrong=fit.wrong)
+    return partial(verdict_near, target=_predicted(grp), width_limit=2.0)
+
+
+def _cost_note(grp: Group) -> str:
+    g, fit, alg = grp.rows, _fit(grp.rows), grp.key["algorithm"]
+    xs = sorted(g[fit.var].unique())
+    if len(xs) < 2:
+        return f"{alg}: " + fit.too_few.format(values=[float(x) for x in xs])
+    grid, pred = _grid(g, grp.check), _predicted(grp)
+    where = "" if grp.table == COST_TABLES[0] else f"{grp.table}: "
+    if _paper_statement(grp):
+        rule = (f"the paper's exponent {fit.paper:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
+                f"excluding {fit.wrong:+g}; this calibration's σ's give {pred:+.3f}")
+    else:
+        rule = f"expected {pred:+.3f} from the σ's of this calibration (½ × slope of log σ), paper's route {fit.paper:+g}"
+    sig = _sigmas(g, grid)
+    sig_fit = group_slope(list(np.log(sig.to_numpy(float))), _costs(g, grid)) if len(sig) == len(grid) else None
+    return (f"{where}{alg}: {fit.what.format(at=g[fit.at].iloc[0])} over {[float(x) for x in grid]} (fitted: "
+            f"{'the points inside their regime' if grp.check.reached else 'the whole grid'}); {rule}"
+            + (f"; exponent in σ itself {sig_fit.value:+.2f} [{sig_fit.low:+.2f}, {sig_fit.high:+.2f}] (expected +0.5)"
+               if sig_fit is not None else ""))
+
+
+def cost_rows(package: bool) -> Rows:
+    """Z3's rows (F3's with ``package``): per table of :data:`COST_TABLES`, algorithm and
+    calibration, the exponent in ε, then in ln(1/δ)."""
+    return Rows(select=cost_fits(package), table_select={COST_TABLES[1]: cost_fits(package, main=False)},
+                by=("algorithm", "calibration", "fit"), regime=cost_regime, statistic=cost_exponent, rule=cost_rule,
+                rule_of_group=True, note=_cost_note,
+                empty=f"no {'non-paper' if package else 'paper'}-calibration runs paired with non-private runs")
 
 
 # ------------------------------------------------------------------------------ Z4, Z5
@@ -602,9 +662,7 @@ CLAIMS = [
           reads=COST_TABLES[:1], optional=COST_TABLES[1:],
           metric="log-log slope of private minus non-private regret vs ε (vs ln 1/δ), paper calibration",
           expected=f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}",
-          compute=z3, figure="linmix_privacy_cost",
-          why_code="an exponent fitted across the ε (δ) grid of seed-paired privacy costs, over the grid points "
-                   "inside their regime",
+          rows=cost_rows(package=False), figure="linmix_privacy_cost",
           planted_bugs=(
               PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
                          "tests/linmix/test_claims.py::test_z3_judges_the_paper_calibration_against_the_papers_exponent"),
@@ -674,10 +732,8 @@ CLAIMS = [
           "exponents of sqrt(σ) for its own σ's, not the paper's −1/2 and +1/4",
           reads=COST_TABLES[:1], optional=COST_TABLES[1:],
           metric="log-log slope of private minus non-private regret vs ε (vs ln 1/δ), tight calibration",
-          expected=f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", compute=f3,
+          expected=f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}", rows=cost_rows(package=True),
           figure="linmix_privacy_cost", finding=True,
-          why_code="an exponent fitted across the ε (δ) grid of seed-paired privacy costs, against the one the "
-                   "calibration's own σ's predict",
           planted_bugs=(
               PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict ε^-0.4",
                          "tests/linmix/test_claims.py::test_f3_expected_exponent_comes_from_the_sigmas_in_use"),
