@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import KINDS, Claim, ClaimResult, PlantedBug, RegimeCheck, Tables, overall_regime
+from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
 from dprl.analysis.selection import builtin_or_plugin, present_tables, privacy_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, paired_slope_by_seed,
-    per_seed_note, sqrt_sigma_exponent, verdict_at_most, verdict_exponent, verdict_near, verdict_sqrt_rate,
+    per_seed_note, sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_worst_at_most,
 )
 from dprl.experiments.registry import declared, plugins
 
@@ -218,21 +220,29 @@ def f2(tables: Tables) -> list[ClaimResult]:
     return _c3_rows(tables, package=True)
 
 
-def c4(tables: Tables) -> list[ClaimResult]:
-    """C4: with H_k = λI, L_k = 0 the changing-regularizer estimate Θ̂_k = V_k⁻¹U_k is the
-    ridge estimate; one row, the worst relative difference over every OFU-RL checkpoint."""
-    frames = [t for _, t in present_tables(tables, ("lq_regret", "lq_oracle")) if "ridge_gap" in t]
-    gaps = pd.concat([f["ridge_gap"] for f in frames]).dropna() if frames else pd.Series(dtype=float)
-    if gaps.empty:
-        return [ClaimResult.inconclusive("no OFU-RL run recorded the ridge comparison")]
-    worst = float(gaps.max())
-    return [ClaimResult.from_estimate(
-        Estimate(worst, float(gaps.min()), worst, len(gaps)),
-        verdict=verdict_at_most(Estimate.point(worst), RIDGE_TOL),  # the worst checkpoint decides
-        note=f"largest relative Frobenius difference between Θ̂_k = V_k⁻¹U_k of the changing-regularizer code with "
-        f"H_k = λI, L_k = 0 and an independent ridge solution (least squares on [Z; √λ I]) over {len(gaps)} "
-        f"checkpoints of all OFU-RL jobs (interval = [min, max]); tolerance {RIDGE_TOL:g} for round-off",
-    )]
+def ridge_checkpoints(df: pd.DataFrame) -> pd.DataFrame:
+    """The checkpoints of a table's OFU-RL jobs that recorded the ridge comparison."""
+    return df[df["ridge_gap"].notna()] if "ridge_gap" in df else df.iloc[:0]
+
+
+def ridge_gap_range(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """C4, deterministic: the largest relative difference to ridge (the worst checkpoint
+    decides), the interval the range [min, max] over the checkpoints."""
+    gaps = g["ridge_gap"]
+    return Estimate(float(gaps.max()), float(gaps.min()), float(gaps.max()), len(gaps))
+
+
+def _c4_note(grp: Group) -> str:
+    return (f"largest relative Frobenius difference between Θ̂_k = V_k⁻¹U_k of the changing-regularizer code with "
+            f"H_k = λI, L_k = 0 and an independent ridge solution (least squares on [Z; √λ I]) over {grp.est.n} "
+            f"checkpoints of all OFU-RL jobs (interval = [min, max]); tolerance {RIDGE_TOL:g} for round-off")
+
+
+# C4: with H_k = λI, L_k = 0 the changing-regularizer estimate Θ̂_k = V_k⁻¹U_k is the ridge
+# estimate; one row pools every OFU-RL checkpoint of both tables
+C4_ROWS = Rows(select=ridge_checkpoints, by=(), stack=True, statistic=ridge_gap_range, calibration="n/a",
+               rule=partial(verdict_worst_at_most, threshold=RIDGE_TOL), note=_c4_note, epsilon=lambda grp: float("nan"),
+               empty="no OFU-RL run recorded the ridge comparison")
 
 
 _JOBS = "tests/lq/test_jobs.py"
@@ -284,8 +294,7 @@ CLAIMS = [
     Claim(id="C4", paper=PAPER,
           statement="With H_k = λI the changing-regularizer estimator reduces to the standard ridge estimate.",
           reads=("lq_regret",), optional=("lq_oracle",), metric="relative difference to the ridge solution",
-          expected=f"0 (<= {RIDGE_TOL:g})", compute=c4,
-          why_code="one row pools the checkpoints of two tables, the worst of them deciding",
+          expected=f"0 (<= {RIDGE_TOL:g})", rows=C4_ROWS,
           planted_bugs=(
               PlantedBug("the changing-regularizer estimate 1e-3 away from ridge", f"{_JOBS}::test_c1_and_c4_fail_when_they_should"),
           )),
