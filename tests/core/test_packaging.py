@@ -47,3 +47,21 @@ def test_environment_yml_and_pyproject_allow_the_same_python_as_the_lock():
     assert lock and lock.group(1) in _python_versions(py), (lock and lock.group(1), py)
     # the check tells versions apart
     assert _python_versions(">=3.11") != _python_versions("3.11") == {"3.11"} == _python_versions(">=3.11,<3.12")
+
+
+def _specifiers(reqs: list[str]) -> dict[str, str]:
+    from packaging.requirements import Requirement
+
+    return {_name(r): str(Requirement(r).specifier) for r in reqs}
+
+
+def test_environment_yml_gives_the_same_ranges_as_pyproject():
+    """Every range, exclusions (``!=``, a known-bad release, with its reason beside it) included,
+    is the same in both files: a conda user is kept off a bad release as a pip user is."""
+    py = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = [d for d in env["dependencies"] if isinstance(d, str) and _name(d) not in ("python", "pip")]
+    pip = [d for e in env["dependencies"] if isinstance(e, dict) for d in e.get("pip", []) if not d.startswith("-e")]
+    wanted = _specifiers(py["dependencies"] + py["optional-dependencies"]["test"])
+    assert _specifiers(conda + pip) == wanted
+    assert _specifiers(["pyyaml>=6,!=6.0.4"]) != _specifiers(["pyyaml>=6"])  # an exclusion counts

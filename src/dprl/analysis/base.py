@@ -314,7 +314,8 @@ class Rows:
         stack: select every table, then group their rows together (one family split over
             several tables); the group's ``table`` names them all.
         keep: whether a group makes a row (e.g. it has two or more grid points to fit).
-        calibration: a fixed label, or ``None`` for the group's ``calibration`` column.
+        calibration: a fixed label, ``None`` for the group's ``calibration`` column, or a
+            function of the :class:`Group` (e.g. ``n/a`` for its non-private groups).
         epsilon: the privacy level the row is about, from its group (default: the group's
             smallest finite ε, NaN for a non-private group).
         algorithm: the algorithm a row measures, from its group (default: the group's
@@ -334,7 +335,7 @@ class Rows:
     table_select: Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]] = dataclasses.field(default_factory=dict)
     stack: bool = False
     keep: Callable[[pd.DataFrame], bool] = lambda g: True
-    calibration: str | None = None
+    calibration: str | Callable[[Group], str] | None = None
     epsilon: Callable[[Group], float] | None = None
     algorithm: Callable[[Group], str | None] = lambda grp: grp.key.get("algorithm")
     kind: str | None = None
@@ -364,15 +365,21 @@ class Rows:
                 check = self.regime(g)
                 est = self.statistic(g, check)
                 grp = Group(name, key, g, check, est, df)
-                calib = self.calibration if self.calibration is not None else str(key.get("calibration", g["calibration"].iloc[0]))
+                calib = (self.calibration(grp) if callable(self.calibration) else self.calibration if self.calibration is not None
+                         else str(key.get("calibration", g["calibration"].iloc[0])))
                 eps = self.epsilon(grp) if self.epsilon is not None else _smallest_epsilon(g)
                 rule = self.rule(grp) if self.rule_of_group else self.rule
                 out.append(ClaimResult.from_estimate(est, verdict=rule(est), check=check, calibration=calib,
                                                      note=self.note(grp) + check.note, epsilon=eps,
                                                      algorithm=self.algorithm(grp), kind=self.kind))
         if not out and self.empty is not None:
-            return [ClaimResult.inconclusive(self.empty, calibration=self.calibration or "n/a")]
+            return [ClaimResult.inconclusive(self.empty, calibration=self._fixed_calibration)]
         return out
+
+    @property
+    def _fixed_calibration(self) -> str:
+        """The calibration of a row that measured nothing: the fixed label, else ``n/a``."""
+        return self.calibration if isinstance(self.calibration, str) and self.calibration else "n/a"
 
 
 def _smallest_epsilon(g: pd.DataFrame) -> float:

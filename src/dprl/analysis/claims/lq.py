@@ -80,30 +80,43 @@ REGRET_TABLES = ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long")
 COST_TABLES = ("lq_regret", "lq_regime", "lq_regime_long")
 
 
-def c2(tables: Tables) -> list[ClaimResult]:
-    """C2 (Theorem 2, regret Õ(√K)): per table and setting, the seed-paired log-log slope of
-    the cumulative regret over the rate window, two-sided against 1/2."""
-    out = []
-    for name, df in present_tables(tables, REGRET_TABLES):
-        if name == "lq_regret":  # its ε/δ grids serve C3; C2 reads its centre setting
-            df = df[_centre(df)]
-        for (env, alg, calib, eps, delta), g in df.groupby(
-                ["env_label", "algorithm", "calibration", "epsilon", df["delta"].fillna(-1)]):
-            k_max = int(g["episode"].max())
-            # a plug-in's burn-in is not predicted: its measured onset alone decides
-            check = measured_regime(g, k_max) if alg in plugins() else _regime(g, k_max)
-            est = paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
-            who = declared("algorithms", "display")[alg]
-            label = who if calib == "none" else f"{who} (ε={eps:g}, δ={delta:g})"
-            out.append(ClaimResult.from_estimate(
-                est, verdict=verdict_sqrt_rate(est), check=check, calibration="n/a" if calib == "none" else str(calib),
-                note=f"{name}: {label} on {env}: log-log slope of the seed-mean cumulative exact regret vs k over "
-                f"k ∈ [{int(check.fit_start)}, {k_max}], t interval over {est.n} seeds ({per_seed_note(est)}); "
-                f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
-                f"λ_min = {_median(g, 'lam_min'):.3g}{check.note}",
-                epsilon=float("nan") if calib == "none" else eps, algorithm=alg,
-            ))
-    return out
+def settings(df: pd.DataFrame) -> pd.DataFrame:
+    """A regret table's rows, with ``delta_key``: δ, or −1 for a non-private run (its δ is
+    empty), so that every setting is a group."""
+    return df.assign(delta_key=df["delta"].fillna(-1))
+
+
+def c2_regime(g: pd.DataFrame) -> RegimeCheck:
+    """C2's regime of one setting: a built-in's :func:`_regime`; a plug-in's burn-in is not
+    predicted, so its measured onset alone decides."""
+    k_max = int(g["episode"].max())
+    return measured_regime(g, k_max) if g["algorithm"].iloc[0] in plugins() else _regime(g, k_max)
+
+
+def slope_from_fit_start(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """The seed-paired log-log slope of the cumulative regret from the regime's fit start."""
+    return paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
+
+
+def _c2_note(grp: Group) -> str:
+    g, k = grp.rows, grp.key
+    k_max = int(g["episode"].max())
+    who = declared("algorithms", "display")[k["algorithm"]]
+    label = who if k["calibration"] == "none" else f"{who} (ε={k['epsilon']:g}, δ={k['delta_key']:g})"
+    return (f"{grp.table}: {label} on {k['env_label']}: log-log slope of the seed-mean cumulative exact regret vs k over "
+            f"k ∈ [{int(grp.check.fit_start)}, {k_max}], t interval over {grp.est.n} seeds ({per_seed_note(grp.est)}); "
+            f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
+            f"λ_min = {_median(g, 'lam_min'):.3g}")
+
+
+# C2 (Theorem 2, regret Õ(√K)): per table and setting, the seed-paired log-log slope of the
+# cumulative regret over the rate window, two-sided against 1/2; lq_regret's ε/δ grids serve
+# C3, so C2 reads its centre setting
+C2_ROWS = Rows(select=settings, table_select={"lq_regret": lambda df: settings(df[_centre(df)])},
+               by=("env_label", "algorithm", "calibration", "epsilon", "delta_key"), regime=c2_regime,
+               statistic=slope_from_fit_start, rule=verdict_sqrt_rate, note=_c2_note,
+               calibration=lambda grp: "n/a" if grp.key["calibration"] == "none" else str(grp.key["calibration"]),
+               empty=None)
 
 
 def _regime(g: pd.DataFrame, k_max: int) -> RegimeCheck:
@@ -271,9 +284,7 @@ CLAIMS = [
                     "instance: Simchowitz & Foster 2020), two-sided.",
           reads=("lq_regret",), optional=REGRET_TABLES[1:], metric="log-log slope of cumulative regret vs K",
           expected=f"CI inside [{SQRT_RATE_WINDOW[0]:g}, {SQRT_RATE_WINDOW[1]:g}]; no seed >= {LINEAR_SLOPE:g}",
-          compute=c2, figure="lq_regret_loglog", kind=KINDS[0],
-          why_code="lq_regret is read at its centre setting only, the other tables at every setting, and each row "
-                   "names its algorithm (a plug-in's rows are reported apart), which a Rows declaration cannot say",
+          rows=C2_ROWS, figure="lq_regret_loglog", kind=KINDS[0],
           planted_bugs=(
               PlantedBug("a saturating regret (k^0.15), and one seed with linear regret", f"{_JOBS}::test_c2_is_two_sided"),
               PlantedBug("Private-OFU-RL's regret linear in K inside its regime",
