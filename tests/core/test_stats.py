@@ -270,6 +270,17 @@ def test_verdict_sqrt_rate_fails_a_linear_seed_whatever_the_interval():
     assert verdict_sqrt_rate(Estimate(0.5, 0.5, 0.5, 1, (0.5,))) == "inconclusive"
 
 
+def test_verdict_unless_counterexamples_one_refutes_whatever_the_rule_says():
+    from dprl.analysis.stats import verdict_sqrt_rate, verdict_unless_counterexamples
+
+    inside = Estimate(0.5, 0.45, 0.55, 4, (0.45, 0.5, 0.5, 0.55))
+    assert verdict_unless_counterexamples(inside, verdict_sqrt_rate, 0) == "reproduced"  # none: the rule's verdict
+    assert verdict_unless_counterexamples(inside, verdict_sqrt_rate, 1) == "not reproduced"  # exactly one refutes
+    # even where the rule could not judge (one seed, nothing estimated)
+    assert verdict_unless_counterexamples(Estimate(0.5, 0.5, 0.5, 1, (0.5,)), verdict_sqrt_rate, 1) == "not reproduced"
+    assert verdict_unless_counterexamples(Estimate.empty(), verdict_sqrt_rate, 0) == "inconclusive"
+
+
 @pytest.mark.parametrize("est, expected", [
     (Estimate(1.5, 1.2, 1.8, 4), "reproduced"),
     (Estimate(0.5, 0.2, 1.0, 4), "reproduced"),  # touches the window's low end

@@ -312,6 +312,14 @@ def verdict_sqrt_rate(est: Estimate, window: tuple[float, float] = SQRT_RATE_WIN
     return verdict_inside(est, *window)
 
 
+def verdict_unless_counterexamples(est: Estimate, rule: Callable[[Estimate], str], counterexamples: int) -> str:
+    """A rule that one counterexample refutes: ``not reproduced`` when ``counterexamples`` > 0
+    (units the claim cannot allow whatever the others do, e.g. a seed with zero regret at some
+    horizon: it never explored), else ``rule(est)``. For a rule that depends on its group, with
+    ``rule_of_group``: the group counts its counterexamples."""
+    return "not reproduced" if counterexamples > 0 else rule(est)
+
+
 def _judgeable(est: Estimate, n_min: int = 2) -> bool:
     """An estimate a rule can judge: a finite value and interval over at least ``n_min`` seeds."""
     return bool(np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) and est.n >= n_min

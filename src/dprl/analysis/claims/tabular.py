@@ -13,7 +13,7 @@ from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, Reg
 from dprl.analysis.stats import (
     LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed,
     per_seed_note, verdict_above, verdict_exponent, verdict_near, verdict_overlaps, verdict_sqrt_rate, verdict_sublinear,
-    verdict_upper,
+    verdict_unless_counterexamples, verdict_upper,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
 from dprl.analysis.selection import final_rows, present_tables, privacy_cost
@@ -658,58 +658,75 @@ def uniform_regret(rows: pd.DataFrame) -> np.ndarray:
     return T * H * (best_gap - uniform_gap)
 
 
-def v9(tables: Tables) -> list[ClaimResult]:
-    """UBEV's and PUCB's regret-vs-T exponent on the family hard at T, two-sided: each
-    seed's log-log slope of its final regret against T over the family's T grid (one job
-    per T, the same ``I`` at every T), Student's t over seeds, inside
-    :data:`HARD_EXPONENT`. Every policy's regret on the family is at most ``H·T·α'(T) ∝
-    √T`` (``envs.tabular.lowerbound_horizon``), so an exponent above 0.6 means the gap is not
-    tuned to T, one below 0.4 an algorithm (or a regret) beating the lower bound. A seed
-    with zero regret at some T, or whose own slope is at least ``LINEAR_SLOPE``, is a
-    counterexample (an agent that does not explore). Regime: every T of the fit a decade
-    past its burn-in (:func:`regime`); the fit keeps the T inside it when at least two are."""
-    res = []
-    for (alg, calib, eps, *fam), g_all in hard_family(tables).groupby(["algorithm", "calibration", "epsilon", *HARD_FAMILY]):
-        g = final_rows(g_all)
-        Ts = sorted(g["T"].unique())
-        if len(Ts) < 2:
-            continue
-        # as Z7: fitted over the T inside the regime when at least two are (a grid that
-        # serves several ε starts below the smaller ε's burn-in), over the whole grid otherwise
-        regs = [regime(g_all[g_all["T"] == T]) for T in Ts]
-        inside = [T for T, r in zip(Ts, regs) if r.reached]
-        if 2 <= len(inside) < len(Ts):
-            regs = [r for T, r in zip(Ts, regs) if T in inside]
-            Ts, g, g_all = inside, g[g["T"].isin(inside)], g_all[g_all["T"].isin(inside)]
-        est = paired_slope_by_seed(g, "T", "regret")
-        verdict = verdict_sqrt_rate(est, HARD_EXPONENT)
-        # per-seed counterexamples: a seed with no regret at some T never tried a suboptimal
-        # arm (it cannot know I); a seed whose own slope is >= LINEAR_SLOPE was near-perfect
-        # at small T and near the cap H·T·α' at large T: its play is decided by where it
-        # locked in, not by learning (a learner's regret at T concentrates, slopes ~ 1/2)
-        zero = sorted(set(g.loc[g["regret"] <= 0, "seed"]))
-        steep = [u for u in est.units if u >= LINEAR_SLOPE]
-        bad = (f"; seed(s) {zero} with zero regret at some T (never explored)" if zero else "") + (
-            f"; {len(steep)} seed(s) with slope >= {LINEAR_SLOPE:g} (locked in, not learning)" if steep else "")
-        if bad:
-            verdict = "not reproduced"
-        u = g["regret"].to_numpy(float) / uniform_regret(g)
-        check = overall_regime(regs)
-        t_star = float(g_all[g_all["T"] == Ts[-1]]["burn_in_episodes"].max())
-        n, m, H, c = fam
-        who = declared("algorithms", "display")[alg] + (f" ε={eps:g}" if np.isfinite(eps) else "")
-        lo, hi = HARD_EXPONENT
-        res.append(ClaimResult.from_estimate(
-            est, verdict=verdict, check=check, calibration=calib, epsilon=eps if np.isfinite(eps) else float("nan"),
-            algorithm=alg,
-            note=f"{who}, S={int(n) + 2} A={int(m) + 1} H={int(H)}, gap α'(T) = {c:g}·sqrt({int(n * m)}/T): log-log "
-                        f"slope of the regret at T vs T over T ∈ {{{', '.join(f'{int(t):.3g}' for t in Ts)}}} ({est.n} "
-                        f"seeds; {per_seed_note(est)}); two-sided: CI inside [{lo:g}, {hi:g}]; regret {u.min():.3f}-{u.max():.3f}× that of "
-                        f"uniform play, whose exponent is 1/2 by construction; "
-                        + (f"regime: every T a decade past its burn-in, max(T*, measured end) (T* = {t_star:.3g} at the largest T)"
-                           if np.isfinite(t_star)
-                           else "regime n/a: no burn-in is predicted for this algorithm (a plug-in)") + bad))
-    return res or [ClaimResult.inconclusive("fewer than two T values on the hard family")]
+def _v9_fit(g: pd.DataFrame) -> tuple[list[float], list[RegimeCheck]]:
+    """The T of a V9 fit and their regimes (:func:`regime` per T): as Z7, the T inside the
+    regime when at least two are (a grid that serves several ε starts below the smaller ε's
+    burn-in), the whole grid otherwise."""
+    Ts = sorted(final_rows(g)["T"].unique())
+    regs = [regime(g[g["T"] == T]) for T in Ts]
+    inside = [T for T, r in zip(Ts, regs) if r.reached]
+    if 2 <= len(inside) < len(Ts):
+        return inside, [r for T, r in zip(Ts, regs) if T in inside]
+    return Ts, regs
+
+
+def _v9_fitted(g: pd.DataFrame) -> pd.DataFrame:
+    """The final rows at the T of the fit."""
+    fin = final_rows(g)
+    return fin[fin["T"].isin(_v9_fit(g)[0])]
+
+
+def _v9_zero(g: pd.DataFrame) -> list:
+    """Seeds with no regret at some T of the fit: they never tried a suboptimal arm (they cannot know I)."""
+    fit = _v9_fitted(g)
+    return sorted(set(fit.loc[fit["regret"] <= 0, "seed"]))
+
+
+def _v9_steep(est: Estimate) -> list[float]:
+    """Seeds whose own slope is >= LINEAR_SLOPE: near-perfect at small T and near the cap
+    H·T·α' at large T, their play decided by where they locked in, not by learning (a
+    learner's regret at T concentrates, slopes ~ 1/2)."""
+    return [u for u in est.units if u >= LINEAR_SLOPE]
+
+
+def _v9_rule(grp: Group):
+    """Two-sided √T window; one seed with zero regret or a linear slope refutes it."""
+    return partial(verdict_unless_counterexamples, rule=partial(verdict_sqrt_rate, window=HARD_EXPONENT),
+                   counterexamples=len(_v9_zero(grp.rows)) + len(_v9_steep(grp.est)))
+
+
+def _v9_note(grp: Group) -> str:
+    g, est, key = grp.rows, grp.est, grp.key
+    Ts, fit = _v9_fit(g)[0], _v9_fitted(g)
+    zero, steep = _v9_zero(g), _v9_steep(est)
+    u = fit["regret"].to_numpy(float) / uniform_regret(fit)
+    t_star = float(g[g["T"] == Ts[-1]]["burn_in_episodes"].max())
+    eps = key["epsilon"]
+    who = declared("algorithms", "display")[key["algorithm"]] + (f" ε={eps:g}" if np.isfinite(eps) else "")
+    lo, hi = HARD_EXPONENT
+    return (f"{who}, S={int(key['env.n']) + 2} A={int(key['env.m']) + 1} H={int(key['env.H'])}, gap α'(T) = "
+            f"{key['env.gap_scale']:g}·sqrt({int(key['env.n'] * key['env.m'])}/T): log-log slope of the regret at T vs T "
+            f"over T ∈ {{{', '.join(f'{int(t):.3g}' for t in Ts)}}} ({est.n} seeds; {per_seed_note(est)}); two-sided: "
+            f"CI inside [{lo:g}, {hi:g}]; regret {u.min():.3f}-{u.max():.3f}× that of uniform play, whose exponent is 1/2 "
+            f"by construction; "
+            + (f"regime: every T a decade past its burn-in, max(T*, measured end) (T* = {t_star:.3g} at the largest T)"
+               if np.isfinite(t_star) else "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
+            + (f"; seed(s) {zero} with zero regret at some T (never explored)" if zero else "")
+            + (f"; {len(steep)} seed(s) with slope >= {LINEAR_SLOPE:g} (locked in, not learning)" if steep else ""))
+
+
+# V9: per (algorithm, calibration, ε, family) of the family's tables stacked, each seed's
+# log-log slope of its final regret against T over the family's T grid (one job per T, the
+# same I at every T), Student's t over seeds, inside HARD_EXPONENT. Every policy's regret on
+# the family is at most H·T·α'(T) ∝ √T (envs.tabular.lowerbound_horizon), so an exponent
+# above 0.6 means the gap is not tuned to T, one below 0.4 an algorithm (or a regret) beating
+# the lower bound; a seed with zero regret at some T, or whose own slope is at least
+# LINEAR_SLOPE, is a counterexample (an agent that does not explore). Regime: every T of the
+# fit a decade past its burn-in (:func:`regime`); the fit keeps the T inside it when at least two are.
+V9_ROWS = Rows(select=lambda df: df, tables=HARD_TABLES, stack=True, by=("algorithm", "calibration", "epsilon", *HARD_FAMILY),
+               keep=lambda g: final_rows(g)["T"].nunique() >= 2, regime=lambda g: overall_regime(_v9_fit(g)[1]),
+               statistic=lambda g, check: paired_slope_by_seed(_v9_fitted(g), "T", "regret"),
+               rule=_v9_rule, rule_of_group=True, note=_v9_note, empty="fewer than two T values on the hard family")
 
 
 CLAIMS: list[Claim] = [
@@ -800,9 +817,7 @@ CLAIMS: list[Claim] = [
           statement="on the Figure 1 family hard at T, UBEV's and PUCB's regret grows like √T "
                     "(Theorem 6's sqrt(HSAT) from below, Theorem 4 from above)",
           reads=("tabular_hard",), optional=("tabular_hard_short",),
-          metric="log-log slope of regret at T vs T over the family", expected="CI inside [0.4, 0.6]", compute=v9,
-          why_code="one job per T: a slope across jobs per seed, fitted over the T inside the regime, with per-seed "
-                   "counterexamples (zero regret, a linear seed)",
+          metric="log-log slope of regret at T vs T over the family", expected="CI inside [0.4, 0.6]", rows=V9_ROWS,
           figure="tabular_hard_regret", kind=KINDS[0],
           planted_bugs=(
             PlantedBug("the Figure 1 gap fixed instead of tuned to T: regret saturates",
