@@ -6,7 +6,7 @@ exceeded, so the check can fail."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -27,7 +27,7 @@ def _task(feat: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     return phi, uniform_weights(n, n - 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pairs(n: int, m: int):
     return replacement_pairs(n, n - 1, m)
 
@@ -105,3 +105,20 @@ def test_a_wrong_norm_fails_the_check():
 
     phi, rho = _task("identity", 4)
     assert check_bound(Wrong(phi, rho, 1.0, 1.0, 0.1), _pairs(4, 1)).max_ratio > 2.0
+
+
+def test_the_pe_exact_job_writes_the_check_of_every_variant():
+    """The job (config's pe_exact) on a small chain: one row per (m, variant), deterministic,
+    the same numbers as the check called directly."""
+    from dprl.experiments.pe import jobs
+    from dprl.runner.job import JobContext, JobSpec
+
+    spec = JobSpec("pe_exact", "pe_exact", {"name": "dp_lsl", "c": 100.0, "p": 0.5}, {"name": "small_chain_dense", "N": 4},
+                   None, {"m_max": 2}, 0)
+    df = jobs.run_exact(JobContext(spec))
+    assert df.equals(jobs.run_exact(JobContext(spec)))
+    assert len(df) == 2 * 4 and set(df["variant"]) == {"paper", "tight", "as published", PLANTED}
+    worst = _worst({"name": "dp_lsl", "c": 100.0, "p": 0.5}, "dense", 4, (1, 2))
+    got = df.groupby("variant")["max_ratio"].max()
+    for variant, ratio in worst.items():
+        assert got[variant] == pytest.approx(ratio, rel=1e-12)

@@ -23,6 +23,7 @@ mechanisms (NRS07), the exact Gaussian ε at the global sensitivity for GS-DP-LS
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_log_u, lsl_psi, lsw_psi, lsw_u
 from dprl.checks import check_array, check_number
 from dprl.envs.mrp import BatchStats
-from dprl.privacy.calibration import composed_epsilon
+from dprl.privacy.calibration import composed_epsilon, gaussian_sigma_tight
 from dprl.privacy.smooth_sensitivity import gaussian_release, smooth_gaussian_constants, smooth_sigma
 
 
@@ -238,6 +239,12 @@ class DPLSL(LSL):
     def noise(self, stats: BatchStats) -> NoiseReport:
         psi = self.psi(stats)
         scale = self.sensitivity_scale(stats.m.astype(float))
+        if not self.smooth and self.calibration == "tight":
+            # tight GS-DP-LSL: a data-independent σ, so the analytic Gaussian mechanism (Balle &
+            # Wang 2018) at the global sensitivity Δ = scale·sqrt(Ψ) is exactly (ε, δ)-DP; the
+            # paper's baseline Δ/a (the smooth mechanism's a) is far more private than ε
+            unit = 0.0 if math.isinf(self.const.epsilon) else gaussian_sigma_tight(self.const.epsilon, self.const.delta, 1.0)
+            return NoiseReport(np.sqrt(psi) * scale * unit, psi)
         return NoiseReport(np.asarray(smooth_sigma(psi, 1.0, self.const.a)) * scale, psi)
 
     def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
@@ -246,9 +253,10 @@ class DPLSL(LSL):
         DP-LSL: the nominal ε, by NRS07's theorem (see :meth:`DPLSW.accounted_epsilon`).
         GS-DP-LSL: a Gaussian mechanism with a data-independent σ, so its exact ε is that of
         the analytic Gaussian mechanism (Balle & Wang 2018) with ``μ = Δ/σ``, ``Δ`` the global
-        ℓ2 sensitivity ``sensitivity_scale · (c_λ sqrt(m) + ||ρ||_2)`` (``Σρ <= 1``). With the
-        smooth mechanism's ``σ = Δ/a`` this is ``ε_G(a, δ)``, far below the nominal ε: the
-        baseline keeps the paper's noise, so it is over-private, not under-private.
+        ℓ2 sensitivity ``sensitivity_scale · (c_λ sqrt(m) + ||ρ||_2)`` (``Σρ <= 1``). Under
+        ``paper``, with the smooth mechanism's ``σ = Δ/a``, this is ``ε_G(a, δ)``, far below the
+        nominal ε: the baseline keeps the paper's noise, so it is over-private, not
+        under-private. Under ``tight`` σ is the analytic Gaussian's at ``(ε, δ)``: the nominal ε.
         """
         if self.smooth:
             return np.full(len(stats), self.const.accounted_epsilon)

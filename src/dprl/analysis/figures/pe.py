@@ -31,6 +31,19 @@ def _mark_m_star(ax, sub: pd.DataFrame, scale: float = 1.0) -> None:
                        within=(scale * sub["m"].min(), scale * sub["m"].max()))
 
 
+def _calibration_lines(sub: pd.DataFrame) -> list[tuple[str, pd.DataFrame, str]]:
+    """One algorithm's rows per calibration, with a label suffix and a line style (``paper``
+    solid, ``tight`` dashed); one line for a non-private algorithm or a table without tight."""
+    if "calibration" not in sub or not (sub["calibration"] == "tight").any():
+        return [("", sub, "-")]
+    return [(f" ({cal})", sub[sub["calibration"] == cal], ls) for cal, ls in (("paper", "-"), ("tight", "--"))
+            if (sub["calibration"] == cal).any()]
+
+
+# with both calibrations a panel has up to ten series: its legend goes under it (it hid the curves)
+BELOW = {"loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncol": 2}
+
+
 def _grid(df: pd.DataFrame, eps: list[float]):
     feats = sorted(df["features"].unique())
     fig, axes = P.subplots(len(feats), len(eps), panel=(4.6, 3.6), sharex=True)
@@ -47,12 +60,13 @@ def rmse_loglog(tables: Tables):
             ax = axes[i, j]
             g = df[(df["features"] == feat) & ((df["epsilon"] == e) | ~np.isfinite(df["epsilon"]))]
             for alg in ORDER:
-                sub = g[g["algorithm"] == alg]
-                if not sub.empty:
-                    P.mean_band(ax, sub, "m", "rmse", label=P.algorithm_name(alg), color=P.algorithm_color(alg),
-                                marker="o", positive=True)
+                for suffix, sub, ls in _calibration_lines(g[g["algorithm"] == alg]):
+                    if not sub.empty:
+                        P.mean_band(ax, sub, "m", "rmse", label=P.algorithm_name(alg) + suffix,
+                                    color=P.algorithm_color(alg), marker="o", positive=True, ls=ls)
             _mark_m_star(ax, g[g["algorithm"] == "dp_lsw"])
-            P.finish_axes(ax, extra=[P.burn_in_legend_entry("m*")], title=f"{feat} features, {P.epsilon_text(e)}, δ={delta:g}",
+            P.finish_axes(ax, extra=[P.burn_in_legend_entry("m*")], legend_kw=BELOW,
+                          title=f"{feat} features, {P.epsilon_text(e)}, δ={delta:g}",
                           xlabel="batch size m (trajectories)", ylabel="RMSE ||V − Φθ||_ρ")
     fig.suptitle(f"Policy evaluation error on the chain (seed mean, 95% bootstrap band over {df['seed'].nunique()} seeds)")
     return fig
@@ -68,20 +82,19 @@ def noise_scale(tables: Tables):
         for j, e in enumerate(eps):
             ax = axes[i, j]
             g = df[(df["features"] == feat) & (df["epsilon"] == e)]
-            for alg in ORDER[2:]:
-                sub = g[g["algorithm"] == alg]
+            for alg, (suffix, sub, ls) in ((a, line) for a in ORDER[2:] for line in _calibration_lines(g[g["algorithm"] == a])):
                 if sub.empty:
                     continue
-                label = P.algorithm_name(alg)
+                label = P.algorithm_name(alg) + suffix
                 if alg == "dp_lsw":
                     top = sub[sub["m"] >= m_max / 10 - 1e-9].groupby("m")["sigma"].mean()
                     label += f" (slope {loglog_slope(top.index.to_numpy(float), top.to_numpy()):.2f} on the top decade)"
                 s = P.mean_band(ax, sub, "m", "sigma", label=label, color=P.algorithm_color(alg), marker="o",
-                                positive=True)
-                if alg == "dp_lsw":  # B2's 1/m, anchored on DP-LSW's own curve
+                                positive=True, ls=ls)
+                if alg == "dp_lsw" and ls == "-":  # B2's 1/m, anchored on DP-LSW's own (paper) curve
                     P.reference_rate(ax, NOISE_EXPONENT, "m", s.index.to_numpy(float), s["mean"].to_numpy())
                     _mark_m_star(ax, sub)
-            P.finish_axes(ax, extra=[P.burn_in_legend_entry("m*")], title=f"{feat} features, {P.epsilon_text(e)}",
+            P.finish_axes(ax, extra=[P.burn_in_legend_entry("m*")], legend_kw=BELOW, title=f"{feat} features, {P.epsilon_text(e)}",
                           xlabel="batch size m (trajectories)", ylabel="noise scale σ_X")
     fig.suptitle(f"Output-perturbation noise scale (seed mean, 95% bootstrap band over {df['seed'].nunique()} seeds)")
     return fig
@@ -215,6 +228,8 @@ def regime(tables: Tables):
     the noise floor of DP-LSL (B5's regime starts at twice it) dash-dotted."""
     df = tables["pe_batch"]
     df = df[df["algorithm"].isin(["dp_lsw", "dp_lsl"]) & np.isfinite(df["epsilon"])].copy()
+    if "calibration" in df:  # the paper's calibration (tight's curves are the same shapes, lower)
+        df = df[df["calibration"] == "paper"]
     df["eps_m"] = df["epsilon"] * df["m"]
     df["sqrt_psi"] = np.sqrt(df["psi"])
     feats = sorted(df["features"].unique())

@@ -18,11 +18,12 @@ from dprl.agents.pe.bounds import lsw_argmax_k
 from dprl.agents.pe.broken import BROKEN_VARIANTS
 from dprl.agents.pe.build import EstimationTask, build_agent
 from dprl.agents.pe.estimators import LSL, LSW_NORMS
-from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
 from dprl.agents.pe.exact import VARIANTS, check_bound, dense_features, replacement_pairs, variant_estimators
+from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
 from dprl.agents.pe.privacy import AUDIT_PAIRS, audit_pair, held_calibration
 from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabilities
 from dprl.envs.mrp import BatchStats, FiniteMRP, chain_mrp
+from dprl.experiments.pe.spec import SMALL_CHAIN_FEATURES
 from dprl.runner.checkpoints import log_checkpoints
 from dprl.runner.job import JobContext, JobSpec
 
@@ -184,12 +185,13 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def exact_features(env: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``Φ`` and ``ρ`` of a ``small_chain``: the chain's feature maps (or a dense ``d = 2``
-    matrix), ``ρ`` uniform over the non-absorbing states (the last state absorbing)."""
-    n = int(env["n_states"])
-    phi = dense_features(n, 2, n - 1) if env["features"] == "dense" else feature_matrix(env["features"], n)
-    return phi, uniform_weights(n, n - 1)
+def exact_features(env: dict) -> tuple[str, np.ndarray, np.ndarray]:
+    """The feature map's name, ``Φ`` and ``ρ`` of a small chain (``SMALL_CHAIN_FEATURES``): the
+    chain's feature maps or a dense ``d = 2`` matrix, ``ρ`` uniform over the non-absorbing
+    states (the last state absorbing)."""
+    feat, n = SMALL_CHAIN_FEATURES[env["name"]], int(env["N"])
+    phi = dense_features(n, 2, n - 1) if feat == "dense" else feature_matrix(feat, n)
+    return feat, phi, uniform_weights(n, n - 1)
 
 
 def run_exact(ctx: JobContext) -> pd.DataFrame:
@@ -198,9 +200,9 @@ def run_exact(ctx: JobContext) -> pd.DataFrame:
     variant (:data:`~dprl.agents.pe.exact.VARIANTS`) the largest true ``||θ_X - θ_X'||`` over the
     bound at ``X`` (<= 1: valid on every pair) and the worst pair's counts."""
     spec, env = ctx.spec, ctx.spec.environment
-    if env["name"] != "small_chain":
-        raise ValueError(f"pe_exact runs on the 'small_chain' environment, got {env['name']!r}")
-    phi, rho = exact_features(env)
+    if env["name"] not in SMALL_CHAIN_FEATURES:
+        raise ValueError(f"pe_exact runs on the small chains {list(SMALL_CHAIN_FEATURES)}, got {env['name']!r}")
+    feat, phi, rho = exact_features(env)
     variants = variant_estimators(spec.algorithm, phi, rho)
     # ||·||_F / ||·||_2 of the matrix whose norm the bound takes: (Γ^{1/2}Φ)^+ (DP-LSW) or Φ (DP-LSL)
     mat = variants["paper"][0].pinv if spec.algorithm["name"] == "dp_lsw" else phi
@@ -212,7 +214,7 @@ def run_exact(ctx: JobContext) -> pd.DataFrame:
         for variant in VARIANTS:
             est, scale = variants[variant]
             res = check_bound(est, pairs, scale)
-            rows.append({"features": env["features"], "d": phi.shape[1], "m": m, "variant": variant,
+            rows.append({"features": feat, "d": phi.shape[1], "m": m, "variant": variant,
                          "planted": variant not in ("paper", "tight", "as published"),
                          "pairs": res.pairs, "max_ratio": res.max_ratio, "max_change": res.max_change,
                          "counts_x": " ".join(map(str, res.counts_x)), "counts_x_prime": " ".join(map(str, res.counts_x_prime)),

@@ -26,6 +26,18 @@ CHAIN = Environment("chain", {
     "max_len": Param(200, minimum=1, doc="transitions after which a trajectory is cut"),
 }, doc="the chain of the paper's experiments, R_max = 1 on every transition into the goal", label="chain MRP")
 
+# pe_exact's small chains: one declaration per feature map (a string parameter cannot be
+# read back from a job's label), named small_chain (identity), small_chain_pairs, small_chain_dense
+SMALL_CHAIN_FEATURES = {"small_chain": "identity", "small_chain_pairs": "pairs", "small_chain_dense": "dense"}
+SMALL_CHAINS = tuple(
+    Environment(name, {"N": Param(4, minimum=2, maximum=6, doc="N states, the last absorbing (ρ = 0), ρ uniform over the rest")},
+                doc=f"a small chain with {feat} features"
+                + (" (d = 2 columns, entries uniform in [-1, 1], fixed seed)" if feat == "dense" else "")
+                + ": every replacement pair of batches of m trajectories (any visit sets, first-visit returns at the "
+                "vertices of [0, F_max]) enumerated",
+                label=f"small chain, {feat} features")
+    for name, feat in SMALL_CHAIN_FEATURES.items())
+
 _BATCH_GRID = {
     "m_min": Param(10, minimum=1, doc="smallest batch size m"),
     "m_max": Param(10000, minimum=1, doc="largest batch size m (>= m_min); the job samples m_max trajectories"),
@@ -130,14 +142,7 @@ KINDS = [
                       doc="DP-LSL's sensitivity bounds (paper, tight, as published, tight halved)", label="DP-LSL",
                       colour=DP_LSL.colour),
         ),
-        environments=environments(
-            Environment("small_chain", {
-                "n_states": Param(4, minimum=2, maximum=6, doc="N states, the last absorbing (ρ = 0), ρ uniform over the rest"),
-                "features": Param("identity", choices=("identity", "pairs", "dense"),
-                                  doc="identity, pairs of adjacent states, or a dense matrix of d = 2 columns (fixed seed)"),
-            }, doc="a small chain's states and features: every replacement pair of batches of m trajectories "
-                "(any visit sets, first-visit returns at the vertices of [0, F_max]) enumerated", label="small chain"),
-        ),
+        environments=environments(*SMALL_CHAINS),
         settings={
             "m_max": Param(2, minimum=1, maximum=3, doc="batch sizes m = 1 .. m_max ((9(2m-1))^(N-1) pairs each)"),
         },

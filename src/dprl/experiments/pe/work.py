@@ -35,7 +35,7 @@ def audit(s: JobSpec) -> tuple[float, float, str]:
 
 
 def exact(s: JobSpec) -> tuple[float, float, str]:
-    n, m_max = s.environment["n_states"], s.settings["m_max"]
+    n, m_max = s.environment["N"], s.settings["m_max"]
     pairs = sum((9 * (2 * m - 1)) ** (n - 1) for m in range(1, m_max + 1))
     # per pair: two batches of N states, fits of d <= N, four bounds
     return F64 * 8 * pairs * n, pairs * n * n, f"{pairs} replacement pairs × (N = {n})²"
