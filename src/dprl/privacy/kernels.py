@@ -4,7 +4,9 @@ The binary (tree) mechanism's update is :func:`feed_tree` (with :func:`trailing_
 the one implementation of it: :class:`dprl.privacy.tree_counter.TreeCounter` calls it, and
 so do the compiled episode loops of UBEV/PUCB, (Private-)OFU-RL and LinOpt, on the
 counter arrays of their statistics. :func:`laplace_into` is ``LaplaceNoise.sample``'s
-``Lap(b) = ±b·E`` for loops that draw the exponentials and sign words themselves."""
+``Lap(b) = ±b·E`` for loops that draw the exponentials and sign words themselves;
+:func:`gaussian_into` is ``GaussianNoise.sample``'s ``σ z`` for the loops (and audits) of
+Private-OFU-RL and LinOpt, and reports the σ it drew with."""
 
 from __future__ import annotations
 
@@ -79,6 +81,39 @@ def laplace_into(e: np.ndarray, words: np.ndarray, scale: float, out: np.ndarray
             out[c] = scale * e[c]
         else:
             out[c] = -(scale * e[c])
+
+
+# Rows of a ``drawn`` array (:func:`gaussian_into`): the smallest and largest σ a statistic's
+# noise was drawn with. Its initial state (nothing drawn) is ``[+inf, -inf]``.
+DRAWN_MIN, DRAWN_MAX = 0, 1
+
+
+@njit(cache=True)
+def gaussian_into(z: np.ndarray, scale: float, d: int, out: np.ndarray, drawn: np.ndarray, slot: int) -> None:
+    """``GaussianNoise.sample``: ``out = scale · z`` from standard normals ``z`` (flat), with
+    ``d > 0`` per ``(d, d)`` block the entries on and above the diagonal mirrored below
+    (``symmetric=True``), and records ``scale`` in ``drawn[slot] = (min, max)`` of the σ's
+    this statistic's noise was drawn with (:data:`DRAWN_MIN`, :data:`DRAWN_MAX`).
+
+    The one place the Gaussian noise of Private-OFU-RL's and LinOpt's regularizers is scaled,
+    in their episode loops and in their audits, so the σ a job accounts from is the σ the
+    noise was drawn with (:meth:`dprl.privacy.regularizer.Regularizer.drawn_calibration`
+    checks it against the calibration before a job writes results) and the audit examines
+    the noise the loop adds (``src/dprl/README.md``, "Privacy audits")."""
+    if scale < drawn[slot, DRAWN_MIN]:
+        drawn[slot, DRAWN_MIN] = scale
+    if scale > drawn[slot, DRAWN_MAX]:
+        drawn[slot, DRAWN_MAX] = scale
+    if d == 0:
+        for c in range(out.shape[0]):
+            out[c] = scale * z[c]
+        return
+    for blk in range(out.shape[0] // (d * d)):
+        base = blk * d * d
+        for i in range(d):
+            for j in range(d):
+                a, b = (i, j) if i <= j else (j, i)
+                out[base + i * d + j] = scale * z[base + a * d + b]
 
 
 @njit(cache=True)

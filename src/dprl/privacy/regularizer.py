@@ -23,6 +23,7 @@ together (Zhou: one per step ``h``). Paper-specific constants come in through
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from abc import ABC, abstractmethod
@@ -103,6 +104,17 @@ class RegularizedStats:
     not_pd: np.ndarray  # bool, batch shape: V_k was not positive definite before repair
 
 
+class NoiseScaleError(RuntimeError):
+    """A regularizer's noise was drawn with less noise than its calibration holds (or not
+    drawn at all): the job must not write results (:meth:`Regularizer.drawn_calibration`)."""
+
+
+def undrawn_scales(statistics: int = 2) -> np.ndarray:
+    """A ``drawn`` array for :func:`dprl.privacy.kernels.gaussian_into` before any draw: per
+    statistic (Gram, target) ``[min, max] = [+inf, -inf]`` of the σ's drawn with."""
+    return np.tile(np.array([[math.inf, -math.inf]]), (statistics, 1))
+
+
 # Rounding room of the Gershgorin screen in Regularizer._finish, relative to the largest
 # absolute row sum (both bounds are computed to ~1e-15 of it)
 _GERSHGORIN_ROOM = 1e-9
@@ -117,6 +129,9 @@ class Regularizer(ABC):
         self.n_users = 0
         self.n_repaired = 0  # releases (per batch member) that needed the eigenvalue floor
         self.n_not_pd = 0  # of which V_k was not even positive definite
+        # (min, max) of the σ's the compiled path drew the Gram's and the target's noise with
+        # (rows 0, 1; dprl.privacy.kernels.gaussian_into writes it): what a job accounts from
+        self.drawn = undrawn_scales()
 
     @property
     def gram_shape(self) -> tuple[int, ...]:
@@ -138,6 +153,38 @@ class Regularizer(ABC):
     @abstractmethod
     def release(self) -> RegularizedStats:
         """``(V_k, U_k)`` and the good-event constants for the next user."""
+
+    def drawn_calibration(self, check: bool = True) -> RegularizerCalibration:
+        """The calibration with the σ's the compiled path drew this regularizer's noise with
+        (:attr:`drawn`, the smallest of each statistic): what a job accounts from, so a noise
+        scale changed between the calibration and the kernel that draws the noise
+        (:func:`dprl.privacy.kernels.gaussian_into`) shows in the accounted ε. With ``check``
+        (a job about to write results), raises :class:`NoiseScaleError` when a σ drawn with
+        is below the calibration's, or when users were fed with the noise on and nothing was
+        drawn; more noise than the calibration holds is accounted as drawn (a smaller
+        accounted ε, which the accounting check of a tight calibration flags). Without draws
+        (noise off, or no user yet) the calibration itself. Only the compiled loops and
+        audits record draws (``observe``'s NumPy path does not)."""
+        c = self.calibration  # type: ignore[attr-defined]
+        lo = self.drawn[:, 0]
+        if not np.isfinite(lo).any():
+            if check and self.noisy and self.n_users > 0:
+                raise NoiseScaleError(f"{type(self).__name__}: {self.n_users} users fed with the noise on, but the "
+                                      "compiled path reported no Gaussian draw: refusing to account and write results")
+            return c
+        held = np.array([c.sigma_gram, c.sigma_target])
+        if check and (not np.isfinite(lo).all() or (lo < held).any()):
+            raise NoiseScaleError(
+                f"{type(self).__name__}: the compiled path drew its noise with σ_gram = {lo[0]:.6g}, σ_target = {lo[1]:.6g} "
+                f"but the calibration holds σ_gram = {held[0]:.6g}, σ_target = {held[1]:.6g}: less noise than the "
+                "calibration requires; refusing to write results")
+        return dataclasses.replace(c, sigma_gram=float(lo[0]) if np.isfinite(lo[0]) else c.sigma_gram,
+                                   sigma_target=float(lo[1]) if np.isfinite(lo[1]) else c.sigma_target)
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the regularizer adds noise (False: non-private, or built with ``noise=False``)."""
+        return False
 
     def _finish(self, gram: np.ndarray, target: np.ndarray, lam_min: float, lam_max: float, nu: float) -> RegularizedStats:
         """Symmetrise, check positive definiteness, floor eigenvalues below ``lam_min``.
@@ -242,6 +289,10 @@ class CentralRegularizer(Regularizer):
         c = self.calibration
         return GoodEventBounds(c.lam_min, c.lam_max, c.nu)
 
+    @property
+    def noisy(self) -> bool:
+        return self.gram_counter.noise is not None
+
     def observe(self, gram: np.ndarray, target: np.ndarray) -> None:
         self.gram_counter.update(gram)
         self.target_counter.update(target)
@@ -286,6 +337,10 @@ class LocalRegularizer(Regularizer):
     def bounds(self) -> GoodEventBounds:
         c = self.calibration
         return GoodEventBounds(c.lam_min, c.lam_max, c.nu)
+
+    @property
+    def noisy(self) -> bool:
+        return bool(self.noise)
 
     def perturb(self, gram: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The user's local randomiser: one Gaussian mechanism per statistic."""

@@ -60,7 +60,9 @@ def run_episodes(
     with cumulative exact and sampled regret, the confidence radius, estimation errors and the
     regularizer's repair counters. Memory does not grow with ``K``; ``progress`` is called
     after every block. ``check_ridge`` (OFU-RL) compares ``Θ̂_k`` at each checkpoint with the
-    ridge solution of episodes ``1..k-1`` kept as a QR factor (claim C4)."""
+    ridge solution of episodes ``1..k-1`` kept as a QR factor (claim C4). The σ's the loop drew
+    the counters' noise with are recorded in the regularizer's ``drawn``
+    (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`: what the job accounts from)."""
     system, episodes = env, n_episodes
     marks = checked_checkpoints(checkpoints, episodes)
     agent = built.agent
@@ -79,12 +81,14 @@ def run_episodes(
         sigma_g, sigma_t, shift, lam_min, lam_max, nu = c.sigma_gram, c.sigma_target, c.shift, c.lam_min, c.lam_max, c.nu
         gram_sum, target_sum, lam = np.zeros((p, p)), np.zeros((p, n)), 0.0  # ridge state: unused here
         noise_rng = reg.gram_counter.rng if noisy else np.random.default_rng(0)  # a typed placeholder without noise
+        drawn = reg.drawn  # the loop records the σ's it draws with here (the job accounts from them)
     elif isinstance(reg, NonPrivateRegularizer):
         private = noisy = False
         g_exact = g_suffix = t_exact = t_suffix = np.zeros((1, 1))
         sigma_g = sigma_t = shift = lam_min = lam_max = nu = 0.0
         gram_sum, target_sum, lam = reg._gram, reg._target, reg.lam
         noise_rng = np.random.default_rng(0)  # a typed placeholder: no privacy noise
+        drawn = reg.drawn  # nothing is drawn
     else:
         raise TypeError(f"the LQ loop runs OFU-RL's ridge or Private-OFU-RL's central regularizer, not {type(reg).__name__}")
     if check_ridge and private:
@@ -106,7 +110,7 @@ def run_episodes(
             float(lam_max), float(nu), system.a, system.b, system.q, system.r, system.x1,
             float(system.noise_radius), system.w_cov, float(evaluator.optimal), oracle.n_candidates,
             float(agent.alpha), float(agent.gamma), bool(agent.clip), w_agent, oracle.rng, env_rng, noise_rng,
-            system.horizon, check_ridge, ridge, ridge_before, sums, counts, theta_hat, theta_tilde)
+            drawn, system.horizon, check_ridge, ridge, ridge_before, sums, counts, theta_hat, theta_tilde)
     # zero episodes: compiles the loop on first use, else loads Numba's cached machine code;
     # timed apart from the episodes so that job logs show compile and simulation separately
     start = time.perf_counter()

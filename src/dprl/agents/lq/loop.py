@@ -27,7 +27,7 @@ from numba import njit
 
 from dprl.agents.lq.ofu import plan_step, user_statistics
 from dprl.envs.lq import ball_noise_into, policy_cost_one, rollout_into
-from dprl.privacy.kernels import feed_tree, finish_into, trailing_zeros
+from dprl.privacy.kernels import feed_tree, finish_into, gaussian_into, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 
 # Scalars carried across blocks: cumulative exact and sampled regret, last episode's regret and β.
@@ -63,27 +63,71 @@ def _release_central(
 def _observe_central(
     gram: np.ndarray, cross: np.ndarray, t: int, noisy: bool, sigma_gram: float, sigma_target: float,
     gram_exact: np.ndarray, gram_suffix: np.ndarray, target_exact: np.ndarray, target_suffix: np.ndarray,
-    rng: np.random.Generator,
+    rng: np.random.Generator, drawn: np.ndarray,
 ) -> None:
     """``CentralRegularizer.observe`` of user ``t`` (1-based): B1 gets ``Σ z zᵀ`` with symmetric
     Gaussian node noise (``GaussianNoise.sample(symmetric=True)``: the upper triangle of a
-    ``(p, p)`` draw, mirrored), then B2 gets ``Σ z xᵀ`` with i.i.d. node noise."""
+    ``(p, p)`` draw, mirrored), then B2 gets ``Σ z xᵀ`` with i.i.d. node noise. The noise is
+    scaled by :func:`~dprl.privacy.kernels.gaussian_into`, which records the σ's it drew with
+    in ``drawn`` (rows: B1, B2; the regularizer's ``drawn``, what the job accounts from)."""
     p, q = cross.shape
     noise_g = np.zeros(p * p)
     noise_t = np.zeros(p * q)
     if noisy:
-        draw = np.empty((p, p))
-        for i in range(p):
-            for j in range(p):
-                draw[i, j] = sigma_gram * rng.standard_normal()
-        for i in range(p):
-            for j in range(p):
-                noise_g[i * p + j] = draw[i, j] if i <= j else draw[j, i]
+        z = np.empty(p * p)
+        for c in range(p * p):
+            z[c] = rng.standard_normal()
+        gaussian_into(z, sigma_gram, p, noise_g, drawn, 0)
     feed_tree(gram_exact, gram_suffix, t, gram.ravel(), noise_g, noisy)
     if noisy:
+        z = np.empty(p * q)
         for c in range(p * q):
-            noise_t[c] = sigma_target * rng.standard_normal()
+            z[c] = rng.standard_normal()
+        gaussian_into(z, sigma_target, 0, noise_t, drawn, 1)
     feed_tree(target_exact, target_suffix, t, cross.ravel(), noise_t, noisy)
+
+
+@njit(cache=True)
+def audit_releases(
+    gram: np.ndarray, cross: np.ndarray, runs: int, episodes: int, levels: int, noisy: bool, sigma_gram: float,
+    sigma_target: float, shift: float, lam_min: float, with_gram: bool, with_target: bool,
+    rng: np.random.Generator, drawn: np.ndarray, out: np.ndarray,
+) -> None:
+    """The privacy audit's mechanism through the loop's own kernels: ``runs`` independent
+    runs of the central regularizer (tree counters of ``levels`` levels), each fed user 1's
+    ``(gram, cross)`` then null users up to ``episodes``, released after every user by
+    :func:`_release_central` exactly as :func:`run_block` releases and fed by
+    :func:`_observe_central` exactly as it observes (same noise kernel, same ``drawn``
+    record). ``out[r]``: per release, ``V_k``'s upper triangle (``with_gram``) then ``U_k``
+    flattened (``with_target``)."""
+    p, q = cross.shape
+    g_exact, g_suffix = np.zeros((levels, p * p)), np.zeros((levels, p * p))
+    t_exact, t_suffix = np.zeros((levels, p * q)), np.zeros((levels, p * q))
+    zero_g, zero_t = np.zeros((p, p)), np.zeros((p, q))
+    for r in range(runs):
+        g_exact[:, :] = 0.0
+        g_suffix[:, :] = 0.0
+        t_exact[:, :] = 0.0
+        t_suffix[:, :] = 0.0
+        col = 0
+        for t in range(1, episodes + 1):
+            if t == 1:
+                _observe_central(gram, cross, t, noisy, sigma_gram, sigma_target, g_exact, g_suffix, t_exact, t_suffix,
+                                 rng, drawn)
+            else:
+                _observe_central(zero_g, zero_t, t, noisy, sigma_gram, sigma_target, g_exact, g_suffix, t_exact,
+                                 t_suffix, rng, drawn)
+            v, u, _, _ = _release_central(g_suffix, t_suffix, t, p, q, shift, lam_min)
+            if with_gram:
+                for i in range(p):
+                    for j in range(i, p):
+                        out[r, col] = v[i, j]
+                        col += 1
+            if with_target:
+                for i in range(p):
+                    for j in range(q):
+                        out[r, col] = u[i, j]
+                        col += 1
 
 
 @njit(cache=True)
@@ -115,7 +159,7 @@ def run_block(
     a: np.ndarray, b: np.ndarray, q: np.ndarray, r: np.ndarray, x1: np.ndarray, noise_radius: float,
     w_true: np.ndarray, optimal: float,
     n_candidates: int, alpha: float, gamma: float, clip: bool, w_agent: np.ndarray,
-    agent_rng: np.random.Generator, env_rng: np.random.Generator, noise_rng: np.random.Generator,
+    agent_rng: np.random.Generator, env_rng: np.random.Generator, noise_rng: np.random.Generator, drawn: np.ndarray,
     horizon: int, check_ridge: bool, ridge: np.ndarray, ridge_before_last: np.ndarray,
     sums: np.ndarray, counts: np.ndarray, theta_hat_last: np.ndarray, theta_tilde_last: np.ndarray,
 ) -> None:
@@ -123,7 +167,8 @@ def run_block(
 
     ``private``: the regularizer is the central one (tree counters ``*_exact``/``*_suffix``,
     flattened to ``(levels, p·p)`` and ``(levels, p·n)``; ``noisy`` unless built without
-    noise); otherwise ridge (``gram_sum``, ``target_sum``, ``H_k = λI``). Accumulates into
+    noise; the σ's the noise is drawn with recorded in ``drawn``, the regularizer's);
+    otherwise ridge (``gram_sum``, ``target_sum``, ``H_k = λI``). Accumulates into
     ``sums``/``counts`` (indices above) and keeps the last episode's ``Θ̂``, ``Θ̃``; with
     ``check_ridge`` also the QR factor ``ridge`` of all episodes and its copy before the
     last one."""
@@ -161,7 +206,7 @@ def run_block(
         counts[N_CLIPPED] += clipped
         if private:
             _observe_central(gram_k, cross_k, k, noisy, sigma_gram, sigma_target, gram_exact, gram_suffix,
-                             target_exact, target_suffix, noise_rng)
+                             target_exact, target_suffix, noise_rng, drawn)
         else:
             gram_sum += gram_k
             target_sum += cross_k

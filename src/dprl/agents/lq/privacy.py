@@ -5,13 +5,15 @@ replacement" and "Privacy audits"). The same module in every paper's agent packa
 - :func:`held_calibration`: the calibration with the noise the built agent's
   :class:`CentralRegularizer` holds (the σ's its compiled loop reads), whose
   ``accounted_epsilon``/``accounted_delta`` are the job's accounting;
+- :func:`drawn_calibration`: the same with the σ's the compiled path drew with (a job that
+  ran the agent accounts from it, and refuses if they are below the held ones);
 - the neighbouring inputs (:func:`replacement_pair`) and the audit (:func:`audit_counters`),
-  which draws from replicas of the agent's own regularizer
-  (:meth:`CentralRegularizer.replicas`), whose ``release`` gives ``(V_k, U_k)`` (B1's
-  symmetric-noise release of ``Σ_{j<k} Σ_h z zᵀ`` plus the shift, and B2's release of
-  ``Σ_{j<k} Σ_h z x_{h+1}ᵀ``). The mechanism's output is the whole sequence of ``K``
-  releases (continual observation); ``n`` independent runs advance together as the
-  replicas' batch axis.
+  which draws through the episode loop's own compiled kernels
+  (:func:`dprl.agents.lq.loop.audit_releases`) with the agent's regularizer's σ's, releasing
+  ``(V_k, U_k)`` as the loop does (B1's symmetric-noise release of ``Σ_{j<k} Σ_h z zᵀ``
+  plus the shift, and B2's release of ``Σ_{j<k} Σ_h z x_{h+1}ᵀ``). The mechanism's output
+  is the whole sequence of ``K`` releases (continual observation), ``n`` independent runs
+  of it per input.
 
 Neighbouring inputs follow Definition 2, *replacement* of user 1 (who lies in the most
 tree nodes, ``L``) by another real user; every other user is the same in ``D`` and ``D'``
@@ -32,6 +34,7 @@ import dataclasses
 import numpy as np
 
 from dprl.agents.lq.calibration import PrivateOFUCalibration
+from dprl.agents.lq.loop import audit_releases
 from dprl.agents.protocol import BuiltAgent
 from dprl.envs.lq import LQSystem
 from dprl.privacy.audit import AuditResult, audit
@@ -96,30 +99,34 @@ def _regularizer(built: BuiltAgent) -> CentralRegularizer:
 def regularizer_releases(
     reg: CentralRegularizer, first: User, runs: int, rng: np.random.Generator, which: str,
 ) -> np.ndarray:
-    """``runs`` independent replicas of the agent's regularizer ``reg``
-    (:meth:`CentralRegularizer.replicas`) fed ``first`` then null users up to its ``K``
-    episodes; returns, per run, all ``K`` releases of ``V_k`` (upper triangle), ``U_k``, or
-    both (``which`` = B1, B2, joint)."""
-    gram, target = first
+    """``runs`` independent runs of the agent's regularizer ``reg`` fed ``first`` then null
+    users up to its ``K`` episodes, through the episode loop's own compiled kernels
+    (:func:`dprl.agents.lq.loop.audit_releases`: the noise drawn by the loop's
+    ``_observe_central``, with the σ's, shift and ``λ_min`` the loop reads from ``reg``);
+    returns, per run, all ``K`` releases of ``V_k`` (upper triangle), ``U_k``, or both
+    (``which`` = B1, B2, joint). The σ's drawn with are recorded in ``reg.drawn``, from which
+    the audit job accounts (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`)."""
+    if which not in PAIR_NAMES:
+        raise ValueError(f"unknown pair {which!r}; expected one of {PAIR_NAMES}")
+    gram, target = (np.ascontiguousarray(a, dtype=float) for a in first)
     p, q = target.shape
-    episodes = reg.gram_counter.max_elements
-    batch = reg.replicas(runs, rng)
-    iu = np.triu_indices(p)
-    zero_g, zero_t = np.zeros((runs, p, p)), np.zeros((runs, p, q))
-    out = []
-    for t in range(episodes):
-        if t == 0:
-            batch.observe(np.broadcast_to(gram, (runs, p, p)), np.broadcast_to(target, (runs, p, q)))
-        else:
-            batch.observe(zero_g, zero_t)
-        st = batch.release()
-        parts = []
-        if which in ("B1", "joint"):
-            parts.append(st.gram[:, iu[0], iu[1]])
-        if which in ("B2", "joint"):
-            parts.append(st.target.reshape(runs, -1))
-        out.append(np.concatenate(parts, axis=1))
-    return np.concatenate(out, axis=1)
+    counter = reg.gram_counter
+    with_gram, with_target = which in ("B1", "joint"), which in ("B2", "joint")
+    width = (p * (p + 1) // 2) * with_gram + p * q * with_target
+    out = np.empty((runs, counter.max_elements * width))
+    c = reg.calibration
+    audit_releases(gram, target, runs, counter.max_elements, counter.levels, reg.noisy, float(c.sigma_gram),
+                   float(c.sigma_target), float(c.shift), float(c.lam_min), with_gram, with_target, rng, reg.drawn, out)
+    return out
+
+
+def drawn_calibration(built: BuiltAgent, check: bool = True) -> PrivateOFUCalibration | None:
+    """:func:`held_calibration` with the σ's the compiled path drew the agent's noise with
+    (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`; ``check``: raise if
+    they are below the held ones): what a job that ran the agent accounts from."""
+    if built.calibration is None:
+        return None
+    return dataclasses.replace(built.calibration, regularizer=_regularizer(built).drawn_calibration(check))
 
 
 def audit_counters(

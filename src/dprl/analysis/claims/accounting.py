@@ -93,6 +93,9 @@ CLAIMS: list[Claim] = [
     accounting_claim("P2", "lq", ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long"), (
         PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
                    "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+        PlantedBug("a real regret job drawing 10x the noise in its compiled loop's call only, or in the agent it "
+                   "built: accounted from the σ's the loop drew with (ε/10)",
+                   "tests/lq/test_noise_path.py::test_ten_times_the_noise_is_accounted_and_flips_p2"),
     )),
     accounting_claim("P3", "linmix", ("linmix_regret", "linmix_regime_eps10", "linmix_regime_long", "linmix_hard",
                                       "linmix_hard_long", "linmix_hard_ldp", "linmix_ldp", "linmix_states"), (

@@ -271,6 +271,9 @@ CLAIMS = [
           planted_bugs=(
               PlantedBug("Private-OFU-RL's σ_gram and σ_target cut 10x in the built agent: the audit fails",
                          "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
+              PlantedBug("a tenth of the noise in the compiled path the audit job draws through (the σ the loop's "
+                         "noise kernel is given, or the noise inside the kernel, which the σ report cannot see)",
+                         "tests/lq/test_noise_path.py::test_a_tenth_of_the_noise_in_the_compiled_audit_path_flips_c1"),
               PlantedBug("a plug-in holding half of Private-OFU-RL's σ's",
                          "tests/core/test_plugin_settings.py::test_audits_examine_the_noise_a_plugin_holds_and_the_accounting_reads_it"),
               PlantedBug("one counter's audit above its ε", f"{_JOBS}::test_c1_and_c4_fail_when_they_should"),

@@ -6,7 +6,7 @@ import dataclasses
 
 import pandas as pd
 
-from dprl.agents.lq.privacy import audit_counters, audit_system, held_calibration
+from dprl.agents.lq.privacy import audit_counters, audit_system, drawn_calibration, held_calibration
 from dprl.agents.protocol import BuiltAgent
 from dprl.agents.lq.regime import horizon_needed, predicted_onset
 from dprl.agents.regime import onset_episode
@@ -55,9 +55,10 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     system, built = build_job_agent(ctx)
     if plugin_of(spec) is not None:
         return _regret_plugin(ctx, system, built)
-    ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
     df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
+    # accounted from the σ's the compiled loop drew with; refused (NoiseScaleError) if below the agent's calibration
+    ctx.record_accounting(drawn_calibration(built))
     # src/dprl/README.md, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
     # OFU-RL: H_k = λI, so λ_min is its regularizer's ridge λ
@@ -94,7 +95,9 @@ def _regret_plugin(ctx: JobContext, system: LQSystem, built: BuiltAgent) -> pd.D
 def run_audit(ctx: JobContext) -> pd.DataFrame:
     """``lq_audit``: audited ε lower bounds of B1, B2 and the pair on their worst
     *replacement* pairs (Definition 2), with their claimed (ε, δ) and the exact ε of each
-    mechanism under replacement from its Gaussian-DP profile (``constants = "as run"``).
+    mechanism under replacement from its Gaussian-DP profile (``constants = "as run"``), at the
+    σ's the audited releases were drawn with (the episode loop's kernels,
+    :func:`dprl.agents.lq.loop.audit_releases`).
 
     Under the ``paper`` calibration, also the constants exactly as printed
     (``constants = "printed"``, an agent built with ``printed=True``): the pair audited at
@@ -130,17 +133,19 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         # a plug-in releasing through Private-OFU-RL's counters (its agent's ``regularizer``,
         # its calibration Private-OFU-RL's): the counters it holds, on the audit's pairs
         built = build_plugin(plugin, ctx, system, int(env["episodes"]), ctx.noise_rng)
-        cal = held_calibration(built)
         results = audit_counters(built, runs, ctx.noise_rng, confidence, system=system)
+        cal = drawn_calibration(built, check=False)
         ctx.progress(1, 1, unit="audits")
         return pd.DataFrame([row(mech, res, cal, "as run", priv) for mech, res in results.items()])
     built = counters(priv)
-    cal = held_calibration(built)
-    rows = [row(mech, res, cal, "as run", priv) for mech, res in audit_counters(built, runs, ctx.noise_rng, confidence).items()]
+    results = audit_counters(built, runs, ctx.noise_rng, confidence)
+    # the exact ε and σ of the rows from the σ's the audited kernel drew with (not checked: the audit measures)
+    cal = drawn_calibration(built, check=False)
+    rows = [row(mech, res, cal, "as run", priv) for mech, res in results.items()]
     if priv.calibration == "paper":
         printed = counters(priv, printed=True)
         res = audit_counters(printed, runs, ctx.noise_rng, confidence, pairs=("joint",))["joint"]
-        rows.append(row("joint", res, held_calibration(printed), "printed", priv))
+        rows.append(row("joint", res, drawn_calibration(printed, check=False), "printed", priv))
         for eps in ctx.settings["printed_epsilons"]:
             at = dataclasses.replace(priv, epsilon=float(eps))
             rows.append(row("joint", None, held_calibration(counters(at, printed=True)), "printed", at))

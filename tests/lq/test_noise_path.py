@@ -1,0 +1,120 @@
+"""Private-OFU-RL's privacy is audited and accounted where its noise is drawn
+(``src/dprl/README.md``, "Privacy audits"): the episode loop and the audit add their noise
+through the same compiled kernels (``loop._observe_central`` ->
+``privacy.kernels.gaussian_into``), which report the σ's they drew with; the job accounts
+from those and refuses to write results when they are below the agent's calibration.
+Planted in the compiled path (never in the regularizer the agent holds): a tenth of the noise
+flips C1 through the real audit job, ten times the noise flips P2 through a real regret job."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from planted_kernels import cut_gaussian_into, default_spec, job_table, rejit, scaled_call, verdicts
+
+from dprl.agents.lq import episodes, loop
+from dprl.agents.lq import privacy as lq_privacy
+from dprl.analysis.claims.accounting import CLAIMS as ACCOUNTING_CLAIMS
+from dprl.analysis.claims.lq import CLAIMS as LQ_CLAIMS
+from dprl.experiments.lq.jobs import build_job_agent
+from dprl.experiments.run import execute
+from dprl.privacy.regularizer import CentralRegularizer, NoiseScaleError, undrawn_scales
+from dprl.runner.checkpoints import log_checkpoints
+from dprl.runner.job import JobContext
+
+C1 = next(c for c in LQ_CLAIMS if c.id == "C1")
+P2 = next(c for c in ACCOUNTING_CLAIMS if c.id == "P2")
+TIGHT = {"epsilon": 1.0, "delta": 1e-3, "calibration": "tight"}
+AUDIT = default_spec("lq_audit", "private_ofu_counters", "audit_stream", TIGHT, {"runs": 5000})
+REGRET = default_spec("lq_regret", "private_ofu_rl", "double_integrator", TIGHT, {"episodes": 16, "checkpoints": 3})
+SIGMAS = ("sigma_gram", "sigma_target")
+
+
+def test_the_loop_and_the_audit_report_the_sigmas_they_drew_with():
+    ctx = JobContext(REGRET)
+    system, built = build_job_agent(ctx)
+    reg = built.agent.regularizer
+    c = reg.calibration
+    assert not np.isfinite(reg.drawn).any()  # nothing drawn yet
+    episodes.run_episodes(built, system, 16, ctx.env_rng, log_checkpoints(16, 3))
+    np.testing.assert_array_equal(reg.drawn, [[c.sigma_gram, c.sigma_gram], [c.sigma_target, c.sigma_target]])
+    assert lq_privacy.drawn_calibration(built) == lq_privacy.held_calibration(built)
+    # the audit's releases come through the same kernels, and are recorded alike
+    first, _ = lq_privacy.replacement_pair("joint", system.n, system.d, system.horizon, system.gamma)
+    reg.drawn[:] = undrawn_scales()
+    out = lq_privacy.regularizer_releases(reg, first, 3, np.random.default_rng(0), "joint")
+    assert out.shape == (3, 16 * (6 + 6))
+    np.testing.assert_array_equal(reg.drawn, [[c.sigma_gram, c.sigma_gram], [c.sigma_target, c.sigma_target]])
+
+
+def test_fed_users_without_a_reported_draw_are_refused():
+    ctx = JobContext(REGRET)
+    _, built = build_job_agent(ctx)
+    built.agent.regularizer.n_users = 3  # fed by a path that drew nothing
+    with pytest.raises(NoiseScaleError, match="reported no Gaussian draw"):
+        lq_privacy.drawn_calibration(built)
+
+
+def test_a_tenth_of_the_noise_in_the_loops_kernel_call_is_refused(monkeypatch):
+    """The ÷10 of the issue, placed where the loop's noise is drawn (the σ's the compiled
+    loop is called with), the regularizer untouched: the job refuses to write results."""
+    monkeypatch.setattr(episodes, "run_block", scaled_call(loop.run_block, SIGMAS, 0.1))
+    with pytest.raises(NoiseScaleError, match="less noise than the calibration requires"):
+        execute(REGRET)
+
+
+@pytest.mark.parametrize("where", ["sigma passed to the kernel", "inside the noise kernel"])
+def test_a_tenth_of_the_noise_in_the_compiled_audit_path_flips_c1(where, monkeypatch):
+    """The audit job draws through the loop's kernels: a cut of the σ the kernel is given
+    (reported: the exact ε of the rows is computed from it) or of the noise inside the
+    kernel (not reported: only the audited releases show it) flips C1 by its own rule."""
+    control = job_table(AUDIT)
+    assert set(verdicts(C1, "lq_audit", control).values()) == {"reproduced"}, control
+    if where == "sigma passed to the kernel":
+        planted = scaled_call(loop.audit_releases, SIGMAS, 0.1)
+    else:
+        observe = rejit(loop._observe_central, gaussian_into=cut_gaussian_into(10.0))
+        planted = rejit(loop.audit_releases, _observe_central=observe)
+    monkeypatch.setattr(lq_privacy, "audit_releases", planted)
+    df = job_table(AUDIT)
+    assert set(verdicts(C1, "lq_audit", df).values()) == {"not reproduced"}, df
+    assert (df["eps_lb"] > df["claimed_epsilon"]).all(), df[["mechanism", "eps_lb", "claimed_epsilon"]]
+    exact_moved = (df["eps_exact"] > 2 * control["eps_exact"]).all()
+    assert exact_moved == (where == "sigma passed to the kernel"), df[["mechanism", "eps_exact"]]
+
+
+def _ten_times_in_the_agent(monkeypatch) -> None:
+    init = CentralRegularizer.__init__
+
+    def more(self, batch_shape, p, q, max_users, calibration, rng, noise=True):
+        calibration = dataclasses.replace(calibration, sigma_gram=10 * calibration.sigma_gram,
+                                          sigma_target=10 * calibration.sigma_target)
+        init(self, batch_shape, p, q, max_users, calibration, rng, noise)
+
+    monkeypatch.setattr(CentralRegularizer, "__init__", more)
+
+
+def _two_seeds() -> pd.DataFrame:
+    """Two seeds of REGRET, as the runner writes them (a P row judges at least two jobs)."""
+    return pd.concat([job_table(dataclasses.replace(REGRET, seed=seed)) for seed in (0, 1)], ignore_index=True)
+
+
+@pytest.mark.parametrize("where", ["compiled loop", "built agent"])
+def test_ten_times_the_noise_is_accounted_and_flips_p2(where, monkeypatch):
+    """'tight' is tight: a regret job drawing 10x the noise its ε needs (in the compiled
+    loop's call only, or in the agent's regularizer) records the accounted ε of what it drew
+    (about ε/10 here), and P2's tight row is not reproduced."""
+    control = _two_seeds()
+    assert control["accounted_epsilon"].to_numpy() == pytest.approx(1.0, rel=1e-9)
+    assert verdicts(P2, "lq_regret", control) == {"tight": "reproduced"}
+    if where == "compiled loop":
+        monkeypatch.setattr(episodes, "run_block", scaled_call(loop.run_block, SIGMAS, 10.0))
+    else:
+        _ten_times_in_the_agent(monkeypatch)
+    df = _two_seeds()
+    ratio = df["accounted_epsilon"] / REGRET.epsilon
+    assert (ratio < 0.2).all(), ratio
+    assert verdicts(P2, "lq_regret", df) == {"tight": "not reproduced"}
