@@ -122,3 +122,38 @@ def test_the_pe_exact_job_writes_the_check_of_every_variant():
     got = df.groupby("variant")["max_ratio"].max()
     for variant, ratio in worst.items():
         assert got[variant] == pytest.approx(ratio, rel=1e-12)
+
+
+def _b1_rows(monkeypatch, halve_tight: bool) -> dict[str, dict]:
+    """B1 on the real pe_exact job's rows (DP-LSW, identity, m <= 2) and a two-row tight audit
+    that passes; with ``halve_tight`` the tight calibration's sensitivity bound is halved."""
+    import pandas as pd
+
+    from dprl.analysis.claims import evaluate
+    from dprl.analysis.claims.pe import CLAIMS
+    from dprl.experiments.pe import jobs
+    from dprl.runner.job import JobContext, JobSpec
+
+    if halve_tight:
+        bound = DPLSW.sensitivity_bound
+        monkeypatch.setattr(DPLSW, "sensitivity_bound",
+                            lambda self, stats: bound(self, stats) * (0.5 if self.calibration == "tight" else 1.0))
+    spec = JobSpec("pe_exact", "pe_exact", {"name": "dp_lsw"}, {"name": "small_chain", "N": 4}, None, {"m_max": 2}, 0)
+    exact = jobs.run_exact(JobContext(spec)).assign(algorithm="dp_lsw", calibration="none")
+    audit = pd.DataFrame([
+        {"calibration": "tight", "epsilon": 1.0, "delta": 0.1, "algorithm": "dp_lsw", "variant": v, "pair": "count_2_to_1",
+         "mechanism": "dp_lsw" if v == "correct" else f"dp_lsw:{v}", "m": 2, "d": 2, "count_x": 2, "count_x_prime": 1,
+         "eps_lb": lb, "passed": lb <= 1.0, "eps_exact": 1.0 if v == "correct" else 2.5, "runs": 100000}
+        for v, lb in (("correct", 0.3), ("local_sensitivity", 2.0))])
+    claim = next(c for c in CLAIMS if c.id == "B1")
+    return {r["calibration"]: r for r in evaluate(claim, {"pe_audit": audit, "pe_exact": exact})}
+
+
+@pytest.mark.parametrize("halve_tight", [False, True])
+def test_b1_flips_when_the_tight_bound_is_too_small(halve_tight, monkeypatch):
+    """Planted in the estimator the pe_exact job builds: the tight calibration's sensitivity
+    bound halved. B1's tight row (audit passing) turns not reproduced on the exact check alone;
+    the as-published row is untouched."""
+    rows = _b1_rows(monkeypatch, halve_tight)
+    assert rows["tight"]["verdict"] == ("not reproduced" if halve_tight else "reproduced"), rows["tight"]["note"]
+    assert rows["as published"]["verdict"] == "reproduced"

@@ -521,8 +521,8 @@ CLAIMS = [
                        "tests/pe/test_pe_jobs.py::test_b1_verdicts"),
             PlantedBug("the correct DP-LSL smoothing with β = ε (β about 20x too large), run through the pe_audit job",
                        "tests/pe/test_pe_claims_flip.py::test_b1_flips_when_the_correct_dp_lsl_is_not_smooth"),
-            PlantedBug("a sensitivity bound below the true change (the tight bound halved) in the exact check",
-                       "tests/pe/test_pe_exact_sensitivity.py::test_every_bound_holds_and_the_halved_one_is_caught"),
+            PlantedBug("the tight calibration's sensitivity bound halved in the estimator the pe_exact job builds",
+                       "tests/pe/test_pe_exact_sensitivity.py::test_b1_flips_when_the_tight_bound_is_too_small"),
             PlantedBug("a calibration's bound, or the published one, exceeded on an enumerated pair; a check whose "
                        "planted bound holds", "tests/pe/test_pe_jobs.py::test_b1_rows_follow_the_exact_check"),
         ),
