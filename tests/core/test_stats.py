@@ -381,6 +381,29 @@ def test_declared_rows_group_judge_and_note_each_group():
     assert len(empty) == 1 and empty[0]["verdict"] == "inconclusive"
 
 
+def test_an_empty_row_for_the_claim_only_when_no_rows_before_it_made_one():
+    """``empty_for_claim``: the last Rows' reason stands for the claim, made only when the
+    Rows before it measured nothing either (a plain ``empty`` is its own Rows' business)."""
+    import dataclasses
+    from functools import partial
+
+    import pandas as pd
+
+    from dprl.analysis.base import Claim, Rows
+    from dprl.analysis.stats import t_interval, verdict_above
+
+    df = pd.DataFrame({"calibration": ["tight"] * 4, "seed": range(4), "gain": [1.0, 1.1, 0.9, 1.2]})
+    first = Rows(select=lambda d: d, tables=("a",), by=(), statistic=lambda g, c: t_interval(g["gain"]),
+                 rule=partial(verdict_above, threshold=0.0), note=lambda grp: grp.table, empty=None)
+    last = dataclasses.replace(first, tables=("b",), empty="nothing measured", empty_for_claim=True)
+    claim = Claim(id="X1", paper="p", statement="s", reads=(), optional=("a", "b"), metric="m", expected="> 0",
+                  rows=(first, last))
+    assert [r.note for r in claim.evaluate({"a": df})] == ["a"]  # the first measured: no empty row
+    assert [r.note for r in claim.evaluate({})] == ["nothing measured"]  # neither did: one for the claim
+    plain = dataclasses.replace(claim, rows=(first, dataclasses.replace(last, empty_for_claim=False)))
+    assert [r.note for r in plain.evaluate({"a": df})] == ["a", "nothing measured"]
+
+
 @pytest.mark.parametrize("est, expected", [
     (Estimate(0.95, 0.93, 0.97, 200), "reproduced"),
     (Estimate(0.94, 0.92, 0.95, 200), "reproduced"),  # upper end exactly at 1 − β: not refuted

@@ -57,8 +57,8 @@ def _scaling(power: float) -> pd.DataFrame:
 
 
 def test_v7_exponent_window():
-    assert claims.v7({"tabular_scaling": _scaling(1.5)})[0].verdict == "reproduced"
-    assert claims.v7({"tabular_scaling": _scaling(3.0)})[0].verdict == "not reproduced"
+    assert CLAIM["V7"].evaluate({"tabular_scaling": _scaling(1.5)})[0].verdict == "reproduced"
+    assert CLAIM["V7"].evaluate({"tabular_scaling": _scaling(3.0)})[0].verdict == "not reproduced"
 
 
 def _with_burn_in(df: pd.DataFrame, needs: dict[int, float]) -> pd.DataFrame:
@@ -77,12 +77,12 @@ def test_v7_on_garnet_fits_the_s_inside_their_regime():
     fewer than two S inside, the row is outside its regime (inconclusive, not refuted)."""
     df = _scaling(1.5)
     df.loc[(df["algorithm"] == "pucb") & (df["S"] == 12), "regret"] *= 1e3  # still in its burn-in: linear regret
-    row = claims.v7({"tabular_scaling": _with_burn_in(df, {3: 100, 6: 100, 12: 1e5})})[0]
+    row = CLAIM["V7"].evaluate({"tabular_scaling": _with_burn_in(df, {3: 100, 6: 100, 12: 1e5})})[0]
     assert (row.verdict, row.regime) == ("reproduced", "reached") and "S ∈ {12} left out" in row.note
     assert row.measured == pytest.approx(1.5, abs=0.05)
     # the same table without regime columns fits every S: the burn-in's cost refutes it
-    assert claims.v7({"tabular_scaling": df})[0].verdict == "not reproduced"
-    outside = claims.v7({"tabular_scaling": _with_burn_in(df, {3: 1e5, 6: 1e5, 12: 1e5})})[0]
+    assert CLAIM["V7"].evaluate({"tabular_scaling": df})[0].verdict == "not reproduced"
+    outside = CLAIM["V7"].evaluate({"tabular_scaling": _with_burn_in(df, {3: 1e5, 6: 1e5, 12: 1e5})})[0]
     assert (outside.regime, outside.horizon_needed) == ("not reached", 1e5)
     judged = outside.outside_regime_is_inconclusive()
     assert judged.verdict == "inconclusive" and "would be not reproduced" in judged.note

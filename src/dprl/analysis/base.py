@@ -323,6 +323,8 @@ class Rows:
         kind: the rows' kind (:data:`KINDS`) where it differs from the claim's.
         empty: the reason of the one inconclusive row when no group makes a row; ``None``:
             no such row (rows that complete another declaration's).
+        empty_for_claim: ``empty`` stands for the whole claim: its row is made only when the
+            claim's Rows declared before these made no row either.
     """
 
     select: Callable[[pd.DataFrame], pd.DataFrame]
@@ -341,6 +343,7 @@ class Rows:
     kind: str | None = None
     empty: str | None = "no rows to measure"
     rule_of_group: bool = False
+    empty_for_claim: bool = False
 
     def _parts(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> list[tuple[str, pd.DataFrame, pd.DataFrame]]:
         """``(table name, table, selected rows)`` per table read (one stacked part with ``stack``)."""
@@ -444,6 +447,10 @@ class Claim:
         """The claim's rows from the run's tables, seen through its declaration."""
         view = DeclaredTables(tables, self.experiments, self.id)
         if self.rows is not None:
-            return [r for rows in (self.rows if isinstance(self.rows, tuple) else (self.rows,))
-                    for r in rows.evaluate(view, self.experiments)]
+            out: list[ClaimResult] = []
+            for rows in self.rows if isinstance(self.rows, tuple) else (self.rows,):
+                if out and rows.empty_for_claim:  # the claim has rows: nothing to say it measured none
+                    rows = dataclasses.replace(rows, empty=None)
+                out += rows.evaluate(view, self.experiments)
+            return out
         return self.compute(view)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -506,81 +508,76 @@ V7_WINDOW = (1.0, 2.0)
 _v7_verdict = partial(verdict_overlaps, low=V7_WINDOW[0], high=V7_WINDOW[1])
 
 
-def v7(tables: Tables) -> list[ClaimResult]:
-    """V7 on the Figure 1 family hard at T (``tabular_hard_cost``, :func:`_v7_family`) and,
-    where it ran (``full``), on garnet (``tabular_scaling``, :func:`_v7_garnet`)."""
-    return (_v7_garnet(tables) + _v7_family(tables)
-            or [ClaimResult.inconclusive("fewer than two S values")])
+def _pucb_cost(df: pd.DataFrame) -> pd.DataFrame:
+    """PUCB's privacy cost against UBEV at every checkpoint, paired by seed (a Rows selection;
+    PUCB's analysis: the S·A factor of its burn-in)."""
+    cost = privacy_cost(df)
+    return cost[cost["algorithm"] == "pucb"]
 
 
-def _v7_family(tables: Tables) -> list[ClaimResult]:
-    """PUCB's privacy cost against S on the Figure 1 family hard at T, at one T and one gap
-    scale (``tabular_hard_cost``; S = n + 2): the exponent of the seed-mean cost in S over the
-    n grid, between 1 and 2 as on garnet. Every policy's regret there is at most uniform
-    play's, ``∝ sqrt(n·m·T)``, so a cost that reaches that cap grows like ``n^(1/2)``: the
-    family's gap scale must let UBEV resolve the gap within T while PUCB pays its burn-in.
-    Regime: every S a decade past PUCB's burn-in (:func:`regime`)."""
-    parts = present_tables(tables, ("tabular_hard_cost",))
-    if not parts:
-        return []
-    df = parts[0][1]
-    cost = final_rows(privacy_cost(df))
-    cost = cost[cost["algorithm"] == "pucb"]
-    res = []
-    for (eps, calib, m, H, T, scale), g in cost.groupby(["epsilon", "calibration", "env.m", "H", "T", "env.gap_scale"]):
-        Ss = sorted(g["S"].unique())
-        if len(Ss) < 2:
-            continue
-        est = _fit_exponent(Ss, [g[g["S"] == s]["cost"].to_numpy(float) for s in Ss])
-        v = _v7_verdict(est)
-        pucb = df[(df["algorithm"] == "pucb") & (df["epsilon"] == eps) & (df["calibration"] == calib) & (df["T"] == T)]
-        check = overall_regime([regime(pucb[pucb["S"] == s]) for s in Ss])
-        res.append(ClaimResult.from_estimate(
-            est, verdict=v, check=check, calibration=calib, epsilon=eps,
-            note=f"ε={eps:g}, on the Figure 1 family hard at T (tabular_hard_cost: A={int(m) + 1} H={int(H)}, "
-                        f"T={int(T):.3g}, gap α'(T) = {scale:g}·sqrt(n·m/T)): fitted exponent of the final privacy cost "
-                        f"(PUCB − UBEV, paired by seed) vs S over S ∈ {{{', '.join(str(int(x)) for x in Ss)}}} (between 1 "
-                        f"and 2 expected); mean cost by S: "
-                        + ", ".join(f"{int(x)}: {c:.3g}" for x, c in g.groupby("S")["cost"].mean().items())
-                 + "; regime: every S a decade past PUCB's burn-in"))
-    return res
+def _enough_s(g: pd.DataFrame) -> bool:
+    return g["S"].nunique() >= 2
 
 
-def _v7_garnet(tables: Tables) -> list[ClaimResult]:
-    """PUCB's privacy cost against S on garnet (``tabular_scaling``, ``full`` only), fitted
-    over the S whose PUCB runs are a decade past their burn-in (:func:`regime`): the burn-in
-    grows like S² (and 1/ε), so at ε = 1 one T holds the small S inside and not the large
-    ones, whose cost is still the burn-in's linear regret. With fewer than two S inside, the
-    fit is over every S and the row is outside its regime."""
-    parts = present_tables(tables, ("tabular_scaling",))
-    if not parts:
-        return []
-    df = parts[0][1]
-    cost = final_rows(privacy_cost(df))
-    cost = cost[cost["algorithm"] == "pucb"]  # PUCB's analysis: the S·A factor of its burn-in
-    res = []
-    for (eps, calib), g in cost.groupby(["epsilon", "calibration"]):
-        run = sorted(g["S"].unique())
-        if len(run) < 2:
-            continue
-        pucb = df[(df["algorithm"] == "pucb") & (df["epsilon"] == eps) & (df["calibration"] == calib)]
-        regs = {s: regime(pucb[pucb["S"] == s]) for s in run}
-        inside = [s for s in run if regs[s].reached]
-        Ss = inside if len(inside) >= 2 else run
-        check = overall_regime([regs[s] for s in Ss])
-        reg, need = check.state, check.horizon_needed
-        est = _fit_exponent(Ss, [g[g["S"] == s]["cost"].to_numpy(float) for s in Ss])
-        left = [s for s in run if s not in Ss]
-        res.append(ClaimResult.from_estimate(est, verdict=_v7_verdict(est), check=check, calibration=calib, epsilon=eps,
-                                             note=f"ε={eps:g}: fitted exponent of the final privacy cost vs S over S ∈ {{{', '.join(map(str, Ss))}}} "
-                                       f"(between 1 and 2 expected; measured on garnet, not on the Figure 1 family "
-                                       f"hard at T, where every policy's regret is at most H·c·sqrt(n·m·T): once PUCB's "
-                                       f"burn-in covers the run its cost grows like (S·A)^(1/2) there, never linearly)"
-                        + (f"; S ∈ {{{', '.join(map(str, left))}}} left out: inside their burn-in" if left else "")
-                        + "; regime: " + ("every S fitted a decade past its burn-in" if reg == "reached"
-                                          else f"needs T >= {need:.3g} (largest S), not reached" if reg == "not reached"
-                                          else "n/a")))
-    return res
+def _s_exponent(g: pd.DataFrame, Ss: list) -> Estimate:
+    """Exponent of the seed-mean final privacy cost in S over ``Ss``."""
+    fin = final_rows(g)
+    return _fit_exponent(Ss, [fin[fin["S"] == s]["cost"].to_numpy(float) for s in Ss])
+
+
+def _v7_garnet_fit(g: pd.DataFrame) -> tuple[list, list, list[RegimeCheck]]:
+    """Garnet's S run, those fitted (inside their regime when at least two are, every S
+    otherwise) and the fitted ones' regimes (:func:`regime` per S)."""
+    run = sorted(g["S"].unique())
+    regs = {s: regime(g[g["S"] == s]) for s in run}
+    inside = [s for s in run if regs[s].reached]
+    Ss = inside if len(inside) >= 2 else run
+    return run, Ss, [regs[s] for s in Ss]
+
+
+def _v7_garnet_regime(g: pd.DataFrame) -> RegimeCheck:
+    check = overall_regime(_v7_garnet_fit(g)[2])
+    words = {"reached": "every S fitted a decade past its burn-in", "n/a": "n/a",
+             "not reached": f"needs T >= {check.horizon_needed:.3g} (largest S), not reached"}[check.state]
+    return dataclasses.replace(check, note=f"; regime: {words}")
+
+
+def _v7_garnet_note(grp: Group) -> str:
+    run, Ss, _ = _v7_garnet_fit(grp.rows)
+    left = [s for s in run if s not in Ss]
+    return (f"ε={grp.key['epsilon']:g}: fitted exponent of the final privacy cost vs S over S ∈ {{{', '.join(map(str, Ss))}}} "
+            f"(between 1 and 2 expected; measured on garnet, not on the Figure 1 family hard at T, where every policy's "
+            f"regret is at most H·c·sqrt(n·m·T): once PUCB's burn-in covers the run its cost grows like (S·A)^(1/2) there, "
+            f"never linearly)" + (f"; S ∈ {{{', '.join(map(str, left))}}} left out: inside their burn-in" if left else ""))
+
+
+def _v7_family_note(grp: Group) -> str:
+    k, fin = grp.key, final_rows(grp.rows)
+    return (f"ε={k['epsilon']:g}, on the Figure 1 family hard at T (tabular_hard_cost: A={int(k['env.m']) + 1} "
+            f"H={int(k['H'])}, T={int(k['T']):.3g}, gap α'(T) = {k['env.gap_scale']:g}·sqrt(n·m/T)): fitted exponent of the "
+            f"final privacy cost (PUCB − UBEV, paired by seed) vs S over S ∈ "
+            f"{{{', '.join(str(int(x)) for x in sorted(fin['S'].unique()))}}} (between 1 and 2 expected); mean cost by S: "
+            + ", ".join(f"{int(x)}: {c:.3g}" for x, c in fin.groupby("S")["cost"].mean().items())
+            + "; regime: every S a decade past PUCB's burn-in")
+
+
+# V7 on garnet (tabular_scaling, full only): fitted over the S whose PUCB runs are a decade
+# past their burn-in (regime): the burn-in grows like S² (and 1/ε), so at ε = 1 one T holds
+# the small S inside and not the large ones, whose cost is still the burn-in's linear regret;
+# with fewer than two S inside, over every S, outside the regime. Then on the Figure 1 family
+# hard at T (tabular_hard_cost; S = n + 2), at one T and one gap scale, over the n grid: every
+# policy's regret there is at most uniform play's, ∝ sqrt(n·m·T), so a cost that reaches that
+# cap grows like n^(1/2): the gap scale must let UBEV resolve the gap within T while PUCB pays
+# its burn-in. Regime: every S a decade past PUCB's burn-in.
+V7_ROWS = (
+    Rows(select=_pucb_cost, tables=("tabular_scaling",), by=("epsilon", "calibration"), keep=_enough_s,
+         regime=_v7_garnet_regime, statistic=lambda g, check: _s_exponent(g, _v7_garnet_fit(g)[1]), rule=_v7_verdict,
+         note=_v7_garnet_note, empty=None),
+    Rows(select=_pucb_cost, tables=("tabular_hard_cost",), by=("epsilon", "calibration", "env.m", "H", "T", "env.gap_scale"),
+         keep=_enough_s, regime=lambda g: overall_regime([regime(g[g["S"] == s]) for s in sorted(g["S"].unique())]),
+         statistic=lambda g, check: _s_exponent(g, sorted(g["S"].unique())), rule=_v7_verdict, note=_v7_family_note,
+         empty="fewer than two S values", empty_for_claim=True),
+)
 
 
 # ------------------------------------------------------------------------------ V8, V9: the family hard at T
@@ -790,8 +787,7 @@ CLAIMS: list[Claim] = [
         )),
     Claim(id="V7", paper=PAPER, statement="the privacy cost grows with S between linearly and quadratically",
           reads=("tabular_hard_cost",), optional=("tabular_scaling",),
-          metric="exponent of privacy cost vs S", expected="in [1, 2]", compute=v7,
-          why_code="an exponent fitted across S, over the S inside their regime (garnet) or every S (the family)",
+          metric="exponent of privacy cost vs S", expected="in [1, 2]", rows=V7_ROWS,
           figure="tabular_scaling_S",
           planted_bugs=(
             PlantedBug("a privacy cost ∝ S³", "tests/tabular/test_claims_config.py::test_v7_exponent_window"),
