@@ -313,6 +313,8 @@ class Rows:
             its centre setting only); the others use ``select``.
         stack: select every table, then group their rows together (one family split over
             several tables); the group's ``table`` names them all.
+        stacked: with ``stack``, a selection of the stacked rows (after each table's), for rows
+            that pair across the tables (e.g. a privacy cost whose baseline is in another table).
         keep: whether a group makes a row (e.g. it has two or more grid points to fit).
         calibration: a fixed label, ``None`` for the group's ``calibration`` column, or a
             function of the :class:`Group` (e.g. ``n/a`` for its non-private groups).
@@ -325,6 +327,9 @@ class Rows:
             no such row (rows that complete another declaration's).
         empty_for_claim: ``empty`` stands for the whole claim: its row is made only when the
             claim's Rows declared before these made no row either.
+        unmeasured: why a table read measures nothing (e.g. no private run has its baseline),
+            or ``None`` when it does: such a table gives one inconclusive row
+            (``"<table>: <why>"``) in place of its groups, a row as far as ``empty`` is concerned.
     """
 
     select: Callable[[pd.DataFrame], pd.DataFrame]
@@ -336,6 +341,7 @@ class Rows:
     tables: tuple[str, ...] | None = None
     table_select: Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]] = dataclasses.field(default_factory=dict)
     stack: bool = False
+    stacked: Callable[[pd.DataFrame], pd.DataFrame] = lambda rows: rows
     keep: Callable[[pd.DataFrame], bool] = lambda g: True
     calibration: str | Callable[[Group], str] | None = None
     epsilon: Callable[[Group], float] | None = None
@@ -344,6 +350,7 @@ class Rows:
     empty: str | None = "no rows to measure"
     rule_of_group: bool = False
     empty_for_claim: bool = False
+    unmeasured: Callable[[pd.DataFrame], str | None] = lambda df: None
 
     def _parts(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> list[tuple[str, pd.DataFrame, pd.DataFrame]]:
         """``(table name, table, selected rows)`` per table read (one stacked part with ``stack``)."""
@@ -354,12 +361,15 @@ class Rows:
                 parts.append((name, df, self.table_select.get(name, self.select)(df)))
         if self.stack and parts:
             return [(", ".join(p[0] for p in parts), pd.concat([p[1] for p in parts], ignore_index=True),
-                     pd.concat([p[2] for p in parts], ignore_index=True))]
+                     self.stacked(pd.concat([p[2] for p in parts], ignore_index=True)))]
         return parts
 
     def evaluate(self, tables: Mapping[str, pd.DataFrame], names: Sequence[str]) -> list[ClaimResult]:
         out = []
         for name, df, selected in self._parts(tables, names):
+            if (why := self.unmeasured(df)) is not None:
+                out.append(ClaimResult.inconclusive(f"{name}: {why}", calibration=self._fixed_calibration))
+                continue
             groups = selected.groupby(list(self.by), sort=True) if self.by else ([((), selected)] if len(selected) else [])
             for key, g in groups:
                 if not self.keep(g):

@@ -1,7 +1,11 @@
-"""Claims C1-C4 of Chowdhury, Zhou, Shroff (2021), evaluated on the LQ experiments' tables."""
+"""Claims C1-C4 of Chowdhury, Zhou, Shroff (2021), evaluated on the LQ experiments' tables.
+
+C2, C3, C4 and the finding F2 are declared rows (:class:`~dprl.analysis.base.Rows`); C1, an
+audit, keeps code of its own."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -11,7 +15,7 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
 from dprl.analysis.printed import as_run, printed_row, printed_rows
 from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
-from dprl.analysis.selection import builtin_or_plugin, present_tables, privacy_cost
+from dprl.analysis.selection import builtin_or_plugin, privacy_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, paired_slope_by_seed,
     per_seed_note, sqrt_sigma_exponent, verdict_exponent, verdict_near, verdict_sqrt_rate, verdict_worst_at_most,
@@ -149,88 +153,133 @@ def with_log_inv_delta(cost: pd.DataFrame) -> pd.DataFrame:
     return cost.assign(log_inv_delta=np.log(1.0 / cost["delta"])).dropna(subset=["cost"])
 
 
-def _exponent_rows(name: str, cost: pd.DataFrame, x: str, fixed: str, expected: float, wrong: float, what: str,
-                   package: bool) -> list[ClaimResult]:
-    """One row per (env, calibration): the fitted exponent of the privacy cost in ``x`` at the
-    value of ``fixed`` that has the most ``x`` values in this table. ``package=False``: the
-    paper calibration's rows, judged against the paper's exponent ``expected`` and required
-    to exclude ``wrong`` (:func:`verdict_exponent`); ``package=True``: the other
-    calibrations' rows, judged against the exponent their own σ's predict (a finding of this
-    package, not the paper's statement)."""
-    out = []
-    for (alg, env, calib), g in cost.groupby(["algorithm", "env_label", "calibration"]):
-        plugin = alg in plugins()
-        # a plug-in's rows are judged by the paper's statement (C3), at any calibration
-        if (package and plugin) or (not plugin and (calib == "paper") == package):
-            continue
-        who = declared("algorithms", "display")[alg]
-        if plugin:
-            env = f"{who} on {env}"
-        counts = g.groupby(fixed)[x].nunique()
-        fixed_value = float(counts.idxmax())
-        g = g[np.isclose(g[fixed], fixed_value)]
-        grid = sorted(g[x].unique())
-        where = f"{name}: {env}: {what} at {fixed}={fixed_value:g}"
-        if len(grid) < 3:
-            out.append(ClaimResult.inconclusive(f"{where}: grid has {len(grid)} point(s) in this preset; need >= 3",
-                                                calibration=str(calib), epsilon=float(g["epsilon"].min()),
-                                                algorithm=alg))
-            continue
-        means = g.groupby(x)["cost"].mean()
-        shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
-        est = paired_slope_by_seed(g, x, "cost")
-        # the exponent this calibration predicts: the paper's derivation (privacy term ∝ sqrt(σ))
-        # applied to the σ's actually used (agents/lq/regime.py: sigma_exponents)
-        pred = sqrt_sigma_exponent(g.groupby(x)["sigma_gram"].median() if "sigma_gram" in g else pd.Series(dtype=float))
-        if package:
-            verdict = verdict_near(est, pred, width_limit=2.0)  # a CI wider than 2: too little data
-            rule = f"expected {pred:+.3f} for the σ's of this calibration (the paper's zCDP route gives {expected:+g})"
-        else:
-            verdict = verdict_exponent(est, expected, wrong)
-            rule = (f"the paper's exponent {expected:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
-                    f"excluding {wrong:+g}; this calibration's σ's give {pred:+.3f}")
-        k_fin = int(g["episode"].max())
-        check = overall_regime([_regime(gs, k_fin) for _, gs in g.groupby(x)])
-        out.append(ClaimResult.from_estimate(
-            est, verdict=verdict, check=check, calibration=str(calib),
-            note=f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at K={k_fin}, "
-            f"paired by seed) over {[round(float(v), 3) for v in grid]}; {rule}; mean costs "
-            f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
-            f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over {est.n} seeds; "
-            f"regime: {'every grid point past max(T*, 10·onset)' if check.reached else f'needs K >= {check.horizon_needed:.3g}'}",
-            epsilon=g["epsilon"].min(), algorithm=alg,
-        ))
-    return out
-
-
 # C3's exponents and the nearest wrong ones a plausible bug gives: −1/4 in ε (σ ∝ ε^(-1/2)),
 # 0 in ln(1/δ) (δ ignored)
 C3_EPS, C3_EPS_WRONG, C3_DELTA, C3_DELTA_WRONG = -0.5, -0.25, 0.25, 0.0
+# C3's and F2's two fits, in row order: the variable, then (the paper's exponent, the wrong
+# one, the variable held fixed, its name in a note)
+FITS = {"epsilon": (C3_EPS, C3_EPS_WRONG, "delta", "ε"),
+        "log_inv_delta": (C3_DELTA, C3_DELTA_WRONG, "epsilon", "ln(1/δ)")}
+MIN_GRID = 3  # grid points an exponent is fitted over
 
 
-def _c3_rows(tables: Tables, package: bool) -> list[ClaimResult]:
-    rows = []
-    for name, df in present_tables(tables, COST_TABLES):
-        cost = with_log_inv_delta(privacy_cost(df, final=True))
-        if cost.empty:
-            rows.append(ClaimResult.inconclusive(f"{name}: no private runs paired with OFU-RL runs"))
-            continue
-        rows += _exponent_rows(name, cost, "epsilon", "delta", C3_EPS, C3_EPS_WRONG, "ε", package)
-        rows += _exponent_rows(name, cost, "log_inv_delta", "epsilon", C3_DELTA, C3_DELTA_WRONG, "ln(1/δ)", package)
-    return rows or [ClaimResult.inconclusive(
-        f"no {'non-paper' if package else 'paper'}-calibration runs paired with OFU-RL runs")]
+def _cost(df: pd.DataFrame) -> pd.DataFrame:
+    return with_log_inv_delta(privacy_cost(df, final=True))
 
 
-def c3(tables: Tables) -> list[ClaimResult]:
-    """C3 (Theorem 2's privacy term, ∝ ε^(-1/2) ln(1/δ)^(1/4)) on the paper calibration's rows,
-    against the paper's −1/2 and +1/4."""
-    return _c3_rows(tables, package=False)
+def no_cost(df: pd.DataFrame) -> str | None:
+    """Why a table gives C3 and F2 nothing to fit: no private run paired with its OFU-RL run."""
+    return "no private runs paired with OFU-RL runs" if _cost(df).empty else None
 
 
-def f2(tables: Tables) -> list[ClaimResult]:
-    """Package finding F2: the tight calibration's privacy cost follows the exponents its own
-    σ's predict (analytic Gaussian: not the paper's −1/2 and +1/4)."""
-    return _c3_rows(tables, package=True)
+def paper_statement(cost: pd.DataFrame) -> pd.Series:
+    """C3's rows: the paper calibration's, and a plug-in's at any calibration (judged by the
+    paper's statement)."""
+    return cost["algorithm"].isin(list(plugins())) | (cost["calibration"] == "paper")
+
+
+def own_sigmas(cost: pd.DataFrame) -> pd.Series:
+    """F2's rows: a built-in's other calibrations, judged by the exponents their own σ's predict."""
+    return ~cost["algorithm"].isin(list(plugins())) & (cost["calibration"] != "paper")
+
+
+def exponent_fits(family: Callable[[pd.DataFrame], pd.Series]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The selection of C3's (or F2's) fits from a table: the privacy cost of the runs of
+    ``family``, once per fit of :data:`FITS` (column ``fit``), each (algorithm, instance,
+    calibration) at the value of the fixed variable with the most grid points (``fixed_at``)."""
+    def select(df: pd.DataFrame) -> pd.DataFrame:
+        cost = _cost(df)
+        cost = cost[family(cost)]
+        parts = []
+        for x, (_, _, fixed, _) in FITS.items():
+            for _, g in cost.groupby(["algorithm", "env_label", "calibration"]):
+                at = float(g.groupby(fixed)[x].nunique().idxmax())
+                parts.append(g[np.isclose(g[fixed], at)].assign(fit=x, fixed_at=at))
+        return pd.concat(parts, ignore_index=True) if parts else cost.assign(fit="", fixed_at=np.nan)
+    return select
+
+
+def _grid(g: pd.DataFrame) -> list[float]:
+    return sorted(g[g["fit"].iloc[0]].unique())
+
+
+def exponent_regime(g: pd.DataFrame) -> RegimeCheck:
+    """A fit's regime: that of every grid point (:func:`_regime` at the fit's K); ``n/a`` for
+    a grid too short to fit."""
+    if len(_grid(g)) < MIN_GRID:
+        return RegimeCheck()
+    k_fin = int(g["episode"].max())
+    return overall_regime([_regime(gs, k_fin) for _, gs in g.groupby(g["fit"].iloc[0])])
+
+
+def cost_exponent(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
+    """The fitted exponent of the seed-mean privacy cost in the fit's variable, paired by seed
+    (non-positive means dropped); nothing on a grid too short to fit."""
+    return paired_slope_by_seed(g, g["fit"].iloc[0], "cost") if len(_grid(g)) >= MIN_GRID else Estimate.empty()
+
+
+def predicted_exponent(g: pd.DataFrame) -> float:
+    """The exponent a calibration predicts: the paper's derivation (privacy term ∝ sqrt(σ))
+    applied to the σ's actually used (agents/lq/regime.py: sigma_exponents)."""
+    x = g["fit"].iloc[0]
+    return sqrt_sigma_exponent(g.groupby(x)["sigma_gram"].median() if "sigma_gram" in g else pd.Series(dtype=float))
+
+
+def paper_exponent_rule(grp: Group) -> Callable[[Estimate], str]:
+    """C3: the paper's exponent, excluding the nearest wrong one."""
+    target, wrong, _, _ = FITS[grp.key["fit"]]
+    return partial(verdict_exponent, target=target, wrong=wrong)
+
+
+def own_sigma_rule(grp: Group) -> Callable[[Estimate], str]:
+    """F2: the exponent the calibration's own σ's predict (a CI wider than 2: too little data)."""
+    return partial(verdict_near, target=predicted_exponent(grp.rows), width_limit=2.0)
+
+
+def _fit_note(grp: Group, rule: str) -> str:
+    g, k = grp.rows, grp.key
+    x = k["fit"]
+    env = k["env_label"]
+    if k["algorithm"] in plugins():
+        env = f"{declared('algorithms', 'display')[k['algorithm']]} on {env}"
+    where = f"{grp.table}: {env}: {FITS[x][3]} at {FITS[x][2]}={g['fixed_at'].iloc[0]:g}"
+    grid = _grid(g)
+    if len(grid) < MIN_GRID:
+        return f"{where}: grid has {len(grid)} point(s) in this preset; need >= {MIN_GRID}"
+    means = g.groupby(x)["cost"].mean()
+    shift = g.groupby(x)["lam_min"].median() if "lam_min" in g else pd.Series(dtype=float)
+    check = grp.check
+    return (f"{where}: fitted exponent of the seed-mean privacy cost (Regret_private − Regret_OFU at "
+            f"K={int(g['episode'].max())}, paired by seed) over {[round(float(v), 3) for v in grid]}; {rule}; mean costs "
+            f"{[round(float(v), 2) for v in means.to_numpy()]}; λ_min = Λ (regularizer scale; the shift is 2Λ) "
+            f"{[float(f'{v:.3g}') for v in shift.to_numpy()]}; non-positive means are dropped from the fit; CI over "
+            f"{grp.est.n} seeds; regime: "
+            f"{'every grid point past max(T*, 10·onset)' if check.reached else f'needs K >= {check.horizon_needed:.3g}'}")
+
+
+def _c3_note(grp: Group) -> str:
+    target, wrong, _, _ = FITS[grp.key["fit"]]
+    return _fit_note(grp, f"the paper's exponent {target:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while "
+                          f"excluding {wrong:+g}; this calibration's σ's give {predicted_exponent(grp.rows):+.3f}")
+
+
+def _f2_note(grp: Group) -> str:
+    return _fit_note(grp, f"expected {predicted_exponent(grp.rows):+.3f} for the σ's of this calibration (the paper's "
+                          f"zCDP route gives {FITS[grp.key['fit']][0]:+g})")
+
+
+_FIT_BY = ("fit", "algorithm", "env_label", "calibration")
+
+# C3 (Theorem 2's privacy term, ∝ ε^(-1/2) ln(1/δ)^(1/4)) on the paper calibration's rows,
+# against the paper's −1/2 and +1/4: per table, its ε fits, then its ln(1/δ) fits
+C3_ROWS = Rows(select=exponent_fits(paper_statement), by=_FIT_BY, regime=exponent_regime, statistic=cost_exponent,
+               rule=paper_exponent_rule, rule_of_group=True, note=_c3_note, unmeasured=no_cost,
+               empty="no paper-calibration runs paired with OFU-RL runs")
+# F2 (a finding): the tight calibration's privacy cost follows the exponents its own σ's
+# predict (analytic Gaussian: not the paper's −1/2 and +1/4)
+F2_ROWS = Rows(select=exponent_fits(own_sigmas), by=_FIT_BY, regime=exponent_regime, statistic=cost_exponent,
+               rule=own_sigma_rule, rule_of_group=True, note=_f2_note, unmeasured=no_cost,
+               empty="no non-paper-calibration runs paired with OFU-RL runs")
 
 
 def ridge_checkpoints(df: pd.DataFrame) -> pd.DataFrame:
@@ -259,7 +308,6 @@ C4_ROWS = Rows(select=ridge_checkpoints, by=(), stack=True, statistic=ridge_gap_
 
 
 _JOBS = "tests/lq/test_jobs.py"
-_FIT = "one row is a fit across the groups of a grid (its exponent, the regime of every grid point)"
 
 CLAIMS = [
     Claim(id="C1", paper=PAPER,
@@ -298,7 +346,7 @@ CLAIMS = [
           reads=("lq_regret",), optional=COST_TABLES[1:],
           metric="fitted exponent of the privacy cost vs ε and vs ln(1/δ) (paper calibration)",
           expected=f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}",
-          compute=c3, why_code=_FIT, figure="lq_privacy_cost",
+          rows=C3_ROWS, figure="lq_privacy_cost",
           planted_bugs=(
               PlantedBug("a privacy cost ∝ ε^-1/4 (the nearest wrong exponent)",
                          f"{_JOBS}::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
@@ -318,7 +366,7 @@ CLAIMS = [
           reads=("lq_regret",), optional=COST_TABLES[1:],
           metric="fitted exponent of the privacy cost vs ε and vs ln(1/δ) (tight calibration)",
           expected=f"½ × the slope of log σ for the tight σ's, ± {EXPONENT_TOL:g}",
-          compute=f2, why_code=_FIT, figure="lq_privacy_cost", finding=True,
+          rows=F2_ROWS, figure="lq_privacy_cost", finding=True,
           planted_bugs=(
               PlantedBug("a tight privacy cost ∝ ε^-1 where its σ's predict a shallower exponent",
                          f"{_JOBS}::test_c3_recovers_the_exponents_and_rejects_wrong_ones"),
