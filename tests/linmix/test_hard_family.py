@@ -9,9 +9,11 @@ import pytest
 
 from dprl.analysis.aggregate import aggregate
 from dprl.analysis.base import KINDS
-from dprl.analysis.claims.linmix import z7, z8
+from dprl.analysis.claims.linmix import CLAIMS, z8
 from dprl.config.load import ConfigError, load_config
 from dprl.experiments.run import run_job
+
+CLAIM = {c.id: c for c in CLAIMS}
 
 ALGS = [{"name": "ucrl_vtr"}, {"name": "private_linopt_vi"}]
 PRIV = {"epsilon": [1000.0], "delta": [1e-5], "calibration": ["tight"]}
@@ -64,7 +66,7 @@ def test_a_seed_draws_the_same_instance_at_every_k_and_seeds_differ(family):
 
 
 def test_z7_is_two_sided_on_the_family(family):
-    rows = {r.note.split(",")[0]: r for r in z7({"linmix_hard": family})}
+    rows = {r.note.split(",")[0]: r for r in CLAIM["Z7"].evaluate({"linmix_hard": family})}
     ucrl = rows["ucrl_vtr"]
     assert ucrl.kind == KINDS[0]  # a rate on a hard family
     assert 0.3 < ucrl.measured < 0.7, ucrl.note
@@ -80,7 +82,7 @@ def test_z7_fails_for_an_agent_that_beats_the_lower_bound(family):
     cheat = family.copy()
     cheat["regret"] = np.where(cheat["algorithm"] == "ucrl_vtr", 5.0 + 0.01 * np.log(cheat["episode"] + 1) + 0.01 * cheat["seed"],
                                cheat["regret"])
-    rows = {r.note.split(",")[0]: r for r in z7({"linmix_hard": cheat})}
+    rows = {r.note.split(",")[0]: r for r in CLAIM["Z7"].evaluate({"linmix_hard": cheat})}
     assert rows["ucrl_vtr"].verdict == "not reproduced"
     assert rows["ucrl_vtr"].measured < 0.1
 
@@ -95,8 +97,8 @@ def test_z7_reads_linmix_hard_long_as_part_of_the_family(family):
     first_label = short.loc[short["K"] == 400, "env_label"].iloc[0]
     long["env_label"] = first_label  # another experiment may label its jobs alike
     key = lambda r: r.note.split(",")[0]  # noqa: E731
-    whole = {key(r): r for r in z7({"linmix_hard": family})}
-    split = {key(r): r for r in z7({"linmix_hard": short, "linmix_hard_long": long})}
+    whole = {key(r): r for r in CLAIM["Z7"].evaluate({"linmix_hard": family})}
+    split = {key(r): r for r in CLAIM["Z7"].evaluate({"linmix_hard": short, "linmix_hard_long": long})}
     assert whole.keys() == split.keys()
     for name in whole:
         assert (split[name].measured, split[name].ci_low, split[name].ci_high, split[name].verdict) == (
@@ -104,7 +106,7 @@ def test_z7_reads_linmix_hard_long_as_part_of_the_family(family):
     flat = long.copy()
     at_1600 = short[(short["K"] == 1600) & (short["d"] == 3)].groupby(["algorithm", "seed"])["regret"].max()
     flat["regret"] = [at_1600[(a, s)] for a, s in zip(flat["algorithm"], flat["seed"])]
-    broken = {key(r): r for r in z7({"linmix_hard": short, "linmix_hard_long": flat})}
+    broken = {key(r): r for r in CLAIM["Z7"].evaluate({"linmix_hard": short, "linmix_hard_long": flat})}
     assert broken["ucrl_vtr"].verdict != "reproduced" and broken["ucrl_vtr"].measured < whole["ucrl_vtr"].measured
 
 

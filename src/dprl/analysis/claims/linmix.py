@@ -554,10 +554,11 @@ Z8_TOL = 0.25  # the d-exponent of a fit over d - 1 in {1, 2, 4}: lower-order te
 Z8_RULE = partial(verdict_near, target=1.0, tol=Z8_TOL)  # linear in d: exponent 1 (Ω(dH√K))
 
 
-def _hard(tables: Tables) -> pd.DataFrame:
-    g = stacked_final_rows(tables, HARD_TABLES)
-    g["epsilon"] = g["epsilon"].fillna(np.inf)  # the non-private rows group on their own
-    return g
+def hard_final(df: pd.DataFrame) -> pd.DataFrame:
+    """A hard-family table's rows at each job's last checkpoint (its own jobs told apart within
+    it), the non-private rows' ε as ``inf`` (groups of their own)."""
+    fin = final_rows(df)
+    return fin.assign(epsilon=fin["epsilon"].fillna(np.inf))
 
 
 def _in_regime(g: pd.DataFrame) -> pd.Series:
@@ -567,44 +568,69 @@ def _in_regime(g: pd.DataFrame) -> pd.Series:
     return g["K"] >= g["horizon_needed"]
 
 
-def z7(tables: Tables) -> list[ClaimResult]:
-    """UCRL-VTR's, OPPO's and Private-LinOpt-VI/PO's regret-vs-K exponent on the family hard
-    at K (``hard_linear_horizon``), two-sided: each seed's log-log slope of its final regret
-    against K over the K grid inside the regime, Student's t over seeds, inside
-    :data:`~dprl.analysis.stats.SQRT_RATE_WINDOW`. Every policy's regret on the family is at
-    most ``K·H·(d−1)·2Δ·H ∝ √K``, so an exponent above 0.6 means Δ is not tuned to K, one
-    below 0.4 an algorithm beating the Ω(dH√K) lower bound (e.g. one that reads ``μ``)."""
-    out = []
-    df = _hard(tables)
-    for (alg, calib, eps, H, d), g in df.groupby([*HARD_FAMILY, "d"]):
-        Ks = sorted(g["K"].unique())
-        if len(Ks) < 2:
-            continue
-        inside = g[_in_regime(g)]
-        fit = inside if inside["K"].nunique() >= 2 else g
-        check = RegimeCheck("reached") if fit is inside else RegimeCheck(
-            "not reached", float(g.groupby("K")["horizon_needed"].median().max()))
-        if g["horizon_needed"].isna().all():  # a plug-in: no burn-in predicted, every K fitted
-            fit, check = g, RegimeCheck()
-        est = paired_slope_by_seed(fit, "K", "regret")
-        verdict = verdict_sqrt_rate(est)
-        zero = sorted(set(fit.loc[fit["regret"] <= 0, "seed"]))
-        if zero:
-            verdict = "not reproduced"
-        ratio = fit["regret"] / fit["dH_sqrtK"]
-        who = alg if not np.isfinite(eps) else f"{alg} ε={eps:g}"
-        lo, hi = SQRT_RATE_WINDOW
-        out.append(ClaimResult.from_estimate(
-            est, verdict=verdict, check=check, calibration=str(calib),
-            note=f"{who}, d={int(d)} H={int(H)}, Δ(K) = sqrt(1/(HK))/(4√2): log-log slope of the regret at K vs K over "
-                 f"K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} seeds; {per_seed_note(est)}); "
-                 f"two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = {ratio.min():.3g}-{ratio.max():.3g} (the lower "
-                 f"bound's shape); "
-                 + ("regime: every K of the fit past 10·T* (the job's horizon_needed)" if check.state != "n/a" else
-                    "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
-                 + (f"; seed(s) {zero} with zero regret" if zero else ""),
-            epsilon=eps if np.isfinite(eps) else float("nan"), kind=KINDS[0], algorithm=alg))
-    return out or [ClaimResult.inconclusive("fewer than two K values on the hard family")]
+def _who(grp: Group) -> str:
+    eps = grp.key["epsilon"]
+    return grp.key["algorithm"] if not np.isfinite(eps) else f"{grp.key['algorithm']} ε={eps:g}"
+
+
+def k_regime(g: pd.DataFrame) -> RegimeCheck:
+    """Z7: ``reached`` when two or more K of the grid are past their jobs' ``horizon_needed``
+    (the fit uses those), else ``not reached`` with the largest median horizon over K (the
+    fit uses the whole grid); ``n/a`` for a plug-in (no burn-in predicted: every K fitted)."""
+    if g["horizon_needed"].isna().all():
+        return RegimeCheck()
+    if g.loc[_in_regime(g), "K"].nunique() >= 2:
+        return RegimeCheck("reached")
+    return RegimeCheck("not reached", float(g.groupby("K")["horizon_needed"].median().max()))
+
+
+def _k_fit(g: pd.DataFrame, check: RegimeCheck) -> pd.DataFrame:
+    """The jobs Z7 fits: those inside the regime when it is reached, else every K."""
+    return g[_in_regime(g)] if check.reached else g
+
+
+def _zero_seeds(grp: Group) -> list:
+    fit = _k_fit(grp.rows, grp.check)
+    return sorted(set(fit.loc[fit["regret"] <= 0, "seed"]))
+
+
+def sqrt_rate_unless_zero(grp: Group) -> Callable[[Estimate], Verdict]:
+    """:func:`~dprl.analysis.stats.verdict_sqrt_rate`; a seed with zero regret in the fit
+    fails the row whatever its slope (on this family every learner pays regret)."""
+    zero = bool(_zero_seeds(grp))
+    return lambda est: combine_verdicts([verdict_sqrt_rate(est), "not reproduced" if zero else "reproduced"])
+
+
+def _z7_note(grp: Group) -> str:
+    fit, est, zero = _k_fit(grp.rows, grp.check), grp.est, _zero_seeds(grp)
+    ratio = fit["regret"] / fit["dH_sqrtK"]
+    lo, hi = SQRT_RATE_WINDOW
+    return (f"{_who(grp)}, d={int(grp.key['d'])} H={int(grp.key['env.H'])}, Δ(K) = sqrt(1/(HK))/(4√2): log-log slope of "
+            f"the regret at K vs K over K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} "
+            f"seeds; {per_seed_note(est)}); two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = "
+            f"{ratio.min():.3g}-{ratio.max():.3g} (the lower bound's shape); "
+            + ("regime: every K of the fit past 10·T* (the job's horizon_needed)" if grp.check.state != "n/a" else
+               "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
+            + (f"; seed(s) {zero} with zero regret" if zero else ""))
+
+
+# UCRL-VTR's, OPPO's and Private-LinOpt-VI/PO's regret-vs-K exponent on the family hard at K
+# (``hard_linear_horizon``), two-sided: each seed's log-log slope of its final regret against
+# K over the K grid inside the regime, Student's t over seeds, inside SQRT_RATE_WINDOW. Every
+# policy's regret on the family is at most ``K·H·(d−1)·2Δ·H ∝ √K``, so an exponent above 0.6
+# means Δ is not tuned to K, one below 0.4 an algorithm beating the Ω(dH√K) lower bound (e.g.
+# one that reads ``μ``). One family over the two tables (stacked), a row per (algorithm,
+# calibration, ε, H, d) with two or more K.
+Z7_ROWS = Rows(select=hard_final, stack=True, by=(*HARD_FAMILY, "d"), keep=lambda g: g["K"].nunique() >= 2,
+               regime=k_regime, statistic=lambda g, check: paired_slope_by_seed(_k_fit(g, check), "K", "regret"),
+               rule=sqrt_rate_unless_zero, rule_of_group=True, note=_z7_note, kind=KINDS[0],
+               empty="fewer than two K values on the hard family")
+
+
+def _hard(tables: Tables) -> pd.DataFrame:
+    g = stacked_final_rows(tables, HARD_TABLES)
+    g["epsilon"] = g["epsilon"].fillna(np.inf)  # the non-private rows group on their own
+    return g
 
 
 def z8(tables: Tables) -> list[ClaimResult]:
@@ -707,9 +733,7 @@ CLAIMS = [
     Claim(id="Z7", paper=PAPER, statement="the regret of UCRL-VTR, OPPO and Private-LinOpt-VI/PO grows like √K on the "
           "instance hard at K (lower bound Ω(dH√K) of Zhou, Gu, Szepesvári 2021; the paper's Õ(√K) upper bound)",
           reads=HARD_TABLES[:1], optional=HARD_TABLES[1:], metric="log-log slope of regret at K vs K over the family",
-          expected="CI inside [0.4, 0.6]", compute=z7, figure="linmix_hard_regret", kind=KINDS[0],
-          why_code="one K grid split across two tables, fitted over the K inside the regime; a seed with zero regret "
-                   "fails the row whatever its slope; rows carry their algorithm (a plug-in's are reported apart)",
+          expected="CI inside [0.4, 0.6]", rows=Z7_ROWS, figure="linmix_hard_regret", kind=KINDS[0],
           planted_bugs=(
               PlantedBug("regret nearly constant in K (an agent that reads μ)",
                          "tests/linmix/test_hard_family.py::test_z7_fails_for_an_agent_that_beats_the_lower_bound"),
