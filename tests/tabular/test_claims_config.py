@@ -30,10 +30,10 @@ def test_v2_verdict_follows_the_slope():
 
 
 def test_v3_exponent_in_epsilon():
-    res = claims.v3({"tabular_regret": _regret_table(0.5, -1.0)})
+    res = CLAIM["V3"].evaluate({"tabular_regret": _regret_table(0.5, -1.0)})
     eps_rows = [r for r in res if "exponent" in r.note]
     assert eps_rows and eps_rows[0].measured == pytest.approx(-1.0, abs=0.05) and eps_rows[0].verdict == "reproduced"
-    res = claims.v3({"tabular_regret": _regret_table(0.5, -0.2)})
+    res = CLAIM["V3"].evaluate({"tabular_regret": _regret_table(0.5, -0.2)})
     assert [r for r in res if "exponent" in r.note][0].verdict == "not reproduced"
 
 

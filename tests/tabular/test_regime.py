@@ -191,12 +191,12 @@ def test_v2_inside_the_regime_can_fail():
 
 
 def test_v3_expected_exponent_from_the_burn_in():
-    res = tc.v3({"tabular_regret": _regret_table(0.0, 3e7, 1e6, 2e5)})  # cost = burn-in regret ∝ 1/ε
+    res = CLAIM["V3"].evaluate({"tabular_regret": _regret_table(0.0, 3e7, 1e6, 2e5)})  # cost = burn-in regret ∝ 1/ε
     exp = [r for r in res if "exponent" in r.note][0]
     assert "predicts -1.000" in exp.note and exp.regime == "reached"
     assert exp.measured == pytest.approx(-1.0, abs=0.05) and exp.verdict == "reproduced"
     # a cost still growing like T^0.5 past T* scales like ε^-0.5: refuted inside the regime
-    bad = [r for r in tc.v3({"tabular_regret": _regret_table(0.5, 3e7, 1e6, 2e5)}) if "exponent" in r.note][0]
+    bad = [r for r in CLAIM["V3"].evaluate({"tabular_regret": _regret_table(0.5, 3e7, 1e6, 2e5)}) if "exponent" in r.note][0]
     assert bad.measured == pytest.approx(-0.5, abs=0.05) and bad.verdict == "not reproduced"
 
 
