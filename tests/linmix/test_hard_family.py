@@ -9,7 +9,7 @@ import pytest
 
 from dprl.analysis.aggregate import aggregate
 from dprl.analysis.base import KINDS
-from dprl.analysis.claims.linmix import CLAIMS, z8
+from dprl.analysis.claims.linmix import CLAIMS
 from dprl.config.load import ConfigError, load_config
 from dprl.experiments.run import run_job
 
@@ -111,11 +111,11 @@ def test_z7_reads_linmix_hard_long_as_part_of_the_family(family):
 
 
 def test_z8_reads_the_growth_with_d_and_fails_when_flat(family):
-    rows = {r.note.split(",")[0]: r for r in z8({"linmix_hard": family})}
+    rows = {r.note.split(",")[0]: r for r in CLAIM["Z8"].evaluate({"linmix_hard": family})}
     assert np.isfinite(rows["ucrl_vtr"].measured)
     flat = family.copy()
     flat["regret"] = np.where(flat["algorithm"] == "ucrl_vtr", 10.0 + 0.1 * flat["seed"], flat["regret"])
-    assert {r.note.split(",")[0]: r for r in z8({"linmix_hard": flat})}["ucrl_vtr"].verdict == "not reproduced"
+    assert {r.note.split(",")[0]: r for r in CLAIM["Z8"].evaluate({"linmix_hard": flat})}["ucrl_vtr"].verdict == "not reproduced"
 
 
 def test_an_invalid_member_is_refused_before_any_job_runs():
