@@ -156,7 +156,8 @@ def _z2_note(grp: Group) -> str:
 # plug-in's, and (calibration, ε); the row pools the curves at that ε
 Z2_ROWS = Rows(select=last_decade, by=("plugin", "calibration", "epsilon"), regime=curves_regime,
                statistic=lambda g, check: _worst_curve(curve_slopes(g))[1], rule=every_curve, rule_of_group=True,
-               note=_z2_note, algorithm=lambda grp: grp.key["plugin"] or None, empty=None)
+               note=_z2_note, algorithm=lambda grp: grp.key["plugin"] or None,
+               empty="no regret curves to fit")  # a claim never drops out of the table silently
 
 
 # ------------------------------------------------------------------------------ Z3
@@ -673,6 +674,10 @@ CLAIMS = [
                          "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_with_a_tenth_of_its_sigma_flips"),
               PlantedBug("the local randomiser drawing a tenth of the noise its calibration states (only the audit sees it)",
                          "tests/linmix/test_claims_flip.py::test_z1_local_randomiser_drawing_a_tenth_of_its_noise_flips_by_the_audit_alone"),
+              PlantedBug("a tenth of the noise in the compiled path the audit job draws through (the σ's the loop's "
+                         "noise kernel is given, or the noise inside the kernel, which the σ report cannot see), "
+                         "central privatizer and local randomiser",
+                         "tests/linmix/test_noise_path.py::test_a_tenth_of_the_noise_in_the_compiled_audit_path_flips_z1"),
           )),
     Claim(id="Z2", paper=PAPER, statement="the regret of UCRL-VTR, OPPO, Private-LinOpt-VI and Private-LinOpt-PO is "
           "O(√T): on the mixture instances it stays below the √T envelope",

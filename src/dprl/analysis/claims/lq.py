@@ -120,7 +120,7 @@ C2_ROWS = Rows(select=settings, table_select={"lq_regret": lambda df: settings(d
                by=("env_label", "algorithm", "calibration", "epsilon", "delta_key"), regime=c2_regime,
                statistic=slope_from_fit_start, rule=verdict_sqrt_rate, note=_c2_note,
                calibration=lambda grp: "n/a" if grp.key["calibration"] == "none" else str(grp.key["calibration"]),
-               empty=None)
+               empty="no regret curves to fit")  # a claim never drops out of the table silently
 
 
 def _regime(g: pd.DataFrame, k_max: int) -> RegimeCheck:

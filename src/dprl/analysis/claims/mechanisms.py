@@ -94,7 +94,7 @@ def _m2_note(grp: Group) -> str:
 # M2: per calibration, the coverage of its stated (1 − β) error bound in the worst mechanism ×
 # privacy cell (every t <= T: the union bound over t)
 M2_ROWS = Rows(select=last_counts, by=("calibration",), statistic=m2_coverage, rule=m2_rule, rule_of_group=True,
-               note=_m2_note, empty=None)
+               note=_m2_note, empty="no counter errors recorded")  # a claim never drops out of the table silently
 
 
 def m3_ratios(g: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
