@@ -10,7 +10,10 @@ draws per episode): tie-breaking keys ``agent_rng.random((H, S, A))`` per episod
 environment uniforms ``env_rng.random(2H + 1)`` per episode, and per episode the
 counters' Laplace noise ``E = noise_rng.standard_exponential(N)`` then its signs
 ``noise_rng.random(⌈N/53⌉)`` (``LaplaceNoise.sample``). The loop draws the first two in
-blocks of episodes and the noise inside the compiled loop, episode by episode (Numba's
+blocks of episodes and the noise inside the compiled loop, episode by episode, with
+:func:`~dprl.agents.tabular.statistics.draw_laplace` (the kernel the audits draw through; it
+records the scale it drew with in ``PrivateStats.drawn``, which the job checks:
+``privacy.ran_calibration``) (Numba's
 ``Generator`` gives NumPy's numbers, 3.1 against 4.0 ns an exponential, and PUCB draws
 ``N`` of them an episode); NumPy's generators give the same numbers
 whether drawn one episode at a time or in one block, so a job's numbers do not depend on the
@@ -31,9 +34,9 @@ from dprl.agents.tabular.agent import OptimisticAgent
 from dprl.agents.tabular.calibration import PUCBCalibration
 from dprl.agents.tabular.planner import greedy_into, log_term, new_memo, priv_q_into
 from dprl.agents.tabular.regime import clamp_watch
-from dprl.agents.tabular.statistics import PrivateStats, _indicators_into, feed_exact
+from dprl.agents.tabular.statistics import PrivateStats, _indicators_into, feed_exact, draw_laplace, new_drawn_record
 from dprl.envs.tabular import TabularMDP, policy_value_of, rollout_into
-from dprl.privacy.kernels import feed_tree, laplace_into, sign_words, trailing_zeros
+from dprl.privacy.kernels import feed_tree, sign_words, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import CheckpointSummary, pairwise_sum
 
@@ -99,7 +102,7 @@ def _policy_code(policy: np.ndarray, A: int) -> int:
 def _run_block(
     cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray, next_reward: np.ndarray, has_next_reward: bool,
     n_actions: np.ndarray, private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t0: int,
-    scale: float, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
+    scale: float, drawn: np.ndarray, e_first: float, e_rest: float, log_sah_beta: float, bonus_scale: float,
     u: np.ndarray, keys: np.ndarray, noise_rng: np.random.Generator, policies: np.ndarray, returns: np.ndarray,
     all_tied: np.ndarray, watch: np.ndarray, clamped: np.ndarray, P: np.ndarray, p0: np.ndarray, rho_star: float,
     gaps: np.ndarray, values: np.ndarray,
@@ -109,7 +112,8 @@ def _run_block(
     Statistics: UBEV feeds the exact ``counts`` (``statistics.feed_exact``); PUCB the tree
     counters ``exact``/``suffix`` after ``t0`` elements (``privacy.kernels.feed_tree``), with
     ``counts`` all zeros (the release before the first element), and node noise
-    ``±scale·E`` from ``noise_rng`` (``LaplaceNoise.sample``; unused without noise). Writes episode ``k``'s
+    ``±scale·E`` from ``noise_rng`` drawn by :func:`draw_laplace` (``LaplaceNoise.sample``'s
+    draws; unused without noise), which records in ``drawn`` the scale it drew with. Writes episode ``k``'s
     policy to ``policies[k]``, its exact gap ``ρ* − ρ^{π}`` (:func:`policy_value_of` on the true
     ``P``, ``p0``; the agent never sees it) to ``gaps[k]``, its sampled return to ``returns[k]`` and whether every action
     tied at every ``(h, s)`` (the burn-in's uniform play, ``regime`` module) to
@@ -157,12 +161,8 @@ def _run_block(
         if private:
             x[:] = 0.0
             _indicators_into(x, S, A, H, states, actions, rewards)
-            if noisy:  # N exponentials, then the sign words: LaplaceNoise.sample's order
-                for c in range(e.shape[0]):
-                    e[c] = noise_rng.standard_exponential()
-                for j in range(words.shape[0]):
-                    words[j] = noise_rng.random()
-                laplace_into(e, words, scale, noise)
+            if noisy:  # the kernel the audits draw through; records the scale it drew with in drawn
+                draw_laplace(noise_rng, scale, e, words, noise, drawn, t + 1)
             feed_tree(exact, suffix, t + 1, x, noise, noisy)
         else:
             feed_exact(counts, S, A, H, states, actions, rewards)
@@ -233,10 +233,10 @@ def feed_episodes(
     # a generator the loop never reads where there is no noise (its type keeps one compiled loop)
     noise_rng = src.rng if noisy else np.random.default_rng(0)
     if private:
-        counts, exact, suffix = np.zeros(N), src.exact, src.suffix
+        counts, exact, suffix, drawn = np.zeros(N), src.exact, src.suffix, src.drawn
         scale, e_first, e_rest = src.scale, src.e_first, src.e_rest
     else:
-        counts, exact, suffix = src.counts, np.zeros((1, 0)), np.zeros((1, 0))
+        counts, exact, suffix, drawn = src.counts, np.zeros((1, 0)), np.zeros((1, 0)), new_drawn_record()
         scale, e_first, e_rest = 0.0, 0.0, 0.0
     lt = log_term(S, A, H, agent.beta)
     values = policy_table(S, A, H)
@@ -246,7 +246,7 @@ def feed_episodes(
         u = env.draw_uniforms(env_rng, b)
         keys = agent.tie_rng.random((b, H, S, A))
         t0 = src.t if private else done
-        _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, scale, e_first, e_rest, lt,
+        _run_block(*model, agent.n_actions, private, counts, exact, suffix, t0, scale, drawn, e_first, e_rest, lt,
                    float(agent.bonus_scale), u, keys, noise_rng, policies[:b], returns[:b], all_tied[:b],
                    watch, clamped[:b], env.P, env.p0, rho_star, gaps[:b], values)
         if private:

@@ -5,10 +5,14 @@ Every paper's agent package has this module, with the same two parts:
 
 - :func:`held_calibration`: the calibration of the noise a built agent holds, read from
   its noise objects (here the agent's :class:`PrivateStats`: the Laplace scale the compiled
-  loop runs with), whose ``accounted_epsilon``/``accounted_delta`` are the job's accounting;
+  loop runs with), whose ``accounted_epsilon``/``accounted_delta`` are the job's accounting
+  before it runs; after it ran, :func:`ran_calibration` reads the scale the compiled loop's
+  noise kernel (:func:`~dprl.agents.tabular.statistics.draw_laplace`) drew with and refuses
+  the job if it is not the held one;
 - the neighbouring inputs of the audit (:func:`counter_streams`, :func:`episode_streams`)
   and the audits themselves, which draw from the built agent's own counters
-  (:meth:`PrivateStats.replicas`: same scale, same horizon, same kernels).
+  (:meth:`PrivateStats.replicas`: same scale, same horizon) through the same noise kernel
+  as the episode loop (:func:`drawn_calibration` reads what they drew).
 
 The released view of the counters over ``T`` episodes is the sequence of prefix sums;
 it is an invertible linear function of the noisy tree nodes (node of episode ``t`` =
@@ -23,6 +27,8 @@ action 0 and reward 1 in ``D`` and in state 1 with reward 1 in ``D'``, so every 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from dprl.agents.protocol import BuiltAgent
@@ -31,7 +37,6 @@ from dprl.agents.tabular.statistics import PrivateStats, episode_indicators
 from dprl.envs.tabular import TabularMDP
 from dprl.privacy.audit import AuditResult, audit, laplace_llr, nodes_from_releases
 from dprl.privacy.audit_power import LaplacePair
-from dprl.privacy.kernels import sign_words
 
 
 def held_calibration(built: BuiltAgent) -> cal.PUCBCalibration | None:
@@ -39,6 +44,48 @@ def held_calibration(built: BuiltAgent) -> cal.PUCBCalibration | None:
     its :class:`PrivateStats` (:meth:`PrivateStats.calibration`), not rebuilt from the config."""
     source = built.agent.source
     return source.calibration() if isinstance(source, PrivateStats) else None
+
+
+# Σ|noise| / Σ E equals the scale drawn with to a few units in the last place (draw_laplace);
+# a scale farther than this from the held one was not the one held
+DRAWN_SCALE_TOLERANCE = 1e-9
+
+
+def drawn_calibration(stats: PrivateStats) -> cal.PUCBCalibration:
+    """The calibration of the noise :func:`~dprl.agents.tabular.statistics.draw_laplace` has
+    drawn for these counters (and their replicas): the held one (:meth:`PrivateStats.calibration`)
+    if nothing was drawn or the scale drawn with equals the held scale to
+    :data:`DRAWN_SCALE_TOLERANCE`, else the held one at the scale drawn with (its
+    ``accounted_epsilon`` is the ε of the noise actually added)."""
+    held = stats.calibration()
+    drawn = stats.drawn_noise()
+    if drawn.draws == 0 or abs(drawn.scale - held.scale) <= DRAWN_SCALE_TOLERANCE * held.scale:
+        return held
+    return dataclasses.replace(held, scale=drawn.scale)
+
+
+def ran_calibration(built: BuiltAgent) -> cal.PUCBCalibration | None:
+    """The calibration a job accounts after running ``built`` (``None`` for UBEV): the scale
+    its compiled loop drew the counters' noise with (:func:`drawn_calibration`), which must be
+    the scale the built agent held and was accounted with before the run
+    (``built.calibration``), from standard exponentials. Raises (the job writes no result)
+    when either fails: the loop added other noise than the one accounted."""
+    stats = getattr(built.agent, "source", None)
+    if not isinstance(stats, PrivateStats):
+        return None
+    ran, drawn = drawn_calibration(stats), stats.drawn_noise()
+    # what the job was accounted with before it ran: PUCB's calibration, or a plug-in's counters
+    accounted = built.calibration.scale if isinstance(built.calibration, cal.PUCBCalibration) else stats.scale
+    if abs(ran.scale - accounted) > DRAWN_SCALE_TOLERANCE * accounted:
+        raise ValueError(f"PUCB's counters drew their Laplace noise with scale {ran.scale:.6g}, but the agent holds and was "
+                         f"accounted with scale {accounted:.6g} (accounted epsilon {ran.accounted_epsilon:.6g} at the scale "
+                         f"drawn, nominal {stats.privacy.epsilon:g}): the noise the compiled loop adds is not the "
+                         "calibrated noise; result not written")
+    if not drawn.exponentials_standard():
+        raise ValueError(f"PUCB's counters drew {drawn.draws} exponentials of mean {drawn.mean_exponential:.6g}, outside "
+                         "the central 1 - 2e-12 of their Gamma law (standard exponentials have mean 1): the Laplace noise "
+                         "the compiled loop adds is not Lap(scale); result not written")
+    return ran
 
 
 def counters_only_env(S: int, A: int, H: int) -> TabularMDP:
@@ -60,9 +107,10 @@ def private_stats(built: BuiltAgent) -> PrivateStats:
 
 def _tree_sampler(stats: PrivateStats):
     """Sampler for ``audit``: ``n`` independent runs of the agent's own counters
-    (:meth:`PrivateStats.replicas`, the ``n·K`` counters advancing as one array, with the
-    draw order of :meth:`PrivateStats.update`: ``E`` then the sign words) on a stream ``(T, K)``,
-    returning their node values flattened to ``(n, T·K)``."""
+    (:meth:`PrivateStats.replicas`, the ``n·K`` counters advancing as one array) on a stream
+    ``(T, K)``, their noise drawn from the audit's generator by the kernel of the compiled
+    episode loop (:meth:`PrivateStats.feed`, :func:`~dprl.agents.tabular.statistics.draw_laplace`;
+    recorded in ``stats.drawn``), returning their node values flattened to ``(n, T·K)``."""
 
     def sample(data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         T, K = data.shape
@@ -70,8 +118,7 @@ def _tree_sampler(stats: PrivateStats):
         tree = stats.replicas(N)
         rel = np.empty((n, T, K))
         for t in range(1, T + 1):
-            x = np.ascontiguousarray(np.broadcast_to(data[t - 1], (n, K))).reshape(N)
-            tree.add(x, rng.standard_exponential(N), rng.random(sign_words(N)))
+            tree.feed(np.ascontiguousarray(np.broadcast_to(data[t - 1], (n, K))).reshape(N), rng)
             rel[:, t - 1] = tree.release_values().reshape(n, K)
         return nodes_from_releases(rel).reshape(n, T * K)
 

@@ -767,6 +767,14 @@ CLAIMS: list[Claim] = [
                        "tests/core/test_held_noise.py::test_noise_cut_10x_in_the_built_agent_flips_the_audit_and_the_accounting"),
             PlantedBug("a plug-in PUCB holding half the Laplace scale it reports",
                        "tests/core/test_plugins.py::test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_one"),
+            PlantedBug("a tenth of the Laplace scale inside the compiled noise kernel the episode loop and the audit "
+                       "share (statistics.draw_laplace; PrivateStats untouched): the real audit job's ε_lb and exact ε flip",
+                       "tests/tabular/test_privacy_path.py::test_a_noise_cut_in_the_loops_kernel_flips_v1_and_the_jobs_refuse"),
+            PlantedBug("the kernel's noise divided by 10 after it recorded its scale (a cut the record cannot see): the "
+                       "audit drawing through the kernel flips",
+                       "tests/tabular/test_privacy_path.py::test_a_cut_the_kernels_record_cannot_see_flips_v1_through_the_audit"),
+            PlantedBug("the kernel's standard exponentials a tenth (±b·E/10)",
+                       "tests/tabular/test_privacy_path.py::test_exponentials_cut_in_the_kernel_flip_v1_and_the_jobs_refuse"),
         )),
     Claim(id="V2", paper=PAPER,
           statement="PUCB's regret is O(√T) (tight calibration): on gapped instances it stays below the √T envelope",

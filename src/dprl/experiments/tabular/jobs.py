@@ -14,7 +14,9 @@ from dprl.agents.tabular.episodes import run_episodes
 from dprl.agents.tabular.regime import ONSET_DECADES, job_burn_in
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound, se_calibration
-from dprl.agents.tabular.privacy import audit_counter, audit_episode, counters_only_env, held_calibration, private_stats
+from dprl.agents.tabular.privacy import (
+    audit_counter, audit_episode, counters_only_env, drawn_calibration, private_stats, ran_calibration,
+)
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
 from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
@@ -63,6 +65,7 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
     env, built = build_job_agent(ctx)
     df = run_tabular_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])),
                               ctx.progress, alpha=alpha)
+    ran_calibration(built)  # a plug-in on dprl's counters: they drew the noise they hold (else raises)
     ctx.record_accounting(plugin_calibration(built, ctx.spec))
     nan = float("nan")
     info = {"optimal_value": env.optimal_value, "e_eps": nan, "t_exploit_possible": nan, "first_untie_predicted": nan,
@@ -85,7 +88,8 @@ def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, 
     df = run_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])), ctx.progress,
                       alpha=alpha)
     info = {"optimal_value": env.optimal_value}
-    ctx.record_accounting(held_calibration(built))  # the noise the agent ran with
+    # the scale the compiled loop drew with, checked against the one accounted before the run (else raises)
+    ctx.record_accounting(ran_calibration(built))
     if spec.privacy is not None:
         info["e_eps"] = built.calibration.e_used(T)  # E_T, the bound of the last episode's release
         info["t_exploit_possible"] = cal.first_exploit_episode(spec.privacy, env.S, env.A, env.H, T, alg["beta"],
@@ -189,7 +193,7 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         built = build_plugin(plugin, ctx, env, e["T"], rng)
         stats = private_stats(built)
         return pd.DataFrame([
-            {"mechanism": m, **r.columns(), "expected_pass": True, "eps_exact": held_calibration(built).accounted_epsilon,
+            {"mechanism": m, **r.columns(), "expected_pass": True, "eps_exact": drawn_calibration(stats).accounted_epsilon,
              "l1_per_step": stats.l1_per_step}
             for m, r in (("counter", audit_counter(built, n, rng)), (f"episode_l1x{stats.l1_per_step:g}", audit_episode(built, n, rng)))
         ])
@@ -208,9 +212,11 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
         printed = pucb(1)
         res = audit_episode(printed, n, rng)
         rows.append(("episode_printed_eps_3H", res, False, printed))
-    # eps_exact: the ε of the Laplace scale the agent holds under replacement (the whole
-    # mechanism; the counter row's claim is the per-counter ε')
+    # eps_exact: the ε under replacement of the Laplace scale the audited draws were made with
+    # (the audits draw through the compiled loop's kernel, statistics.draw_laplace, which records it;
+    # the held scale unless that kernel adds other noise); the whole mechanism's, the counter
+    # row's claim is the per-counter ε'
     return pd.DataFrame([
-        {"mechanism": m, **r.columns(), "expected_pass": exp, "eps_exact": held_calibration(b).accounted_epsilon}
+        {"mechanism": m, **r.columns(), "expected_pass": exp, "eps_exact": drawn_calibration(private_stats(b)).accounted_epsilon}
         for m, r, exp, b in rows
     ])
