@@ -109,6 +109,9 @@ CLAIMS: list[Claim] = [
                                        "tabular_hard_cost", "tabular_hard_eps", "tabular_scaling", "private_mab"), (
         PlantedBug("a tight job whose agent held 10x the noise its ε needs (accounted ε = ε/10), or half of it "
                    "(accounted ε = 2ε)", "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+        PlantedBug("a real regret job whose built PUCB held 10x the Laplace scale: its compiled loop drew with it and the "
+                   "job recorded ε/10 (a cut or 10x in the loop's own call is refused: tests/tabular/test_privacy_path.py)",
+                   "tests/tabular/test_privacy_path.py::test_ten_times_the_noise_in_the_built_agent_is_accounted_and_flips_p1"),
     )),
     accounting_claim("P2", "lq", ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long"), (
         PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
