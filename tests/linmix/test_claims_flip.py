@@ -13,8 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from planted_kernels import cut_gaussian_into, rejit_chain
 from test_held_noise import CUT, GAUSS, _spec
 
+from dprl.agents.linmix import loop
+from dprl.agents.linmix import privacy as linmix_privacy
 from dprl.analysis.aggregate import identity_columns
 from dprl.analysis.claims import evaluate
 from dprl.analysis.claims.linmix import CLAIMS
@@ -158,14 +161,12 @@ def test_z1_local_randomiser_with_a_tenth_of_its_sigma_flips(monkeypatch):
 
 def test_z1_local_randomiser_drawing_a_tenth_of_its_noise_flips_by_the_audit_alone(monkeypatch):
     """Planted bug: the local randomiser draws σ/10 noise while its held calibration says σ
-    (the exact accounting sees ε; only the audit can catch it)."""
-    perturb = LocalRegularizer.perturb
-
-    def cut(self, gram, target):
-        g, u = perturb(self, gram, target)
-        return gram + (g - gram) / CUT, target + (u - target) / CUT
-
-    monkeypatch.setattr(LocalRegularizer, "perturb", cut)
+    (the exact accounting sees ε; only the audit can catch it). Planted where the jobs draw
+    it, in the compiled noise kernel the episode loop and the audit share
+    (``gaussian_into`` with the cut inside, compiled into ``loop._observe`` and up to the
+    audit's ``loop.audit_releases``)."""
+    planted = rejit_chain([loop._observe, loop._audit_user, loop.audit_releases], gaussian_into=cut_gaussian_into(CUT))
+    monkeypatch.setattr(linmix_privacy, "audit_releases", planted)
     bad, df = _z1_local()
     assert bad["verdict"] == "not reproduced", df
     assert not df["passed"].any() and (df["eps_exact"] <= GAUSS["epsilon"] * (1 + 1e-9)).all(), df

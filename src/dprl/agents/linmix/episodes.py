@@ -58,7 +58,9 @@ def run_episodes(
     reward), drawn whether or not used, so all agents see the same stream (CRN). The agent's
     own generator (``LinOptAgent.rng``, the ``agent_rng`` it was built with) gives the VI tie
     priorities and the PO action uniforms (each mode draws only one of the two). Memory is
-    bounded by one block of episodes, whatever ``K``.
+    bounded by one block of episodes, whatever ``K``. The σ's the loop drew each
+    regularizer's noise with are recorded in its ``drawn``
+    (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`: what the job accounts from).
     """
     K = n_episodes
     marks = checked_checkpoints(checkpoints, K)
@@ -100,8 +102,8 @@ def run_episodes(
         a_u = agent_rng.random((b, H)) if po else np.zeros((b, 0))
         z = rng_p.standard_normal((b, n_noise)) if noisy else np.zeros((b, 0))
         acts = actions[done : done + b] if record_actions else actions[:b]
-        _run_block(*model, d1, kinds, params, noisy, t_p + done, *arr_p, *arr_r, po, log_policy, pi, eta, beta[0], beta[1],
-                   v_star, keys, u, a_u, z, regret[:b], returns[:b], repaired[:b], acts)
+        _run_block(*model, d1, kinds, params, noisy, t_p + done, *arr_p, *arr_r, agent.reg_p.drawn, agent.reg_r.drawn,
+                   po, log_policy, pi, eta, beta[0], beta[1], v_star, keys, u, a_u, z, regret[:b], returns[:b], repaired[:b], acts)
         # the NumPy loop's running sums, one episode at a time
         cr = np.cumsum(np.concatenate(([cum_regret], regret[:b])))[1:]
         cs = np.cumsum(np.concatenate(([cum_return], returns[:b])))[1:]

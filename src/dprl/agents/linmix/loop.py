@@ -8,7 +8,9 @@ The Regularizers' state is updated in place (their own arrays: the ``TreeCounter
 of a :class:`CentralRegularizer`, the sums of a :class:`LocalRegularizer` or
 :class:`NonPrivateRegularizer`), so the Python objects stay the single state of the
 Privatizer; the kernels reproduce ``Regularizer.release``/``observe`` (``_release_into``,
-``_observe``) with the calibration's σ's, shift and ``λ_min`` as inputs.
+``_observe``) with the calibration's σ's, shift and ``λ_min`` as inputs. The noise is scaled
+by :func:`dprl.privacy.kernels.gaussian_into`, which records the σ's it drew with in each
+regularizer's ``drawn``; the privacy audit runs the same two kernels (:func:`audit_releases`).
 
 Random streams per episode, as the NumPy loop reads them: VI tie priorities
 ``LinOptAgent.rng.random((H, S, A))`` (PO: ``agent_rng.random(H)`` action uniforms, after
@@ -26,7 +28,7 @@ from numba import njit
 
 from dprl.envs.linear_mixture import KnownFeatures
 from dprl.envs.tabular import inverse_cdf
-from dprl.privacy.kernels import cholesky_into, feed_tree, finish_with, lower_inverse_into, trailing_zeros
+from dprl.privacy.kernels import cholesky_into, feed_tree, finish_with, gaussian_into, lower_inverse_into, trailing_zeros
 from dprl.runner.kernel_cache import drop_stale_closure
 from dprl.runner.online import pairwise_sum
 
@@ -34,28 +36,19 @@ NONPRIVATE, CENTRAL, LOCAL = 0, 1, 2
 
 
 @njit(cache=True)
-def _sym_noise(z: np.ndarray, H: int, d: int, sigma: float, out: np.ndarray) -> None:
-    """``GaussianNoise.sample(symmetric=True)``: ``σ z`` on and above the diagonal of every
-    ``(d, d)`` block, mirrored below (flat ``out`` of ``H d²``)."""
-    for h in range(H):
-        for i in range(d):
-            for j in range(d):
-                a, b = (i, j) if i <= j else (j, i)
-                out[(h * d + i) * d + j] = sigma * z[(h * d + a) * d + b]
-
-
-@njit(cache=True)
 def _observe(
     kind: int, H: int, d: int, G: np.ndarray, C: np.ndarray, z_g: np.ndarray, z_t: np.ndarray,
     sigma_g: float, sigma_t: float, sums_g: np.ndarray, sums_t: np.ndarray,
     exact_g: np.ndarray, suffix_g: np.ndarray, exact_t: np.ndarray, suffix_t: np.ndarray, t: int,
-    noise_g: np.ndarray, noise_t: np.ndarray, noisy: bool,
+    noise_g: np.ndarray, noise_t: np.ndarray, noisy: bool, drawn: np.ndarray,
 ) -> None:
-    """``Regularizer.observe(G, C)`` of user ``t`` (1-based) with flat ``G`` (H d²), ``C`` (H d)."""
+    """``Regularizer.observe(G, C)`` of user ``t`` (1-based) with flat ``G`` (H d²), ``C`` (H d).
+    The noise ``σ z`` (``GaussianNoise.sample``, symmetric for the Gram) is scaled by
+    :func:`~dprl.privacy.kernels.gaussian_into`, which records the σ's it drew with in
+    ``drawn`` (the regularizer's: rows Gram, target; what the job accounts from)."""
     if noisy and kind != NONPRIVATE:
-        _sym_noise(z_g, H, d, sigma_g, noise_g)
-        for c in range(H * d):
-            noise_t[c] = sigma_t * z_t[c]
+        gaussian_into(z_g, sigma_g, d, noise_g, drawn, 0)
+        gaussian_into(z_t, sigma_t, 0, noise_t, drawn, 1)
     if kind == CENTRAL:  # two Gaussian tree counters (Zhou Sec. 6.1)
         feed_tree(exact_g, suffix_g, t, G, noise_g, noisy)
         feed_tree(exact_t, suffix_t, t, C, noise_t, noisy)
@@ -99,6 +92,80 @@ def _release_into(
         repaired += r
         not_pd += npd
     return repaired, not_pd
+
+
+@njit(cache=True)
+def _flatten_release(H: int, d: int, gram: np.ndarray, target: np.ndarray, out: np.ndarray, col: int) -> int:
+    """A release as the audit reads it: the upper triangle of every ``V_{k,h}``, then every
+    ``U_{k,h}``, into ``out`` from ``col``; returns the next column."""
+    for h in range(H):
+        for i in range(d):
+            for j in range(i, d):
+                out[col] = gram[h, i, j]
+                col += 1
+    for h in range(H):
+        for i in range(d):
+            out[col] = target[h, i, 0]
+            col += 1
+    return col
+
+
+@njit(cache=True)
+def _audit_state(kind: int, H: int, d: int, levels: int):
+    """One regression's state and work arrays for :func:`_audit_user`: tree nodes (CENTRAL,
+    ``levels`` levels) or sums, the node noise, its standard normals, and the release."""
+    nrow = levels if kind == CENTRAL else 1
+    return (np.zeros((nrow, H * d * d)), np.zeros((nrow, H * d * d)), np.zeros((nrow, H * d)), np.zeros((nrow, H * d)),
+            np.zeros(H * d * d), np.zeros(H * d), np.zeros(H * d * d), np.zeros(H * d), np.empty(H * d * d),
+            np.empty(H * d), np.empty((H, d, d)), np.empty((H, d, 1)), np.empty((d, d)), np.empty((d, d)))
+
+
+@njit(cache=True)
+def _audit_user(kind: int, H: int, d: int, G: np.ndarray, C: np.ndarray, t: int, noisy: bool, row: np.ndarray,
+                rng: np.random.Generator, drawn: np.ndarray, state, out: np.ndarray, col: int) -> int:
+    """User ``t`` (statistics ``G``, ``C``) into one regression of :func:`audit_releases`:
+    its Gram's then its target's standard normals (the loop's order), :func:`_observe`,
+    :func:`_release_into`, and the release into ``out`` from ``col``; returns the next column."""
+    ex_g, sf_g, ex_t, sf_t, sums_g, sums_t, ng, nt, zg, zt, gram, target, sym, chol = state
+    if t == 1:  # a fresh run
+        for arr in (ex_g, sf_g, ex_t, sf_t):
+            arr[:, :] = 0.0
+        sums_g[:] = 0.0
+        sums_t[:] = 0.0
+    if noisy:
+        for c in range(zg.shape[0]):
+            zg[c] = rng.standard_normal()
+        for c in range(zt.shape[0]):
+            zt[c] = rng.standard_normal()
+    _observe(kind, H, d, G, C, zg, zt, row[0], row[1], sums_g, sums_t, ex_g, sf_g, ex_t, sf_t, t, ng, nt, noisy, drawn)
+    _release_into(kind, H, d, sums_g, sums_t, sf_g, sf_t, t, row[2], row[3], gram, target, sym, chol)
+    return _flatten_release(H, d, gram, target, out, col)
+
+
+@njit(cache=True)
+def audit_releases(
+    kind: int, H: int, d1: int, d2: int, Gp: np.ndarray, Cp: np.ndarray, Gr: np.ndarray, Cr: np.ndarray, runs: int,
+    users: int, levels: int, noisy: bool, params: np.ndarray, rng: np.random.Generator, drawn_p: np.ndarray,
+    drawn_r: np.ndarray, out: np.ndarray,
+) -> None:
+    """The privacy audit's mechanism through the loop's own kernels: ``runs`` independent runs
+    of the Privatizer's two regularizers (``kind`` CENTRAL: tree counters of ``levels``
+    levels; LOCAL: the server's sums), fed user 1's flat statistics ``(Gp, Cp)``, ``(Gr, Cr)``
+    then null users up to ``users``, each observed by :func:`_observe` and released by
+    :func:`_release_into` exactly as :func:`_run_block` does (same noise kernel, the σ's
+    recorded in ``drawn_p``/``drawn_r``; ``params`` the ``[σ_gram, σ_target, shift, λ_min]``
+    rows of p and r). ``out[r]``: after every user, p's release then r's
+    (:func:`_flatten_release`)."""
+    state_p, state_r = _audit_state(kind, H, d1, levels), _audit_state(kind, H, d2, levels)
+    null_gp, null_cp, null_gr, null_cr = np.zeros_like(Gp), np.zeros_like(Cp), np.zeros_like(Gr), np.zeros_like(Cr)
+    for r in range(runs):
+        col = 0
+        for t in range(1, users + 1):
+            first = t == 1
+            col = _audit_user(kind, H, d1, Gp if first else null_gp, Cp if first else null_cp, t, noisy, params[0], rng,
+                              drawn_p, state_p, out[r], col)
+            col = _audit_user(kind, H, d2, Gr if first else null_gr, Cr if first else null_cr, t, noisy, params[1], rng,
+                              drawn_r, state_r, out[r], col)
 
 
 def pattern_rows(dense: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -364,6 +431,7 @@ def _run_block(
     d1: int, kinds: np.ndarray, params: np.ndarray, noisy: bool, t0: int,
     sums_gp: np.ndarray, sums_tp: np.ndarray, exact_gp: np.ndarray, suffix_gp: np.ndarray, exact_tp: np.ndarray, suffix_tp: np.ndarray,
     sums_gr: np.ndarray, sums_tr: np.ndarray, exact_gr: np.ndarray, suffix_gr: np.ndarray, exact_tr: np.ndarray, suffix_tr: np.ndarray,
+    drawn_p: np.ndarray, drawn_r: np.ndarray,
     # agent
     po: bool, log_policy: np.ndarray, pi: np.ndarray, eta: float, beta_p: float, beta_r: float, v_star: float,
     # random blocks
@@ -376,7 +444,8 @@ def _run_block(
     step (VI: scratch).
     Per episode: ``regret[k] = V*_1(s_1) − V^{π_k}_1(s_1)``, the sampled return, the
     releases floored / not PD (``repaired[k]``: p floored, p not PD, r floored, r not PD)
-    and the actions."""
+    and the actions. ``drawn_p``/``drawn_r``: the regularizers' records of the σ's their
+    noise was drawn with (:func:`_observe`)."""
     H, S, A = log_policy.shape
     d2 = phi_r.shape[1]
     gram_p, target_p = np.empty((H, d1, d1)), np.empty((H, d1, 1))
@@ -458,9 +527,9 @@ def _run_block(
                     Gr[(h * d2 + i) * d2 + j] = phi_r[sh * A + ah, i] * phi_r[sh * A + ah, j]
         zk = z[k]
         _observe(kinds[0], H, d1, Gp, Cp, zk[:o1], zk[o1:o2], params[0, 0], params[0, 1], sums_gp, sums_tp,
-                 exact_gp, suffix_gp, exact_tp, suffix_tp, t + 1, ng_p, nt_p, noisy)
+                 exact_gp, suffix_gp, exact_tp, suffix_tp, t + 1, ng_p, nt_p, noisy, drawn_p)
         _observe(kinds[1], H, d2, Gr, Cr, zk[o2:o3], zk[o3:], params[1, 0], params[1, 1], sums_gr, sums_tr,
-                 exact_gr, suffix_gr, exact_tr, suffix_tr, t + 1, ng_r, nt_r, noisy)
+                 exact_gr, suffix_gr, exact_tr, suffix_tr, t + 1, ng_r, nt_r, noisy, drawn_r)
         if po:  # Alg. 2 line 15: π^{k+1}_h ∝ π^k_h exp(η Q^k_h), in log space
             for h in range(H):
                 for s in range(S):

@@ -6,9 +6,12 @@ every paper's agent package:
 - :func:`held_calibration`: the calibration with the noise the built agent's two
   regularizers hold (the σ's its compiled loop reads), whose
   ``accounted_epsilon``/``accounted_delta`` are the job's accounting;
+- :func:`drawn_calibration`: the same with the σ's the compiled path drew with (a job that
+  ran the agent accounts from it, and refuses if they are below the held ones);
 - the neighbouring inputs (:func:`audit_features`, :func:`neighbouring_statistics`) and
   the samplers of the audit (:func:`central_sampler`, :func:`local_sampler`), which draw
-  from replicas of the agent's own regularizers (``Regularizer.replicas``).
+  through the episode loop's own compiled kernels (:func:`dprl.agents.linmix.loop.audit_releases`)
+  with the σ's of the agent's own regularizers.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import dataclasses
 import numpy as np
 
 from dprl.agents.linmix.calibration import LinOptCalibration
+from dprl.agents.linmix.loop import CENTRAL, LOCAL, audit_releases
 from dprl.agents.protocol import BuiltAgent
 from dprl.envs.linear_mixture import KnownFeatures, make_mixture
-from dprl.privacy.regularizer import CentralRegularizer, LocalRegularizer, RegularizedStats
+from dprl.privacy.regularizer import CentralRegularizer, LocalRegularizer, RegularizerCalibration
 
 AUDITED = {"central_privatizer": "private_linopt_vi", "local_randomizer": "ldp_linopt_vi"}  # audit row -> agent
 
@@ -31,9 +35,12 @@ def held_calibration(built: BuiltAgent) -> LinOptCalibration | None:
     regularizers and their σ's, so the accounting reads the agent, not the config."""
     if built.calibration is None:
         return None
-    p, r = built.agent.reg_p.calibration, built.agent.reg_r.calibration
+    return _with_regularizers(built.calibration, built.agent.reg_p.calibration, built.agent.reg_r.calibration)
+
+
+def _with_regularizers(cal: LinOptCalibration, p: RegularizerCalibration, r: RegularizerCalibration) -> LinOptCalibration:
     sigmas = np.array([p.sigma_gram, p.sigma_target, r.sigma_gram, r.sigma_target])
-    return dataclasses.replace(built.calibration, p=p, r=r, sigmas=sigmas)
+    return dataclasses.replace(cal, p=p, r=r, sigmas=sigmas)
 
 
 def audit_features(d: int, H: int) -> KnownFeatures:
@@ -66,13 +73,6 @@ def neighbouring_statistics(feat: KnownFeatures, first: bool) -> tuple[np.ndarra
     return gp, tp, gr, tr
 
 
-def _flatten(stats: RegularizedStats, p: int) -> np.ndarray:
-    """One release per run: the upper triangle of every ``V_{k,h}`` and every ``U_{k,h}``."""
-    iu = np.triu_indices(p)
-    n = stats.gram.shape[0]
-    return np.concatenate([stats.gram[..., iu[0], iu[1]].reshape(n, -1), stats.target.reshape(n, -1)], axis=1)
-
-
 def _regularizers(built: BuiltAgent, kind: type) -> tuple:
     reg_p, reg_r = built.agent.reg_p, built.agent.reg_r
     if not (isinstance(reg_p, kind) and isinstance(reg_r, kind)):
@@ -80,43 +80,52 @@ def _regularizers(built: BuiltAgent, kind: type) -> tuple:
     return reg_p, reg_r
 
 
-def central_sampler(built: BuiltAgent, feat: KnownFeatures):
-    """``sample(first, n, rng)``: ``n`` replicas of the built agent's central Privatizer
-    (its ``4H`` tree counters over its ``K`` users) on users ``1..K-1`` (user 1 from
-    :func:`neighbouring_statistics`, the others zero), returning every release the other
-    users' policies are computed from (after 1..K-1 users)."""
-    agent_p, agent_r = _regularizers(built, CentralRegularizer)
-    K = agent_p.gram_counter.max_elements
+def _sampler(reg_p, reg_r, feat: KnownFeatures, kind: int, users: int, levels: int):
+    """``sample(first, n, rng)``: ``n`` runs of the agent's two regularizers through the
+    episode loop's own compiled kernels (:func:`dprl.agents.linmix.loop.audit_releases`),
+    with the σ's, shift and ``λ_min`` the loop reads from them; user 1 from
+    :func:`neighbouring_statistics`, users 2..``users`` zero; every release after each user,
+    p's then r's (the upper triangle of every ``V_{k,h}``, then every ``U_{k,h}``). The σ's
+    drawn with are recorded in the regularizers' ``drawn``."""
+    H, d1, d2 = feat.horizon, feat.d1, feat.d2
+    width = users * H * (d1 * (d1 + 1) // 2 + d1 + d2 * (d2 + 1) // 2 + d2)
+    params = np.array([[c.sigma_gram, c.sigma_target, c.shift, c.lam_min] for c in (reg_p.calibration, reg_r.calibration)])
+    if reg_p.noisy != reg_r.noisy:
+        raise ValueError("both regressions of the Privatizer add noise, or neither does")
 
     def sample(first: bool, n: int, rng: np.random.Generator) -> np.ndarray:
-        gp, tp, gr, tr = neighbouring_statistics(feat, first)
-        reg_p, reg_r = agent_p.replicas(n, rng), agent_r.replicas(n, rng)
-        outs = []
-        for t in range(1, K):
-            for reg, g, c in ((reg_p, gp, tp), (reg_r, gr, tr)):
-                if t == 1:
-                    reg.observe(np.broadcast_to(g, (n, *g.shape)), np.broadcast_to(c, (n, *c.shape)))
-                else:
-                    reg.observe(np.zeros((n, *g.shape)), np.zeros((n, *c.shape)))
-                outs.append(_flatten(reg.release(), g.shape[-1]))
-        return np.concatenate(outs, axis=1)
+        gp, tp, gr, tr = (np.ascontiguousarray(a, dtype=float).reshape(-1) for a in neighbouring_statistics(feat, first))
+        out = np.empty((n, width))
+        audit_releases(kind, H, d1, d2, gp, tp, gr, tr, n, users, levels, reg_p.noisy, params, rng, reg_p.drawn,
+                       reg_r.drawn, out)
+        return out
 
     return sample
+
+
+def central_sampler(built: BuiltAgent, feat: KnownFeatures):
+    """``sample(first, n, rng)``: ``n`` runs of the built agent's central Privatizer (its
+    ``4H`` tree counters over its ``K`` users) on users ``1..K-1`` (user 1 from
+    :func:`neighbouring_statistics`, the others zero), returning every release the other
+    users' policies are computed from (after 1..K-1 users): :func:`_sampler`."""
+    agent_p, agent_r = _regularizers(built, CentralRegularizer)
+    K = agent_p.gram_counter.max_elements
+    return _sampler(agent_p, agent_r, feat, CENTRAL, K - 1, agent_p.gram_counter.levels)
 
 
 def local_sampler(built: BuiltAgent, feat: KnownFeatures):
-    """``sample(first, n, rng)``: ``n`` runs of one user's local randomiser (Remark 6.9),
-    through replicas of the built agent's :class:`LocalRegularizer` s (what the server holds
-    after her)."""
+    """``sample(first, n, rng)``: ``n`` runs of one user's local randomiser (Remark 6.9)
+    through the built agent's :class:`LocalRegularizer` s' kernels (what the server holds
+    after her): :func:`_sampler`."""
     agent_p, agent_r = _regularizers(built, LocalRegularizer)
+    return _sampler(agent_p, agent_r, feat, LOCAL, 1, 1)
 
-    def sample(first: bool, n: int, rng: np.random.Generator) -> np.ndarray:
-        gp, tp, gr, tr = neighbouring_statistics(feat, first)
-        reg_p, reg_r = agent_p.replicas(n, rng), agent_r.replicas(n, rng)
-        outs = []
-        for reg, g, c in ((reg_p, gp, tp), (reg_r, gr, tr)):
-            reg.observe(np.broadcast_to(g, (n, *g.shape)), np.broadcast_to(c, (n, *c.shape)))
-            outs.append(_flatten(reg.release(), g.shape[-1]))
-        return np.concatenate(outs, axis=1)
 
-    return sample
+def drawn_calibration(built: BuiltAgent, check: bool = True) -> LinOptCalibration | None:
+    """:func:`held_calibration` with the σ's the compiled path drew the two regularizers'
+    noise with (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`; ``check``:
+    raise if they are below the held ones): what a job that ran the agent accounts from."""
+    if built.calibration is None:
+        return None
+    return _with_regularizers(built.calibration, built.agent.reg_p.drawn_calibration(check),
+                              built.agent.reg_r.drawn_calibration(check))

@@ -124,6 +124,9 @@ CLAIMS: list[Claim] = [
                                       "linmix_hard_long", "linmix_hard_ldp", "linmix_ldp", "linmix_states"), (
         PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
                    "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+        PlantedBug("a real regret job drawing 10x the noise in its compiled loop's call only, or in the agent it "
+                   "built: accounted from the σ's the loop drew with",
+                   "tests/linmix/test_noise_path.py::test_ten_times_the_noise_is_accounted_and_flips_p3"),
     )),
     accounting_claim("P4", "pe", ("pe_batch", "pe_batch_long", "pe_lambda", "pe_audit", "pe_audit_tight"), (
         PlantedBug("a job whose estimator's σ is half its calibration's (accounted ε above ε)",

@@ -10,7 +10,14 @@ import pandas as pd
 
 from dprl.agents.linmix.regime import regime_columns
 from dprl.agents.linmix.build import ALGORITHMS, build_agent
-from dprl.agents.linmix.privacy import AUDITED, audit_features, central_sampler, held_calibration, local_sampler
+from dprl.agents.linmix.privacy import (
+    AUDITED,
+    audit_features,
+    central_sampler,
+    drawn_calibration,
+    held_calibration,
+    local_sampler,
+)
 from dprl.agents.linmix.episodes import run_episodes
 from dprl.agents.plugin import run_linmix_episodes
 from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
@@ -82,8 +89,9 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     marks = log_checkpoints(K, int(ctx.settings["checkpoints"]))
     if plugin_of(spec) is not None:
         return _regret_plugin(ctx, env, built, K, marks)
-    ctx.record_accounting(held_calibration(built))  # the noise the agent runs with
     df = run_episodes(built, env, K, ctx.env_rng, marks, ctx.progress)
+    # accounted from the σ's the compiled loop drew with; refused (NoiseScaleError) if below the agent's calibration
+    ctx.record_accounting(drawn_calibration(built))
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     # the non-private agents' transition regularizer is the ridge λ I
     for col, v in (built.calibration.result_columns() if built.calibration
@@ -130,8 +138,8 @@ def run_hard(ctx: JobContext) -> pd.DataFrame:
 
 def run_audit(ctx: JobContext) -> pd.DataFrame:
     """Audited ``ε_lb`` of the central privatizer or the local randomiser (claim Z1) of a
-    built agent (:mod:`dprl.agents.linmix.privacy`), with its exact ε under replacement
-    (``constants = "as run"``). Under the ``paper`` calibration, also the constants exactly
+    built agent (:mod:`dprl.agents.linmix.privacy`: drawn through the episode loop's
+    kernels), with its exact ε under replacement at the σ's drawn with (``constants = "as run"``). Under the ``paper`` calibration, also the constants exactly
     as printed (``constants = "printed"``): audited at the job's (ε, δ), and accounted
     exactly at every ε of the setting ``printed_epsilons`` (no audit there: at large ε an
     audit has no power, exact accounting does)."""
@@ -151,7 +159,8 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     def audited(built: BuiltAgent, constants: str, mechanism: str = name) -> dict:
         sample = central_sampler(built, feat) if mechanism == "central_privatizer" else local_sampler(built, feat)
         res = audit(sample, True, False, priv.epsilon, priv.delta, n=runs, rng=ctx.noise_rng, alpha=alpha)
-        cal = held_calibration(built)
+        # the exact ε from the σ's the audited kernels drew with (not checked: the audit measures)
+        cal = drawn_calibration(built, check=False)
         ctx.log.info("%s %s: eps=%.4g eps_lb=%.4g (%s) exact eps=%.4g", constants, mechanism, priv.epsilon, res.eps_lb,
                      "pass" if res.passed else "FAIL", cal.accounted_epsilon)
         return {"mechanism": mechanism, "constants": constants, "printed_epsilon": priv.epsilon, **res.columns(),
