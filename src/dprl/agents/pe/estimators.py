@@ -8,11 +8,18 @@ bounds (``src/dprl/README.md``, "Two calibrations"; the arguments in :mod:`dprl.
 Every estimator works on :class:`~dprl.envs.mrp.BatchStats` of ``B`` batches at once (the
 nested batch sizes of one job) and returns weights ``θ`` of shape ``(B, d)``.
 
-Privacy is output perturbation: a DP estimator's :meth:`release` returns a
+Privacy is output perturbation: a DP estimator's :meth:`~OutputPerturbation.release` returns a
 :class:`Release` holding only the noisy weights ``θ_X + N(0, σ_X² I_d)``; everything
 downstream (values, errors) is computed from a ``Release``. The data-dependent ``σ_X`` and
 ``Ψ_X`` are returned separately in a :class:`NoiseReport` for the experimenter's analysis
 (figures of the noise scale); they are not part of the published output.
+
+The noise of every DP estimator, in the batch jobs and in the B1 audit alike, is added by one
+function, :func:`add_noise` (called by ``release``; the audit's releases of its neighbouring
+batches are ``release`` calls too, ``runs`` at a time), which reports the σ it handed to
+:func:`~dprl.privacy.smooth_sensitivity.gaussian_release` (``NoiseReport.drawn``). A job
+accounts from that σ (:meth:`OutputPerturbation.accounted_epsilon` with ``sigma``) and refuses
+to write results when it is below the calibration's (:meth:`OutputPerturbation.check_drawn`).
 
 Neighbouring relation: the paper's, one trajectory *replaced* by another (Balle et al. 2016, "Setting";
 ``src/dprl/README.md``). Every first-visit count ``m_s`` then moves by at most one in either
@@ -23,6 +30,8 @@ mechanisms (NRS07), the exact Gaussian ε at the global sensitivity for GS-DP-LS
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +40,10 @@ from dprl.agents.pe.bounds import gs_lsl_sqrt_psi, lsl_log_u, lsl_psi, lsw_psi, 
 from dprl.checks import check_array, check_number
 from dprl.envs.mrp import BatchStats
 from dprl.privacy.calibration import composed_epsilon
-from dprl.privacy.smooth_sensitivity import gaussian_release, smooth_gaussian_constants, smooth_sigma
+from dprl.privacy.regularizer import NoiseScaleError
+from dprl.privacy.smooth_sensitivity import (
+    SmoothGaussianConstants, gaussian_release, smooth_gaussian_constants, smooth_sigma,
+)
 
 
 @dataclass(frozen=True)
@@ -49,8 +61,101 @@ class Release:
 class NoiseReport:
     """Analysis-only diagnostics of a release (data-dependent, never published)."""
 
-    sigma: np.ndarray  # (B,) noise standard deviation σ_X per coordinate
+    sigma: np.ndarray  # (B,) noise standard deviation σ_X per coordinate, as the calibration requires it
     psi: np.ndarray  # (B,) smooth bound Ψ_X (or its global replacement, squared)
+    # (B,) the σ the release drew its noise with (add_noise's report; None before a release):
+    # what a job accounts from and checks against ``sigma``
+    drawn: np.ndarray | None = None
+
+
+def add_noise(theta: np.ndarray, sigma: np.ndarray, rng: np.random.Generator | None,
+              runs: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``θ_b + N(0, σ_b² I_d)`` for each batch ``b`` of ``theta`` ``(B, d)`` (``(B, runs, d)``
+    with ``runs``: independent releases, the audit's): the one place the DP estimators' noise is
+    added, by :func:`~dprl.privacy.smooth_sensitivity.gaussian_release`, one batch after the
+    other from ``rng`` (so a batch job's draws are those of a per-batch loop). Returns the noisy
+    weights and the σ's it handed to ``gaussian_release`` (what it drew with), which jobs
+    account from and audits compute their exact ε from."""
+    drawn = np.array(sigma, dtype=float, copy=True).reshape(-1)
+    noisy = np.stack([gaussian_release(t, float(s), rng, size=runs) for t, s in zip(theta, drawn)])
+    return noisy, drawn
+
+
+# relative round-off of a σ computed along two paths (σ·a/a): inside it a drawn σ is the calibration's
+SIGMA_ROUND_OFF = 1e-9
+
+
+def nrs07_drawn_epsilon(const: SmoothGaussianConstants, ratio: np.ndarray) -> np.ndarray:
+    """NRS07's ε of the smooth-sensitivity Gaussian mechanism whose noise was drawn with
+    ``σ_X / ratio`` (``ratio`` = the σ the calibration's ``(a, b)`` require over the σ drawn
+    with, per batch): the nominal ε at ``ratio = 1`` (within :data:`SIGMA_ROUND_OFF`).
+
+    NRS07 (Lemma 2.6 with the Gaussian's admissibility) composes a *sliding* step (the shift
+    ``||θ_X - θ_X'|| <= α σ``, ``(ε/2, δ/2)``) and a *dilation* step (``|ln σ_X/σ_X'| <= β``,
+    ``(ε/2, δ/2)``). Drawing with ``σ/ratio`` changes only the sliding step's ``α`` to
+    ``ratio · a``. Less noise (``ratio > 1``): the theorem at ``ε' = ratio · ε`` (its
+    ``α(ε')``, ``β(ε') >= b``), ``ratio · ε``. More noise (``ratio < 1``): the Gaussian's
+    sliding loss bound ``α sqrt(2 ln(2/δ)) + α²/2`` of the proof is convex in ``α`` and 0 at 0,
+    so at ``ratio · a`` it is at most ``ratio · ε/2``; the dilation step keeps ``ε/2``: the
+    accounted ε is ``ε (1 + ratio)/2`` (ten times the noise: 0.55 ε, which the accounting check
+    P4 flags as not tight)."""
+    ratio = np.asarray(ratio, dtype=float)
+    eps = const.accounted_epsilon
+    exact = np.abs(ratio - 1.0) <= SIGMA_ROUND_OFF
+    return np.where(exact, eps, np.where(ratio < 1.0, eps * (1.0 + ratio) / 2.0, eps * ratio))
+
+
+class OutputPerturbation:
+    """The release, accounting and noise check shared by DP-LSW, DP-LSL and GS-DP-LSL: the
+    estimator's ``fit``, its calibration's σ (``noise``) and ``σ·a`` (``noise_bound``, what
+    the calibration's noise covers, computed without ``noise``), noise added by :func:`add_noise`."""
+
+    const: SmoothGaussianConstants  # and, from the estimator: fit, psi, noise, noise_bound
+
+    def release(self, stats: BatchStats, rng: np.random.Generator | None,
+                runs: int | None = None) -> tuple[Release, NoiseReport]:
+        """``θ_X + N(0, σ_X² I_d)`` per batch (``runs`` independent releases each: the audit's),
+        through :func:`add_noise`; the report holds the σ's it drew with (``drawn``)."""
+        report = self.noise(stats)
+        noisy, drawn = add_noise(self.fit(stats), report.sigma, rng, runs)
+        return Release(noisy), dataclasses.replace(report, drawn=drawn)
+
+    def accounted_epsilon(self, stats: BatchStats, sigma: np.ndarray | None = None) -> np.ndarray:
+        """Accounted ε per batch ``(B,)`` under the replacement relation, of the noise drawn with
+        ``sigma`` (``NoiseReport.drawn``; by default the calibration's σ).
+
+        Smooth mechanisms (DP-LSW, DP-LSL): by NRS07's theorem (Nissim, Raskhodnikova, Smith
+        2007, smooth sensitivity with Gaussian noise) ``θ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP
+        under the replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and
+        ``|ln σ_X²/σ_X'²| <= b`` with the ``(a, b)`` of ``src/dprl/README.md``; ``Ψ_X`` is
+        b-smooth and bounds the squared local sensitivity (tests), so the theorem's ε is the
+        accounted one at the calibration's σ, and :func:`nrs07_drawn_epsilon` of the ratio of
+        ``noise_bound / a`` to the drawn σ otherwise. The global-sensitivity baseline: see
+        :meth:`DPLSL.accounted_epsilon`."""
+        if sigma is None:
+            return np.full(len(stats), self.const.accounted_epsilon)
+        sigma = np.asarray(sigma, dtype=float)
+        if math.isinf(self.const.a):  # ε = ∞: no noise needed, none accounted
+            return np.full(len(stats), self.const.accounted_epsilon)
+        required = self.noise_bound(stats, self.psi(stats)) / self.const.a  # type: ignore[attr-defined]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(sigma > 0, required / sigma, np.inf)
+        return nrs07_drawn_epsilon(self.const, ratio)
+
+    def check_drawn(self, report: NoiseReport) -> None:
+        """Raise :class:`~dprl.privacy.regularizer.NoiseScaleError` unless the release drew
+        with at least the calibration's σ at every batch (a job about to write results): a
+        noise scale cut between the calibration and :func:`add_noise` is refused, not written."""
+        if report.drawn is None or report.drawn.shape != np.shape(report.sigma):
+            raise NoiseScaleError(f"{type(self).__name__}: the release reported no σ drawn with for its "
+                                  f"{np.size(report.sigma)} batches: refusing to account and write results")
+        low = report.drawn < np.asarray(report.sigma) * (1.0 - SIGMA_ROUND_OFF)
+        if low.any() or not np.isfinite(report.drawn).all():
+            i = int(np.argmax(low)) if low.any() else int(np.argmax(~np.isfinite(report.drawn)))
+            raise NoiseScaleError(
+                f"{type(self).__name__}: the release drew its noise with σ = {report.drawn[i]:.6g} at batch {i} but the "
+                f"calibration requires σ_X = {report.sigma[i]:.6g}: less noise than the calibration requires; refusing "
+                "to write results")
 
 
 def _check(phi: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,7 +207,7 @@ class LSW:
         return stats.mean_returns @ self.weights.T
 
 
-class DPLSW(LSW):
+class DPLSW(OutputPerturbation, LSW):
     """DP-LSW: ``θ_X + N(0, σ_X² I_d)`` with
     ``σ_X = (F_max / a) ||(Γ^{1/2}Φ)^+||_F sqrt(Ψ_X)`` and
     ``Ψ_X = max_k e^{-kb} Σ_s ρ(s)/max(m_s - k, 1)²`` (Balle et al. 2016, "DP-LSW").
@@ -139,19 +244,9 @@ class DPLSW(LSW):
         psi = self.psi(stats)
         return NoiseReport(np.asarray(smooth_sigma(psi, self.f_max * self.pinv_norm, self.const.a)), psi)
 
-    def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
-        """Accounted ε per batch ``(B,)``: the nominal ε. By NRS07 (Nissim, Raskhodnikova, Smith
-        2007, smooth sensitivity with Gaussian noise) ``θ_X + N(0, σ_X² I_d)`` is (ε, δ)-DP
-        under the replacement relation whenever ``σ_X >= ||θ_X - θ_X'||/a`` and ``|ln σ_X²/σ_X'²| <= b`` with
-        the ``(a, b)`` of ``src/dprl/README.md``; ``Ψ_X`` is b-smooth and bounds the squared local
-        sensitivity (tests), so the theorem's ε is the accounted one."""
-        return np.full(len(stats), self.const.accounted_epsilon)
-
-    def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
-        report = self.noise(stats)
-        theta = self.fit(stats)
-        noisy = np.stack([gaussian_release(t, float(s), rng) for t, s in zip(theta, report.sigma)])
-        return Release(noisy), report
+    def noise_bound(self, stats: BatchStats, psi: np.ndarray) -> np.ndarray:
+        """``σ_X a = F_max ||(Γ^{1/2}Φ)^+|| sqrt(Ψ_X)`` ``(B,)``: what the calibration's noise covers."""
+        return self.f_max * self.pinv_norm * np.sqrt(np.asarray(psi, dtype=float))
 
 
 class LSL:
@@ -185,7 +280,7 @@ class LSL:
         return np.linalg.solve(gram, rhs[..., None])[..., 0]
 
 
-class DPLSL(LSL):
+class DPLSL(OutputPerturbation, LSL):
     """DP-LSL: ``θ_X + N(0, σ_X² I_d)`` with
     ``σ_X = 2 F_max ||Φ||_F sqrt(Ψ_X) / (a (λ - ||ρ||_∞||Φ||_F²))``,
     ``Ψ_X = max_{0<=k<=m} e^{-kb} (c_λ sqrt(Σ_s ρ(s) min(m_s + k, m)) + ||ρ||_2)²``,
@@ -245,10 +340,16 @@ class DPLSL(LSL):
         # exactly calibrated Gaussian at the global sensitivity is F4's, not B4's.
         return NoiseReport(np.asarray(smooth_sigma(psi, 1.0, self.const.a)) * scale, psi)
 
-    def accounted_epsilon(self, stats: BatchStats) -> np.ndarray:
-        """Accounted ε per batch ``(B,)`` under the replacement relation.
+    def noise_bound(self, stats: BatchStats, psi: np.ndarray) -> np.ndarray:
+        """``σ_X a = sensitivity_scale · sqrt(Ψ_X)`` ``(B,)`` (GS-DP-LSL: its global ``Δ``):
+        what the calibration's noise covers."""
+        return self.sensitivity_scale(stats.m.astype(float)) * np.sqrt(np.asarray(psi, dtype=float))
 
-        DP-LSL: the nominal ε, by NRS07's theorem (see :meth:`DPLSW.accounted_epsilon`).
+    def accounted_epsilon(self, stats: BatchStats, sigma: np.ndarray | None = None) -> np.ndarray:
+        """Accounted ε per batch ``(B,)`` under the replacement relation, of the noise drawn with
+        ``sigma`` (``NoiseReport.drawn``; by default the calibration's σ).
+
+        DP-LSL: by NRS07's theorem (:meth:`OutputPerturbation.accounted_epsilon`).
         GS-DP-LSL: a Gaussian mechanism with a data-independent σ, so its exact ε is that of
         the analytic Gaussian mechanism (Balle & Wang 2018) with ``μ = Δ/σ``, ``Δ`` the global
         ℓ2 sensitivity ``sensitivity_scale · (c_λ sqrt(m) + ||ρ||_2)`` (``Σρ <= 1``). Under
@@ -257,14 +358,8 @@ class DPLSL(LSL):
         under-private; under ``tight`` too (with the operator-norm ``Δ``).
         """
         if self.smooth:
-            return np.full(len(stats), self.const.accounted_epsilon)
+            return super().accounted_epsilon(stats, sigma)
         m = stats.m.astype(float)
         delta_gs = self.sensitivity_scale(m) * gs_lsl_sqrt_psi(m, self.rho, self.c_lam(m))
-        sigma = self.noise(stats).sigma
+        sigma = self.noise(stats).sigma if sigma is None else np.asarray(sigma, dtype=float)
         return np.array([composed_epsilon(float(d / s), self.const.delta) for d, s in zip(delta_gs, sigma)])
-
-    def release(self, stats: BatchStats, rng: np.random.Generator | None) -> tuple[Release, NoiseReport]:
-        report = self.noise(stats)
-        theta = self.fit(stats)
-        noisy = np.stack([gaussian_release(t, float(s), rng) for t, s in zip(theta, report.sigma)])
-        return Release(noisy), report

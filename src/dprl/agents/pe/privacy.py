@@ -7,8 +7,9 @@ paper's agent package:
   smooth-sensitivity constants ``(a, b)``, or GS-DP-LSL's global-sensitivity σ), with
   ``accounted_epsilon``/``accounted_delta``;
 - the neighbouring inputs of the audit (:func:`adversarial_setup`,
-  :func:`adversarial_batches`) and the audit of one pair (:func:`audit_pair`), which
-  draws from the estimator's own fit, noise scale and release.
+  :func:`adversarial_batches`) and the audit of one pair (:func:`audit_pair`), whose runs
+  are the estimator's own releases (``release``, the batch jobs' path, which adds the noise
+  by :func:`dprl.agents.pe.estimators.add_noise` and reports the σ it drew with).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dprl.agents.protocol import BuiltAgent
 from dprl.envs.mrp import BatchStats, FirstVisitData
 from dprl.privacy.audit import audit
 from dprl.privacy.setting import PrivacySetting
-from dprl.privacy.smooth_sensitivity import gaussian_pair_epsilon, gaussian_release
+from dprl.privacy.smooth_sensitivity import gaussian_pair_epsilon
 
 
 @dataclass(frozen=True)
@@ -108,38 +109,48 @@ def pair_releases(alg: dict, variant: str, pair: str, d: int, f_max: float, epsi
 
 def audit_pair(alg: dict, variant: str, pair: str, d: int, f_max: float, epsilon: float, delta: float,
                runs: int, rng: np.random.Generator, alpha: float = 1e-3, calibration: str = "paper") -> dict:
-    """Audit one (mechanism variant, neighbouring pair): the mechanism's own fit, ``Ψ_X``, σ and
-    release (:func:`~dprl.privacy.smooth_sensitivity.gaussian_release`, vectorised over runs),
-    audited by :func:`dprl.privacy.audit.audit` with, besides its generic statistics, the
-    log-likelihood ratio of the two Gaussians under test (the Neyman–Pearson statistic; a
-    statistic fixed before the runs, so ``ε_lb`` stays a valid lower bound).
+    """Audit one (mechanism variant, neighbouring pair): the runs are the estimator's own
+    releases of the pair's two batches, through the path the batch jobs run
+    (:meth:`~dprl.agents.pe.estimators.OutputPerturbation.release`, its fit, ``Ψ_X``, σ and
+    :func:`~dprl.agents.pe.estimators.add_noise`, ``runs`` releases per call), audited by
+    :func:`dprl.privacy.audit.audit` with, besides its generic statistics, the log-likelihood
+    ratio of the two Gaussians the calibration claims (the Neyman–Pearson statistic of the
+    claimed noise; a statistic fixed before the runs, so ``ε_lb`` stays a valid lower bound).
 
-    Also returns the exact ε of the pair (:func:`gaussian_pair_epsilon`), which ``ε_lb`` cannot
-    exceed beyond the audit's confidence level, and whether the pair satisfies NRS07's two
-    conditions (``shift <= a·min σ``, ``|ln σ0²/σ1²| <= b``).
+    The σ's of the row (``sigma_x``, ``sigma_x_prime``), the exact ε of the pair
+    (:func:`gaussian_pair_epsilon`, which ``ε_lb`` cannot exceed beyond the audit's confidence
+    level), NRS07's two conditions (``shift <= a·min σ``, ``|ln σ0²/σ1²| <= b``) and the
+    correct mechanism's ``accounted_epsilon`` are those of the σ's the releases were drawn
+    with (``NoiseReport.drawn``), not checked against the calibration: the audit measures.
     """
     est, batches, theta, sigma = pair_releases(alg, variant, pair, d, f_max, epsilon, delta, calibration)
     shift = float(np.linalg.norm(theta[0] - theta[1]))
+    drawn = [math.inf, math.inf]  # the smallest σ each batch's releases were drawn with
 
     def sample(which: int, n: int, gen: np.random.Generator) -> np.ndarray:
-        return gaussian_release(theta[which], sigma[which], gen, size=n)
+        release, report = est.release(batches[which], gen, runs=n)
+        drawn[which] = min(drawn[which], float(report.drawn[0]))
+        return release.theta[0]
 
-    def llr(y: np.ndarray) -> np.ndarray:  # ln p0(y)/p1(y) up to a constant
+    def llr(y: np.ndarray) -> np.ndarray:  # ln p0(y)/p1(y) up to a constant, under the claimed σ's
         return (np.sum((y - theta[1]) ** 2, axis=1) / (2 * sigma[1] ** 2)
                 - np.sum((y - theta[0]) ** 2, axis=1) / (2 * sigma[0] ** 2))
 
     res = audit(sample, 0, 1, epsilon, delta, n=runs, rng=rng, alpha=alpha, statistics={"llr": llr})
+    if not np.isfinite(drawn).all():
+        raise RuntimeError(f"the audit of {alg['name']} {variant} on {pair} drew no release of one of its batches")
     a, b = est.const.a, est.const.b
-    log_ratio = abs(2.0 * math.log(sigma[0] / sigma[1]))
+    log_ratio = abs(2.0 * math.log(drawn[0] / drawn[1]))
     counts = [int(x.counts[0, 0]) for x in batches]
+    accounted = max(float(est.accounted_epsilon(x, np.array([s]))[0]) for x, s in zip(batches, drawn))
     return {
         "pair": pair, "variant": variant, "mechanism": alg["name"] if variant == "correct" else f"{alg['name']}:{variant}",
         "d": d, "m": int(batches[0].m[0]), "count_x": counts[0], "count_x_prime": counts[1],
-        "shift": shift, "sigma_x": sigma[0], "sigma_x_prime": sigma[1], "a": a, "b": b,
-        "shift_over_a_sigma": shift / (a * min(sigma)), "log_var_ratio_over_b": log_ratio / b,
-        "nrs07_conditions": bool(shift <= a * min(sigma) * (1 + 1e-12) and log_ratio <= b * (1 + 1e-12)),
-        "eps_exact": gaussian_pair_epsilon(delta, shift, sigma[0], sigma[1], d),
+        "shift": shift, "sigma_x": drawn[0], "sigma_x_prime": drawn[1], "a": a, "b": b,
+        "shift_over_a_sigma": shift / (a * min(drawn)), "log_var_ratio_over_b": log_ratio / b,
+        "nrs07_conditions": bool(shift <= a * min(drawn) * (1 + 1e-12) and log_ratio <= b * (1 + 1e-12)),
+        "eps_exact": gaussian_pair_epsilon(delta, shift, drawn[0], drawn[1], d),
         **res.columns(),
-        # NRS07's ε of the correct estimator's (a, b); a broken variant has no guarantee to account
-        "accounted_epsilon": est.const.accounted_epsilon if variant == "correct" else np.nan,
+        # NRS07's ε of the correct estimator's (a, b) at the σ's drawn with; a broken variant has no guarantee to account
+        "accounted_epsilon": accounted if variant == "correct" else np.nan,
     }

@@ -116,20 +116,26 @@ CLAIMS: list[Claim] = [
     accounting_claim("P2", "lq", ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long"), (
         PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
                    "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
-        PlantedBug("a real regret job drawing 10x the noise in its compiled loop's call only, or in the agent it "
-                   "built: accounted from the σ's the loop drew with (ε/10)",
+        PlantedBug("real tight lq_regret jobs whose built agent holds 10x the noise (drawn and reported so by "
+                   "the compiled loop): accounted from the σ's drawn with (0.061 ε)",
                    "tests/lq/test_noise_path.py::test_ten_times_the_noise_is_accounted_and_flips_p2"),
     )),
     accounting_claim("P3", "linmix", ("linmix_regret", "linmix_regime_eps10", "linmix_regime_long", "linmix_hard",
                                       "linmix_hard_long", "linmix_hard_ldp", "linmix_ldp", "linmix_states"), (
         PlantedBug("a tight job whose agent held 10x the noise its ε needs, or half of it",
                    "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
-        PlantedBug("a real regret job drawing 10x the noise in its compiled loop's call only, or in the agent it "
-                   "built: accounted from the σ's the loop drew with",
+        PlantedBug("real tight linmix_regret jobs whose built agent holds 10x the noise (drawn and reported so "
+                   "by the compiled loop): accounted from the σ's drawn with (0.081 ε)",
                    "tests/linmix/test_noise_path.py::test_ten_times_the_noise_is_accounted_and_flips_p3"),
     )),
     accounting_claim("P4", "pe", ("pe_batch", "pe_batch_long", "pe_lambda", "pe_audit", "pe_audit_tight"), (
         PlantedBug("a job whose estimator's σ is half its calibration's (accounted ε above ε)",
                    "tests/core/test_accounting_claims.py::test_the_accounting_check_flips_on_noise_x10_or_halved"),
+        PlantedBug("real tight pe_batch jobs of DP-LSW and DP-LSL drawing 10x the noise (the σ handed to "
+                   "estimators.add_noise, or the estimator's own noise): accounted from the σ drawn with (0.55 ε)",
+                   "tests/pe/test_pe_noise_path.py::test_ten_times_the_noise_is_accounted_and_flips_p4"),
+        PlantedBug("a 10x noise cut in the release path of a real tight pe_audit job (still private on its pairs): "
+                   "its rows account the σ drawn with (10 ε)", "tests/pe/test_pe_noise_path.py::"
+                   "test_a_tenth_of_the_noise_in_the_release_path_keeps_the_audit_pairs_private_and_flips_p4"),
     ), by=("calibration", "algorithm")),  # per estimator: GS-DP-LSL is knowingly conservative
 ]

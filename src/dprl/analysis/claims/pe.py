@@ -527,6 +527,10 @@ CLAIMS = [
                        "tests/pe/test_pe_exact_sensitivity.py::test_b1_flips_when_the_tight_bound_is_too_small"),
             PlantedBug("a calibration's bound, or the published one, exceeded on an enumerated pair; a check whose "
                        "planted bound holds", "tests/pe/test_pe_jobs.py::test_b1_rows_follow_the_exact_check"),
+            PlantedBug("a 30x noise cut in the release path the pe_audit job draws through (the σ handed to "
+                       "estimators.add_noise, or the noise inside the gaussian_release it calls, which the σ report "
+                       "cannot see); a 10x cut is still (1, 0.1)-DP on every audit pair (exact ε <= 0.80)",
+                       "tests/pe/test_pe_noise_path.py::test_a_noise_cut_in_the_release_path_flips_b1"),
         ),
     ),
     Claim(

@@ -20,7 +20,7 @@ from dprl.agents.pe.build import EstimationTask, build_agent
 from dprl.agents.pe.estimators import LSL, LSW_NORMS
 from dprl.agents.pe.exact import VARIANTS, check_bound, dense_features, replacement_pairs, variant_estimators
 from dprl.agents.pe.features import FEATURES, feature_matrix, uniform_weights, weighted_rmse
-from dprl.agents.pe.privacy import AUDIT_PAIRS, audit_pair, held_calibration
+from dprl.agents.pe.privacy import AUDIT_PAIRS, EstimatorAccounting, audit_pair, held_calibration
 from dprl.agents.pe.regime import lsl_noise_floor, lsw_regime, visit_probabilities
 from dprl.envs.mrp import BatchStats, FiniteMRP, chain_mrp
 from dprl.experiments.pe.spec import SMALL_CHAIN_FEATURES
@@ -58,26 +58,32 @@ def _privacy(spec: JobSpec) -> tuple[float, float]:
 def _evaluate(ctx: JobContext, alg: dict, phi: np.ndarray, rho: np.ndarray, f_max: float,
               stats: BatchStats, values: np.ndarray) -> dict[str, np.ndarray]:
     """Errors, noise scales and accounted ε (NaN for non-private rows) of one algorithm on the
-    batches ``stats``; records the built estimator's accounting (:func:`held_calibration` at
-    the job's smallest batch, as :func:`job_accounted_epsilon` reads it)."""
+    batches ``stats``. A private estimator's noise scale and accounting are those of the σ its
+    release drew with (``NoiseReport.drawn``, reported by
+    :func:`~dprl.agents.pe.estimators.add_noise`): checked against the calibration first
+    (:meth:`~dprl.agents.pe.estimators.OutputPerturbation.check_drawn`: less noise refuses
+    the job, ``NoiseScaleError``), then recorded as the job's accounting (the largest over its
+    batches; more noise than the calibration's is accounted as drawn, below the nominal ε)."""
     name = alg["name"]
     nan = np.full(len(stats), np.nan)
     built = build_agent(name, alg, ctx.spec.privacy, EstimationTask(phi, rho, f_max))
-    ctx.record_accounting(held_calibration(built, int(ctx.settings["m_min"])))
     est = built.agent
     lam = est.lam(stats.m) if isinstance(est, LSL) else nan
     if built.calibration is None:  # LSW, LSL
         return {"rmse": weighted_rmse(values, est.fit(stats) @ phi.T, rho), "sigma": nan, "psi": nan, "lam": lam, "argmax_k": nan,
                 "accounted_epsilon": nan}
     release, report = est.release(stats, ctx.noise_rng)
+    est.check_drawn(report)
+    # under the replacement relation, of the σ drawn with: NRS07's ε (smooth), analytic Gaussian ε (GS)
+    accounted = est.accounted_epsilon(stats, report.drawn)
+    ctx.record_accounting(EstimatorAccounting(float(np.max(accounted)), float(est.const.delta)))
     # the maximiser k* of DP-LSW's smooth bound (k* = 0: σ_X ∝ 1/m, claim B2); NaN for LSL
     k_star = lsw_argmax_k(stats.counts, rho, est.const.b) if name == "dp_lsw" else nan
     return {
         "rmse": weighted_rmse(values, release.values(phi), rho),
         "rmse_np": weighted_rmse(values, est.fit(stats) @ phi.T, rho),  # same batch, no noise
-        "sigma": report.sigma, "psi": report.psi, "lam": lam, "argmax_k": k_star,
-        # under the replacement relation: NRS07's nominal ε (smooth), analytic Gaussian ε (GS)
-        "accounted_epsilon": est.accounted_epsilon(stats),
+        "sigma": report.drawn, "psi": report.psi, "lam": lam, "argmax_k": k_star,
+        "accounted_epsilon": accounted,
     }
 
 
