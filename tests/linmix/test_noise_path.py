@@ -2,9 +2,10 @@
 "Privacy audits"): the episode loop and the audit add the Privatizer's noise through the same
 compiled kernels (``loop._observe`` -> ``privacy.kernels.gaussian_into``), which report the
 σ's they drew with; the job accounts from those and refuses to write results when they are
-below the agent's calibration. Planted in the compiled path (never in the regularizers the
-agent holds): a tenth of the noise flips Z1 through the real audit job, ten times the noise
-flips P3 through a real regret job."""
+other than the agent's calibration. Planted in the compiled path (never in the regularizers
+the agent holds): a tenth of the noise flips Z1 through the real audit job, and a σ changed in
+the loop's call (÷10 or x10) is refused. Ten times the noise in the built agent (which its loop
+then draws and reports) is accounted as drawn and flips P3 through real regret jobs."""
 
 from __future__ import annotations
 
@@ -83,9 +84,12 @@ def test_the_audits_releases_are_the_privatizers_prefix_sums():
         assert reg.drawn[0, 0] == reg.drawn[0, 1] == reg.calibration.sigma_gram
 
 
-def test_a_tenth_of_the_noise_in_the_loops_kernel_call_is_refused(monkeypatch):
-    monkeypatch.setattr(episodes, "_run_block", _sigmas_call(loop._run_block, 0.1))
-    with pytest.raises(NoiseScaleError, match="less noise than the calibration requires"):
+@pytest.mark.parametrize("factor", [0.1, 10.0])
+def test_a_noise_scale_changed_in_the_loops_kernel_call_is_refused(factor, monkeypatch):
+    """The issue's ÷10 (and a x10) placed where the loop's noise is drawn (the σ's the
+    compiled loop is called with), the regularizer untouched: the job refuses to write results."""
+    monkeypatch.setattr(episodes, "_run_block", _sigmas_call(loop._run_block, factor))
+    with pytest.raises(NoiseScaleError, match=("less noise than" if factor < 1 else "other noise than") + " the calibration requires"):
         execute(REGRET)
 
 
@@ -105,16 +109,8 @@ def test_a_tenth_of_the_noise_in_the_compiled_audit_path_flips_z1(where, mechani
                      reported=where == "sigma passed to the kernel")
 
 
-@pytest.mark.parametrize("where", ["compiled loop", "built agent"])
-def test_ten_times_the_noise_is_accounted_and_flips_p3(where, monkeypatch):
-    """'tight' is tight: a regret job drawing 10x the noise its ε needs (in the compiled
-    loop's call only, or in the agent's regularizers) records the accounted ε of what it
-    drew (0.081 ε here), and P3's tight row is not reproduced."""
-
-    def plant() -> None:
-        if where == "compiled loop":
-            monkeypatch.setattr(episodes, "_run_block", _sigmas_call(loop._run_block, 10.0))
-        else:
-            more_noise_in_the_agent(monkeypatch, 10.0)
-
-    check_tight_flip(P3, REGRET, plant)
+def test_ten_times_the_noise_is_accounted_and_flips_p3(monkeypatch):
+    """'tight' is tight: a regret job whose built agent holds (and so whose compiled loop
+    draws, as it reports) 10x the noise its ε needs in its regularizers records the accounted ε of
+    what it drew (0.081 ε here), and P3's tight row is not reproduced."""
+    check_tight_flip(P3, REGRET, lambda: more_noise_in_the_agent(monkeypatch, 10.0))

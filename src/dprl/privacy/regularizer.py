@@ -105,7 +105,7 @@ class RegularizedStats:
 
 
 class NoiseScaleError(RuntimeError):
-    """A regularizer's noise was drawn with less noise than its calibration holds (or not
+    """A regularizer's noise was drawn with other σ's than its calibration holds (or not
     drawn at all): the job must not write results (:meth:`Regularizer.drawn_calibration`)."""
 
 
@@ -159,12 +159,12 @@ class Regularizer(ABC):
         (:attr:`drawn`, the smallest of each statistic): what a job accounts from, so a noise
         scale changed between the calibration and the kernel that draws the noise
         (:func:`dprl.privacy.kernels.gaussian_into`) shows in the accounted ε. With ``check``
-        (a job about to write results), raises :class:`NoiseScaleError` when a σ drawn with
-        is below the calibration's, or when users were fed with the noise on and nothing was
-        drawn; more noise than the calibration holds is accounted as drawn (a smaller
-        accounted ε, which the accounting check of a tight calibration flags). Without draws
-        (noise off, or no user yet) the calibration itself. Only the compiled loops and
-        audits record draws (``observe``'s NumPy path does not)."""
+        (a job about to write results), raises :class:`NoiseScaleError` when any σ drawn with
+        differs from the calibration's (less noise: not private at the nominal ε; more: a
+        job labelled with an ε it did not run at), or when users were fed with the noise on
+        and nothing was drawn. Without draws (noise off, or no user yet) the calibration
+        itself. Only the compiled loops and audits record draws (``observe``'s NumPy path
+        does not)."""
         c = self.calibration  # type: ignore[attr-defined]
         lo = self.drawn[:, 0]
         if not np.isfinite(lo).any():
@@ -173,11 +173,13 @@ class Regularizer(ABC):
                                       "compiled path reported no Gaussian draw: refusing to account and write results")
             return c
         held = np.array([c.sigma_gram, c.sigma_target])
-        if check and (not np.isfinite(lo).all() or (lo < held).any()):
+        hi = self.drawn[:, 1]
+        if check and not ((lo == held) & (hi == held)).all():
+            what = "less noise than" if (lo < held).any() else "other noise than"
             raise NoiseScaleError(
-                f"{type(self).__name__}: the compiled path drew its noise with σ_gram = {lo[0]:.6g}, σ_target = {lo[1]:.6g} "
-                f"but the calibration holds σ_gram = {held[0]:.6g}, σ_target = {held[1]:.6g}: less noise than the "
-                "calibration requires; refusing to write results")
+                f"{type(self).__name__}: the compiled path drew its noise with σ_gram in [{lo[0]:.6g}, {hi[0]:.6g}], "
+                f"σ_target in [{lo[1]:.6g}, {hi[1]:.6g}] but the calibration holds σ_gram = {held[0]:.6g}, "
+                f"σ_target = {held[1]:.6g}: {what} the calibration requires; refusing to write results")
         return dataclasses.replace(c, sigma_gram=float(lo[0]) if np.isfinite(lo[0]) else c.sigma_gram,
                                    sigma_target=float(lo[1]) if np.isfinite(lo[1]) else c.sigma_target)
 

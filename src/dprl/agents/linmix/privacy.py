@@ -7,7 +7,7 @@ every paper's agent package:
   regularizers hold (the σ's its compiled loop reads), whose
   ``accounted_epsilon``/``accounted_delta`` are the job's accounting;
 - :func:`drawn_calibration`: the same with the σ's the compiled path drew with (a job that
-  ran the agent accounts from it, and refuses if they are below the held ones);
+  ran the agent accounts from it, and refuses if they differ from the held ones);
 - the neighbouring inputs (:func:`audit_features`, :func:`neighbouring_statistics`) and
   the samplers of the audit (:func:`central_sampler`, :func:`local_sampler`), which draw
   through the episode loop's own compiled kernels (:func:`dprl.agents.linmix.loop.audit_releases`)
@@ -124,7 +124,7 @@ def local_sampler(built: BuiltAgent, feat: KnownFeatures):
 def drawn_calibration(built: BuiltAgent, check: bool = True) -> LinOptCalibration | None:
     """:func:`held_calibration` with the σ's the compiled path drew the two regularizers'
     noise with (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`; ``check``:
-    raise if they are below the held ones): what a job that ran the agent accounts from."""
+    raise if they differ from the held ones): what a job that ran the agent accounts from."""
     if built.calibration is None:
         return None
     return _with_regularizers(built.calibration, built.agent.reg_p.drawn_calibration(check),

@@ -6,7 +6,7 @@ replacement" and "Privacy audits"). The same module in every paper's agent packa
   :class:`CentralRegularizer` holds (the σ's its compiled loop reads), whose
   ``accounted_epsilon``/``accounted_delta`` are the job's accounting;
 - :func:`drawn_calibration`: the same with the σ's the compiled path drew with (a job that
-  ran the agent accounts from it, and refuses if they are below the held ones);
+  ran the agent accounts from it, and refuses if they differ from the held ones);
 - the neighbouring inputs (:func:`replacement_pair`) and the audit (:func:`audit_counters`),
   which draws through the episode loop's own compiled kernels
   (:func:`dprl.agents.lq.loop.audit_releases`) with the agent's regularizer's σ's, releasing
@@ -123,7 +123,7 @@ def regularizer_releases(
 def drawn_calibration(built: BuiltAgent, check: bool = True) -> PrivateOFUCalibration | None:
     """:func:`held_calibration` with the σ's the compiled path drew the agent's noise with
     (:meth:`~dprl.privacy.regularizer.Regularizer.drawn_calibration`; ``check``: raise if
-    they are below the held ones): what a job that ran the agent accounts from."""
+    they differ from the held ones): what a job that ran the agent accounts from."""
     if built.calibration is None:
         return None
     return dataclasses.replace(built.calibration, regularizer=_regularizer(built).drawn_calibration(check))

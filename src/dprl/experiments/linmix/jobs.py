@@ -90,7 +90,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
     if plugin_of(spec) is not None:
         return _regret_plugin(ctx, env, built, K, marks)
     df = run_episodes(built, env, K, ctx.env_rng, marks, ctx.progress)
-    # accounted from the σ's the compiled loop drew with; refused (NoiseScaleError) if below the agent's calibration
+    # accounted from the σ's the compiled loop drew with; refused (NoiseScaleError) if they differ from the agent's calibration
     ctx.record_accounting(drawn_calibration(built))
     df["S"], df["A"], df["d1"], df["d2"], df["H"] = env.S, env.A, env.d1, env.d2, env.horizon
     # the non-private agents' transition regularizer is the ridge λ I

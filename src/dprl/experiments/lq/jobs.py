@@ -57,7 +57,7 @@ def run_regret(ctx: JobContext) -> pd.DataFrame:
         return _regret_plugin(ctx, system, built)
     df = run_episodes(built, system, episodes, ctx.env_rng, log_checkpoints(episodes, int(ctx.settings["checkpoints"])),
                       ctx.progress, check_ridge=alg["name"] == "ofu_rl")
-    # accounted from the σ's the compiled loop drew with; refused (NoiseScaleError) if below the agent's calibration
+    # accounted from the σ's the compiled loop drew with; refused (NoiseScaleError) if they differ from the agent's calibration
     ctx.record_accounting(drawn_calibration(built))
     # src/dprl/README.md, "Regimes": where per-episode regret leaves its burn-in level (NaN: not within K)
     df["onset_episode"] = onset_episode(df["episode"].to_numpy(), df["regret"].to_numpy())
