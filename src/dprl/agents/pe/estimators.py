@@ -48,7 +48,8 @@ from dprl.privacy.smooth_sensitivity import (
 
 @dataclass(frozen=True)
 class Release:
-    """The only output of a DP estimator: released weights ``θ̃`` ``(B, d)``."""
+    """The only output of a DP estimator: released weights ``θ̃`` ``(B, d)`` (``(B, runs, d)``
+    for the audit's independent releases)."""
 
     theta: np.ndarray
 
