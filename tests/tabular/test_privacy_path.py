@@ -98,16 +98,16 @@ def _pucb(T: int) -> tuple:
 
 
 def test_the_loop_and_the_audit_record_the_scale_they_drew_with():
-    """The compiled loop reads one counter's noise an episode, the audit as many per element:
-    the scale recorded is the held one to the last digits, from standard exponentials, and
-    the job accounts it (the nominal ε)."""
+    """The kernel reads one counter's noise per stream element, in the compiled loop, the
+    step-by-step agent and the audit alike: the scale recorded is the held one to the last
+    digits, from standard exponentials, and the job accounts it (the nominal ε)."""
     env, built = _pucb(3000)
     episodes.feed_episodes(built.agent, env, 3000, np.random.default_rng(3), EpisodeRecord())
     drawn = built.agent.source.drawn_noise()
     assert drawn.draws == 3000 and drawn.scale == pytest.approx(built.agent.source.scale, rel=1e-13)
     assert abs(drawn.mean_exponential - 1) < 5 / np.sqrt(3000) and drawn.exponentials_standard()
     assert ran_calibration(built) == built.calibration and ran_calibration(built).accounted_epsilon == pytest.approx(1.0)
-    # the step-by-step agent (plug-ins, end-to-end audits) draws through the same kernel, same numbers
+    # the step-by-step agent (plug-ins, end-to-end audits) draws through the same kernel
     env, step = _pucb(3000)
     states, rng = np.zeros(4, dtype=np.int64), np.random.default_rng(5)
     for _ in range(20):
