@@ -1,4 +1,4 @@
-"""PUCB's privacy is audited and accounted where the noise is drawn (issue 51; ``src/dprl/README.md``,
+"""PUCB's privacy is audited and accounted where the noise is drawn (``src/dprl/README.md``,
 "Privacy audits"): the compiled episode loop (``episodes._run_block``), ``PrivateStats.update``
 and the audits draw the counters' Laplace noise through one kernel,
 :func:`dprl.agents.tabular.statistics.draw_laplace`, which records the scale it drew with;
