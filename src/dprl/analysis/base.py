@@ -120,6 +120,12 @@ def outside_regime(claims: pd.DataFrame) -> int:
     return int(((claims["verdict"] == "inconclusive") & (claims["regime"] == "not reached")).sum())
 
 
+# A regime check's state for a run past the horizon the theory gives whose burn-in did not end
+# (RegimeCheck.not_learned); the claims table shows it as "reached".
+NOT_LEARNED = "not learned"
+NOT_LEARNED_WORDS = "not reproduced: did not learn within the horizon the theory gives"
+
+
 @dataclass(frozen=True)
 class RegimeCheck:
     """Whether a measurement lies where the theory applies (src/dprl/README.md, "Regimes"):
@@ -133,14 +139,24 @@ class RegimeCheck:
         fit_start: where a rate's fit starts (the last decade, or the measured onset); NaN
             where the row fits nothing.
         note: the row's words on its regime, appended to its note (``"; regime: ..."``).
+        not_learned: the run is past the horizon the theory gives (a decade past its
+            predicted burn-in times :data:`dprl.analysis.burn_in.BURN_IN_MARGIN`) and its own
+            burn-in did not end: evidence against the claim, not an escape. Its state is
+            ``reached`` (the horizon was enough), and every row built on it is ``not
+            reproduced`` (:meth:`ClaimResult.from_estimate`). Build it with state
+            :data:`NOT_LEARNED`.
     """
 
     state: Regime = "n/a"
     horizon_needed: float = float("nan")
     fit_start: float = float("nan")
     note: str = ""
+    not_learned: bool = False
 
     def __post_init__(self) -> None:
+        if self.state == NOT_LEARNED:  # the regime's words for "reached, and did not learn"
+            object.__setattr__(self, "state", "reached")
+            object.__setattr__(self, "not_learned", True)
         if self.state not in REGIMES:
             raise ValueError(f"regime {self.state!r} is not one of {REGIMES}")
 
@@ -153,8 +169,12 @@ def overall_regime(parts: Sequence[RegimeCheck]) -> RegimeCheck:
     """Regime of a row measured over several curves or grid points: ``n/a`` when none has
     regime columns, ``reached`` when every one that has them is reached, else ``not
     reached`` with the largest horizon needed among the parts not reached (one part still in
-    its burn-in makes a rate unmeasured). The note and fit start are the parts' own business."""
+    its burn-in makes a rate unmeasured). One part that did not learn within the horizon the
+    theory gives (:attr:`RegimeCheck.not_learned`) makes the whole not learned: it refutes a
+    rate whatever the other parts do. The note and fit start are the parts' own business."""
     states = {p.state for p in parts}
+    if any(p.not_learned for p in parts):
+        return RegimeCheck(NOT_LEARNED, note=next(p.note for p in parts if p.not_learned))
     if states == {"n/a"}:
         return RegimeCheck("n/a")
     if states <= {"reached", "n/a"}:
@@ -196,9 +216,14 @@ class ClaimResult:
 
     @classmethod
     def from_estimate(cls, est: Estimate, *, verdict: Verdict, check: RegimeCheck | None = None, **fields) -> ClaimResult:
-        """A row of an estimate (its value and interval) and, given ``check``, its regime."""
+        """A row of an estimate (its value and interval) and, given ``check``, its regime. A
+        check that did not learn within the horizon the theory gives makes the row ``not
+        reproduced`` whatever ``verdict`` is (:attr:`RegimeCheck.not_learned`)."""
         if check is not None:
             fields |= {"regime": check.state, "horizon_needed": check.horizon_needed}
+            if check.not_learned and verdict != "not reproduced":
+                fields["note"] = f"{fields.get('note', '')} [{NOT_LEARNED_WORDS}; the rule alone: {verdict}]"
+                verdict = "not reproduced"
         if "epsilon" in fields:
             fields["epsilon"] = float(fields["epsilon"])
         return cls(measured=est.value, ci_low=est.low, ci_high=est.high, verdict=verdict, **fields)

@@ -17,9 +17,33 @@ import pandas as pd
 
 from dprl.analysis.base import Tables
 
+# The one regime criterion, every paper: a rate is fitted at least this many decades past the
+# burn-in, the later of its prediction and its measured end (analysis/regime.onset_regime).
+ONSET_DECADES = 1.0
+
 WITHIN = 2.0  # a prediction within 2x of the measured onset (either way) is taken as right
 KEYS = ["experiment", "algorithm", "env_label", "epsilon", "delta", "calibration"]
-COLUMNS = [*KEYS, "seeds", "onsets_measured", "predicted", "onset", "ratio", "agreement", "cause"]
+COLUMNS = [*KEYS, "seeds", "onsets_measured", "predicted", "onset", "k_max", "ratio", "agreement", "cause"]
+
+# The no-escape margin (analysis/regime.onset_regime): per algorithm, the largest measured-
+# over-predicted burn-in (onset / T*, medians over seeds) over the settings of the committed
+# complete default run (1a8288a) whose onset was measured before the run's end, rounded up
+# to two decimals. A run a decade past T* times this margin whose own burn-in did not end is
+# past the horizon the theory gives a correct run, so it did not learn. Evidence (settings,
+# largest onset / T*): PUCB 17, 1.77 (tabular_hard_eps, ε = 300); Private-LinOpt-VI 15, 1.65
+# (linmix_regime_eps10, ε = 100); Private-LinOpt-PO 8, 2.83 (linmix_regret, ε = 1000: T* carries
+# the bonus burn-in only, CAUSES); Private-OFU-RL 6, 1.01 (lq_regime, ε = 500); LDP-LinOpt-VI
+# 1, 0.99. tests/core/test_burn_in.py recomputes these from paper_figures/ (margin_evidence):
+# a new run that measures a larger ratio fails it until the constant follows.
+BURN_IN_MARGIN = {"pucb": 1.78, "private_linopt_vi": 1.66, "private_linopt_po": 2.84, "private_ofu_rl": 1.02,
+                  "ldp_linopt_vi": 1.0}
+# an algorithm without evidence (a plug-in with a predicted burn-in): the largest margin
+DEFAULT_MARGIN = max(BURN_IN_MARGIN.values())
+
+
+def burn_in_margin(algorithm: str) -> float:
+    """The no-escape margin of ``algorithm`` (:data:`BURN_IN_MARGIN`, else :data:`DEFAULT_MARGIN`)."""
+    return BURN_IN_MARGIN.get(algorithm, DEFAULT_MARGIN)
 
 # Why a prediction misses its measured end by more than WITHIN, per (algorithm, direction): the
 # approximation or constant responsible (derived in the algorithm's agents/<paper>/regime.py).
@@ -41,6 +65,19 @@ CAUSES = {
     ("private_ofu_rl", "optimistic"): "the onset at 270Λ is empirical (lq_regime's settings: 248-310Λ): agents/lq/regime.py",
     ("private_ofu_rl", "conservative"): "the onset at 270Λ is empirical (lq_regime's settings: 248-310Λ): agents/lq/regime.py",
 }
+
+
+def margin_evidence(check: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm, the accuracy of its predicted burn-in over the settings of ``check``
+    (:func:`burn_in_check`) whose onset was measured before the run's end (an onset at the
+    last checkpoint is censored): the number of settings and the smallest, median and largest
+    measured-over-predicted ratio, and the margin the no-escape rule uses
+    (:data:`BURN_IN_MARGIN`)."""
+    measured = check[np.isfinite(check["ratio"]) & (check["onset"] < check["k_max"])]
+    out = (1 / measured["ratio"]).groupby(measured["algorithm"]).agg(["count", "min", "median", "max"])
+    out.columns = ["settings", "smallest", "median", "largest"]
+    out["margin"] = [burn_in_margin(a) for a in out.index]
+    return out.reset_index()
 
 
 def _agreement(ratio: float) -> str:
@@ -67,7 +104,8 @@ def burn_in_check(tables: Tables) -> pd.DataFrame:
         last = private.sort_values("episode").groupby([*KEYS, "seed"], dropna=False).tail(1)
         g = last.groupby(KEYS, dropna=False, sort=True).agg(
             seeds=("seed", "nunique"), onsets_measured=("onset_episode", "count"),
-            predicted=("burn_in_episodes", "median"), onset=("onset_episode", "median")).reset_index()
+            predicted=("burn_in_episodes", "median"), onset=("onset_episode", "median"),
+            k_max=("episode", "max")).reset_index()
         frames.append(g)
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
@@ -109,6 +147,15 @@ def to_markdown(check: pd.DataFrame) -> list[str]:
                  r.calibration, f"{r.predicted:.3g}", "" if pd.isna(r.onset) else f"{r.onset:.3g}",
                  "" if not np.isfinite(r.ratio) else f"{r.ratio:.3g}", r.agreement]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    ev = margin_evidence(check)
+    if len(ev):
+        lines += ["", "Accuracy of the predicted burn-in per algorithm (measured onset / predicted T*, settings whose "
+                  "onset was measured before the run's end), and the margin the no-escape rule uses: a run "
+                  f"{10**ONSET_DECADES:g}× past T*·margin whose own burn-in did not end is not reproduced "
+                  "(`analysis/burn_in.BURN_IN_MARGIN`).", "",
+                  "| algorithm | settings | smallest | median | largest | margin |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r.algorithm} | {r.settings} | {r.smallest:.3g} | {r.median:.3g} | {r.largest:.3g} | {r.margin:g} |"
+                  for r in ev.itertuples(index=False)]
     causes = check[check["cause"] != ""].groupby(["algorithm", "agreement"], sort=True)["cause"].first()
     if len(causes):
         lines += ["", "Why the predictions outside 2x miss:", ""]

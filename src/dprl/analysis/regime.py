@@ -7,28 +7,40 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import RegimeCheck
+from dprl.analysis.base import NOT_LEARNED, RegimeCheck
+from dprl.analysis.burn_in import ONSET_DECADES, burn_in_margin
 
-# The one regime criterion, every paper: a rate is fitted at least this many decades past the
-# burn-in, the later of its prediction and its measured end (onset_regime).
-ONSET_DECADES = 1.0
+__all__ = ["ONSET_DECADES", "measured_regime", "median_onset", "no_escape_horizon", "onset_regime"]
 
 
-def onset_regime(k_max: float, predicted: float, onset: float, planned: float = float("nan")) -> tuple[str, float, float]:
+def no_escape_horizon(predicted: float, algorithm: str) -> float:
+    """The horizon the theory gives a correct run of ``algorithm`` to end its burn-in, and a
+    decade more: ``10^ONSET_DECADES · predicted · margin`` (:func:`dprl.analysis.burn_in.burn_in_margin`:
+    the largest measured-over-predicted burn-in seen on correct runs); NaN without a prediction."""
+    return 10**ONSET_DECADES * predicted * burn_in_margin(algorithm) if np.isfinite(predicted) else float("nan")
+
+
+def onset_regime(k_max: float, predicted: float, onset: float, planned: float = float("nan"),
+                 algorithm: str | None = None) -> tuple[str, float, float]:
     """The regime criterion, stated once: ``(regime, horizon_needed, burn_in)``.
 
     ``predicted`` is a paper's predicted burn-in (``NaN``: none, a plug-in), ``onset`` its
     measured end, the same event (median over seeds; ``NaN``: not within the run). Reached
     when the end was measured and ``k_max >= 10^ONSET_DECADES · burn_in``, ``burn_in =
-    max(predicted, onset)``; a run without a measured end is not reached, whatever its
-    prediction. Otherwise the horizon needed is ``10^ONSET_DECADES`` times the burn-in (a
-    missing end counting as ``k_max``), and at least ``planned`` (a job's fixed point
-    ``K >= 10^ONSET_DECADES · T*(K)`` when the prediction grows with ``K``)."""
+    max(predicted, onset)``. A run without a measured end is not reached, unless, given its
+    ``algorithm``, it ran past :func:`no_escape_horizon`: then it is :data:`NOT_LEARNED` (a
+    run that does not learn must not escape to "not reached"; one that stopped before its
+    predicted burn-in stays not reached). Otherwise the horizon needed is
+    ``10^ONSET_DECADES`` times the burn-in (a missing end counting as ``k_max``), and at
+    least ``planned`` (a job's fixed point ``K >= 10^ONSET_DECADES · T*(K)`` when the
+    prediction grows with ``K``)."""
     span = 10**ONSET_DECADES
     burn_in = max(predicted if np.isfinite(predicted) else 0.0, onset if np.isfinite(onset) else k_max)
     reached = bool(np.isfinite(onset) and k_max >= span * burn_in * (1 - 1e-9))
     if reached:
         return "reached", float("nan"), burn_in
+    if algorithm is not None and not np.isfinite(onset) and k_max >= no_escape_horizon(predicted, algorithm) * (1 - 1e-9):
+        return NOT_LEARNED, float("nan"), burn_in
     need = span * burn_in
     return "not reached", (max(need, planned) if np.isfinite(planned) else need), burn_in
 

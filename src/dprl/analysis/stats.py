@@ -15,6 +15,7 @@ so a claims table is a deterministic function of results.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class Estimate:
         n: the number of seeds (independent units) behind it; rules need ``n >= 2``.
         units: the per-seed values it summarises, when it has them (per-seed slopes: the
             linear-seed rule reads them).
+        unit_ids: the seed of each unit, when known (a per-seed rule judges each seed in its
+            own regime: :func:`dprl.analysis.learning.judged_seeds`).
     """
 
     value: float
@@ -47,6 +50,7 @@ class Estimate:
     high: float
     n: int  # number of seeds (independent units) behind it
     units: tuple[float, ...] = ()  # the per-seed values it summarises, when it has them
+    unit_ids: tuple = ()  # the seed of each unit, when known
 
     def contains(self, x: float) -> bool:
         return self.low <= x <= self.high
@@ -202,7 +206,10 @@ def paired_slope_by_seed(df: pd.DataFrame, x: str, y: str, seed: str = "seed") -
     no positive values enough for a fit is left out."""
     wide = df.pivot_table(index=seed, columns=x, values=y, aggfunc="mean").dropna(axis=1, how="any")
     xs = wide.columns.to_numpy(dtype=float)
-    return t_interval([loglog_slope(xs, row) for row in wide.to_numpy(dtype=float)])
+    slopes = np.array([loglog_slope(xs, row) for row in wide.to_numpy(dtype=float)], dtype=float)
+    ok = np.isfinite(slopes)
+    est = t_interval(slopes)
+    return dataclasses.replace(est, unit_ids=tuple(wide.index[ok])) if est.units else est
 
 
 # A seed whose own log-log slope of regret is at least this grows linearly: on a claim that
