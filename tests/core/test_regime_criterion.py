@@ -9,8 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from dprl.analysis.base import RegimeCheck
+from dprl.analysis.base import NOT_LEARNED, ClaimResult, RegimeCheck, overall_regime
+from dprl.analysis.burn_in import burn_in_margin
 from dprl.analysis.regime import ONSET_DECADES, onset_regime
+from dprl.analysis.stats import Estimate
 
 SPAN = 10**ONSET_DECADES
 
@@ -35,6 +37,28 @@ def test_no_measured_end_is_not_reached_whatever_the_prediction():
     assert reg == "not reached" and need == pytest.approx(SPAN * 1e9)  # the end lies beyond the run
 
 
+def test_no_measured_end_past_the_theorys_horizon_did_not_learn():
+    """No escape: a run a decade past its predicted burn-in times the algorithm's margin whose
+    burn-in did not end is evidence against the claim; one that stopped before stays not reached."""
+    margin = burn_in_margin("pucb")
+    assert onset_regime(SPAN * 1e5 * margin, 1e5, float("nan"), algorithm="pucb")[0] == NOT_LEARNED
+    reg, need, _ = onset_regime(SPAN * 1e5 * margin * 0.99, 1e5, float("nan"), algorithm="pucb")
+    assert reg == "not reached" and need > SPAN * 1e5 * margin * 0.99
+    assert onset_regime(1e9, float("nan"), float("nan"), algorithm="pucb")[0] == "not reached"  # no prediction
+    assert onset_regime(1e9, 1e3, float("nan"))[0] == "not reached"  # no algorithm: the rule as before
+
+
+def test_a_run_that_did_not_learn_refutes_its_row_whatever_the_rule_says():
+    check = RegimeCheck(NOT_LEARNED, note="; regime: ...")
+    assert check.state == "reached" and check.not_learned
+    row = ClaimResult.from_estimate(Estimate(0.5, 0.45, 0.55, 4), verdict="reproduced", check=check, note="slope")
+    assert row.verdict == "not reproduced" and "did not learn within the horizon the theory gives" in row.note
+    assert row.outside_regime_is_inconclusive().verdict == "not reproduced"
+    whole = overall_regime([RegimeCheck("reached"), check, RegimeCheck("not reached", 1e9)])
+    assert whole.not_learned and whole.state == "reached"
+    assert not overall_regime([RegimeCheck("reached"), RegimeCheck("not reached", 1e9)]).not_learned
+
+
 def test_the_planned_fixed_point_is_a_floor_on_the_horizon_needed():
     assert onset_regime(1e6, 2e5, 1e5, planned=3e6)[1] == pytest.approx(3e6)
     assert onset_regime(1e6, 2e5, 1e5, planned=1e6)[1] == pytest.approx(SPAN * 2e5)
@@ -53,7 +77,7 @@ def test_every_paper_decides_its_regime_through_the_criterion(module, monkeypatc
     claims = importlib.import_module(f"dprl.analysis.claims.{module}")
     calls = []
 
-    def never(k_max, predicted, onset, planned=float("nan")):
+    def never(k_max, predicted, onset, planned=float("nan"), algorithm=None):
         calls.append((k_max, predicted, onset))
         return "not reached", 1e99, max(np.nan_to_num(predicted), np.nan_to_num(onset))
 
