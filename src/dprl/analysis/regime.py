@@ -9,8 +9,10 @@ import pandas as pd
 
 from dprl.analysis.base import NOT_LEARNED, RegimeCheck
 from dprl.analysis.burn_in import ONSET_DECADES, burn_in_margin
+from dprl.experiments.registry import plugins
 
-__all__ = ["ONSET_DECADES", "measured_regime", "median_onset", "no_escape_horizon", "onset_regime"]
+__all__ = ["ONSET_DECADES", "is_plugin", "measured_regime", "median_onset", "no_escape_horizon", "onset_regime",
+           "plugin_regime"]
 
 
 def no_escape_horizon(predicted: float, algorithm: str) -> float:
@@ -67,3 +69,19 @@ def measured_regime(g: pd.DataFrame, k_max: float) -> RegimeCheck:
     note = (f"; regime (measured onset only: no burn-in is predicted for a plug-in): onset at {onset:.3g} (median "
             f"over seeds), needs {10**ONSET_DECADES:g}× that")
     return RegimeCheck(reg, need, onset if reg == "reached" else k_max / 10**ONSET_DECADES, note)
+
+
+def is_plugin(g: pd.DataFrame) -> bool:
+    """Whether ``g`` (the rows of one group of a claim) are a plug-in's: every row's
+    ``algorithm`` is an installed plug-in (``experiments/registry.plugins``), for which no
+    burn-in is predicted."""
+    return bool(len(g)) and "algorithm" in g and bool(g["algorithm"].isin(list(plugins())).all())
+
+
+def plugin_regime(g: pd.DataFrame, k_max: float) -> RegimeCheck | None:
+    """The regime criterion's half that applies to ``g``'s algorithm when it is a plug-in:
+    :func:`measured_regime` (its measured onset alone; still in its burn-in: ``not reached``,
+    with the horizon it needs, never ``n/a``); ``None`` for a built-in, whose regime function
+    applies the whole criterion (:func:`onset_regime` with its predicted burn-in). A built-in
+    regime function starts with ``if (check := plugin_regime(g, k_max)) is not None: return check``."""
+    return measured_regime(g, k_max) if is_plugin(g) else None
