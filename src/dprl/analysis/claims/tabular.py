@@ -17,7 +17,7 @@ from dprl.analysis.stats import (
     per_seed_note, verdict_above, verdict_exponent, verdict_near, verdict_overlaps, verdict_sqrt_rate, verdict_sublinear,
     verdict_unless_counterexamples, verdict_upper,
 )
-from dprl.analysis.regime import ONSET_DECADES, median_onset, onset_regime
+from dprl.analysis.regime import ONSET_DECADES, is_plugin, median_onset, onset_regime, plugin_regime
 from dprl.analysis.selection import final_rows, present_tables, privacy_cost
 from dprl.experiments.registry import declared, plugins
 
@@ -34,8 +34,11 @@ def regime(g: pd.DataFrame) -> RegimeCheck:
     ``Q̃⁺`` below ``H``; max over the seeds' instances) and its measured end (median over
     seeds); the slope is fitted over the last decade ``[T/10, T]``. The horizon needed is at
     least the jobs' ``horizon_needed`` (the fixed point ``T >= 10·T*(T)``: ``T*`` grows with
-    ``T`` through ``E``)."""
+    ``T`` through ``E``). A plug-in's burn-in is not predicted: its measured onset alone
+    decides (:func:`~dprl.analysis.regime.plugin_regime`)."""
     T = float(g["episode"].max())
+    if (check := plugin_regime(g, T)) is not None:
+        return check
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return RegimeCheck("n/a", fit_start=T / 10)
     t_star = float(g["burn_in_episodes"].max())
@@ -242,15 +245,17 @@ def _epss(g: pd.DataFrame) -> list[float]:
 
 
 def _v3_eps_regime(g: pd.DataFrame) -> RegimeCheck:
-    """Every ε a decade past its burn-in (:func:`regime` per ε); ``n/a`` when no ε has a
-    predicted burn-in (a plug-in)."""
-    regs = [regime(g[g["epsilon"] == e]) for e in _epss(g)]
-    if all(r.reached for r in regs):
-        return RegimeCheck("reached", note="; regime: every ε a decade past its burn-in")
-    if not any(r.state != "n/a" for r in regs):
-        return RegimeCheck("n/a", note="; regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
-    need = float(np.nanmax([r.horizon_needed for r in regs]))
-    return RegimeCheck("not reached", need, note=f"; regime: needs T >= {need:.3g}")
+    """Every ε a decade past its burn-in (:func:`regime` per ε, :func:`overall_regime`): a
+    built-in's predicted and measured, a plug-in's measured onset alone, so that a plug-in
+    still in its burn-in is ``not reached`` with the horizon it needs; ``n/a`` only for a
+    table without the regime columns."""
+    check = overall_regime([regime(g[g["epsilon"] == e]) for e in _epss(g)])
+    if check.not_learned:
+        return check
+    whose = "its measured onset (no burn-in is predicted for a plug-in)" if is_plugin(g) else "its burn-in"
+    words = {"reached": f"every ε a decade past {whose}", "n/a": "n/a (no regime columns in this table)",
+             "not reached": f"every ε a decade past {whose} needs T >= {check.horizon_needed:.3g}"}[check.state]
+    return dataclasses.replace(check, note=f"; regime: {words}")
 
 
 def _eps_exponent(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
@@ -263,7 +268,7 @@ def _v3_eps_note(grp: Group) -> str:
     who, env = _who(grp)[0], grp.key["env_label"]
     subject = "the final privacy cost" if grp.key["algorithm"] == "pucb" else f"{who}'s final privacy cost"
     model = (f"; this package's burn-in model predicts {expected_eps_exponent(final_rows(grp.rows)):+.3f} (the burn-in's "
-             f"regret ∝ T*(ε))" if grp.check.state != "n/a" else "")
+             f"regret ∝ T*(ε))" if grp.check.state != "n/a" and not is_plugin(grp.rows) else "")
     return (f"{_where(grp.table, env)}: exponent of {subject} vs ε over ε ∈ {{{', '.join(f'{e:g}' for e in _epss(grp.rows))}}}; "
             f"the paper's 1/ε: {V3_EPS:+g}, which the CI (± {PAPER_EXPONENT_TOL:g}) must contain while excluding "
             f"{V3_EPS_WRONG:+g} (Laplace noise of both calibrations ∝ 1/ε){model}")
@@ -738,7 +743,8 @@ def _v9_note(grp: Group) -> str:
             f"CI inside [{lo:g}, {hi:g}]; regret {u.min():.3f}-{u.max():.3f}× that of uniform play, whose exponent is 1/2 "
             f"by construction; "
             + (f"regime: every T a decade past its burn-in, max(T*, measured end) (T* = {t_star:.3g} at the largest T)"
-               if np.isfinite(t_star) else "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
+               if np.isfinite(t_star) else "regime: every T of the fit a decade past its measured onset (measured onset "
+               "only: no burn-in is predicted for a plug-in)")
             + (f"; seed(s) {zero} with zero regret at some T (never explored)" if zero else "")
             + (f"; {len(steep)} seed(s) with slope >= {LINEAR_SLOPE:g} (locked in, not learning)" if steep else ""))
 
