@@ -14,7 +14,7 @@ import pandas as pd
 from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
 from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
+from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime, plugin_regime
 from dprl.analysis.selection import builtin_or_plugin, privacy_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, paired_slope_by_seed,
@@ -129,7 +129,11 @@ def _regime(g: pd.DataFrame, k_max: int) -> RegimeCheck:
     Private: reached when ``K`` is :data:`ONSET_DECADES` past the burn-in, the later of the
     predicted onset ``T* = 270Λ`` and the measured one (median over seeds; a run without a
     measured onset is not reached); the slope is then fitted from ``max(K/32, onset)``.
-    Non-private: ``n/a``, fitted from ``K/32``."""
+    Non-private: ``n/a``, fitted from ``K/32``. A plug-in (no predicted burn-in): its
+    measured onset alone (:func:`~dprl.analysis.regime.plugin_regime`), so that C3's fit of
+    a plug-in still in its burn-in is not reached, with the horizon it needs."""
+    if (check := plugin_regime(g, k_max)) is not None:
+        return check
     start = k_max / SLOPE_WINDOW
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return RegimeCheck("n/a", fit_start=start)
