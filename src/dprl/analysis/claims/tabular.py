@@ -11,13 +11,13 @@ from dprl.agents.tabular.privacy import audited_pair
 from dprl.analysis.audit_power import laplace_inflation, power_note
 from functools import partial
 
-from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
+from dprl.analysis.base import KINDS, NOT_LEARNED, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
 from dprl.analysis.stats import (
     LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_units, group_slope, paired_slope_by_seed,
     per_seed_note, verdict_above, verdict_exponent, verdict_near, verdict_overlaps, verdict_sqrt_rate, verdict_sublinear,
     verdict_unless_counterexamples, verdict_upper,
 )
-from dprl.analysis.regime import ONSET_DECADES, is_plugin, median_onset, onset_regime, plugin_regime
+from dprl.analysis.regime import ONSET_DECADES, is_plugin, median_onset, no_escape_horizon, onset_regime, plugin_regime
 from dprl.analysis.selection import final_rows, present_tables, privacy_cost
 from dprl.experiments.registry import declared, plugins
 
@@ -32,7 +32,9 @@ def regime(g: pd.DataFrame) -> RegimeCheck:
     criterion (:func:`onset_regime`): reached
     when ``T`` is a decade past the later of the predicted burn-in ``T*`` (every watched
     ``Q̃⁺`` below ``H``; max over the seeds' instances) and its measured end (median over
-    seeds); the slope is fitted over the last decade ``[T/10, T]``. The horizon needed is at
+    seeds); the slope is fitted over the last decade ``[T/10, T]``. A run with no measured
+    end past ``10·T*`` times the algorithm's margin did not learn (``NOT_LEARNED``: its rows
+    are not reproduced, they cannot escape to "not reached"). The horizon needed is at
     least the jobs' ``horizon_needed`` (the fixed point ``T >= 10·T*(T)``: ``T*`` grows with
     ``T`` through ``E``). A plug-in's burn-in is not predicted: its measured onset alone
     decides (:func:`~dprl.analysis.regime.plugin_regime`)."""
@@ -44,11 +46,20 @@ def regime(g: pd.DataFrame) -> RegimeCheck:
     t_star = float(g["burn_in_episodes"].max())
     onset = median_onset(g)
     planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
-    reg, need, _ = onset_regime(T, t_star, onset, planned)
+    reg, need, _ = onset_regime(T, t_star, onset, planned, algorithm=_algorithm_of(g))
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes (every Q̃⁺ below H under uniform play), "
             f"measured end of the clamp (median over seeds) {'not within T' if not np.isfinite(onset) else f'{onset:.3g}'}; "
-            f"needs T >= {10**ONSET_DECADES:g}·max(T*, measured end)" + ("" if reg == "reached" else f" = {need:.3g}"))
+            f"needs T >= {10**ONSET_DECADES:g}·max(T*, measured end)"
+            + {"reached": "", NOT_LEARNED: f"; T is past {10**ONSET_DECADES:g}·T*·margin = "
+               f"{no_escape_horizon(t_star, _algorithm_of(g)):.3g} with no end of the clamp"}.get(reg, f" = {need:.3g}"))
     return RegimeCheck(reg, need, T / 10, note)
+
+
+def _algorithm_of(g: pd.DataFrame) -> str | None:
+    """The one algorithm of a group (its no-escape margin, ``burn_in.burn_in_margin``); None
+    for a group of several or none."""
+    algs = g["algorithm"].unique() if "algorithm" in g else ()
+    return str(algs[0]) if len(algs) == 1 else None
 
 
 def _fit_exponent(xs: list[float], groups: list[np.ndarray]) -> Estimate:
