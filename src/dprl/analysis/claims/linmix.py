@@ -14,8 +14,9 @@ from dprl.analysis.audit_power import gaussian_power_note
 from dprl.analysis.base import (
     KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, Verdict, combine_verdicts, overall_regime,
 )
+from dprl.analysis.learning import any_not_learned, judged_seeds, seed_note, seed_states
 from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime
+from dprl.analysis.regime import ONSET_DECADES, is_plugin, measured_regime, median_onset, onset_regime, plugin_regime
 from dprl.analysis.selection import builtin_or_plugin, final_rows, present_tables, privacy_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, group_slope,
@@ -65,18 +66,30 @@ def z1(tables: Tables) -> list[ClaimResult]:
 SLOPE_DECADE = 10  # Z2 fits the last decade of K; the regime needs the onset before K/10
 
 
+def _algorithm(g: pd.DataFrame) -> str | None:
+    """The one algorithm of a setting (the no-escape margin is per algorithm), else ``None``."""
+    algs = g["algorithm"].unique() if "algorithm" in g else ()
+    return str(algs[0]) if len(algs) == 1 else None
+
+
 def regime(g: pd.DataFrame, k_max: float) -> RegimeCheck:
     """Regime of one setting (``agents/linmix/regime.py``) by the one criterion
     (:func:`onset_regime`): ``reached`` when ``K`` is a decade past the later of the predicted
-    burn-in ``T*`` (median over seeds) and the median measured onset; otherwise the horizon
-    it needs, at least the jobs' ``horizon_needed`` (``K >= 10·T*(K)``). ``n/a`` without the
-    regime columns (tables from before they existed)."""
+    burn-in ``T*`` (median over seeds) and the median measured onset; ``not learned`` (the
+    row is not reproduced) when no onset was measured and ``K`` is past the horizon the
+    theory gives the setting's algorithm (:func:`~dprl.analysis.regime.no_escape_horizon`);
+    otherwise the horizon it needs, at least the jobs' ``horizon_needed`` (``K >= 10·T*(K)``).
+    ``n/a`` without the regime columns (tables from before they existed). A plug-in's burn-in
+    is not predicted: its measured onset alone (:func:`~dprl.analysis.regime.plugin_regime`;
+    Z3's fits of a plug-in still in its burn-in are not reached, with the horizon they need)."""
+    if (check := plugin_regime(g, k_max)) is not None:
+        return check
     if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
         return RegimeCheck()
     per_seed = g.groupby("seed")[["burn_in_episodes", "horizon_needed"]].first()
     t_star, planned = (float(per_seed[c].median()) for c in ("burn_in_episodes", "horizon_needed"))
     onset = median_onset(g)
-    state, needed, _ = onset_regime(k_max, t_star, onset, planned)
+    state, needed, _ = onset_regime(k_max, t_star, onset, planned, algorithm=_algorithm(g))
     note = (f"; regime: predicted burn-in T* = {t_star:.3g} episodes at K = {int(k_max)} (median over seeds), "
             f"K ≥ 10·T*(K) needs {planned:.3g}, measured onset "
             f"{'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median); needs K >= "
@@ -134,21 +147,36 @@ def curves_regime(g: pd.DataFrame) -> RegimeCheck:
     return RegimeCheck(overall.state, overall.horizon_needed, note=note)
 
 
+def curve_seed_states(g: pd.DataFrame) -> dict[str, pd.Series]:
+    """Each curve's seeds in their own regime (:func:`dprl.analysis.learning.seed_states`:
+    ``reached``, ``learning``, ``not learned``), keyed like :func:`curve_slopes`."""
+    return {f"{alg}@{priv}": seed_states(ga, str(ga["algorithm"].iloc[0]))
+            for (alg, priv), ga in g.groupby(["alg_label", "privacy_label"])}
+
+
 def every_curve(grp: Group) -> Callable[[Estimate], Verdict]:
     """:data:`Z2_RULE` on every curve of the row (:func:`combine_verdicts`: one curve that
-    fails fails the row), whichever curve the row shows."""
-    verdict = combine_verdicts(Z2_RULE(e) for e in curve_slopes(grp.rows).values())
+    fails fails the row), whichever curve the row shows. The linear-seed half of the rule
+    judges each seed in its own regime (:func:`dprl.analysis.learning.judged_seeds`): a seed
+    still in its own burn-in is outside it; one past the horizon the theory gives without
+    ending its burn-in fails the row (:func:`dprl.analysis.learning.any_not_learned`)."""
+    states = curve_seed_states(grp.rows)
+    verdict = combine_verdicts(
+        "not reproduced" if any_not_learned(states[k]) else Z2_RULE(judged_seeds(e, states[k]))
+        for k, e in curve_slopes(grp.rows).items())
     return lambda est: verdict
 
 
 def _z2_note(grp: Group) -> str:
-    slopes = curve_slopes(grp.rows)
-    desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)})" for k, e in slopes.items())
+    slopes, states = curve_slopes(grp.rows), curve_seed_states(grp.rows)
+    desc = "; ".join(f"{k}: {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] ({per_seed_note(e)}{seed_note(states[k])})"
+                     for k, e in slopes.items())
     where = ("" if grp.table == Z2_TABLES[0] else f"{grp.table}: ") + (
         f"{declared('algorithms', 'display')[grp.key['plugin']]}, " if grp.key["plugin"] else "")
     label = where + ("non-private" if grp.key["calibration"] == "none" else f"ε={grp.key['epsilon']:g}")
     return (f"{label}: log-log slope of cumulative regret vs T over the last decade of T (a slope per seed, Student's t over "
-            f"seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row, with or without an onset of its own); "
+            f"seeds; a seed whose own slope is >= {LINEAR_SLOPE:g} fails the row unless it is still in its own burn-in, "
+            f"and a seed past the horizon the theory gives without an onset fails it); "
             f"shown: the algorithm with the largest lower CI bound ({_worst_curve(slopes)[0]}); all: {desc}")
 
 
@@ -565,8 +593,24 @@ def hard_final(df: pd.DataFrame) -> pd.DataFrame:
 def _in_regime(g: pd.DataFrame) -> pd.Series:
     """Per job: ``K`` past the predicted horizon of the rate (``horizon_needed``, 10·T* at
     the job's instance, agents/linmix/regime.py). On the family hard at K regret grows like
-    √K from the first episodes on, so no onset is measured: the prediction is the criterion."""
+    √K from the first episodes on, so no onset is measured: the prediction is the criterion.
+    A plug-in has no prediction: a job of its is in the regime a decade past its measured
+    onset (:func:`plugin_jobs`)."""
+    if is_plugin(g):
+        jobs = plugin_jobs(g)
+        return pd.Series([jobs[(k, d)].reached for k, d in zip(g["K"], g["d"])], index=g.index, dtype=bool)
     return g["K"] >= g["horizon_needed"]
+
+
+def plugin_jobs(g: pd.DataFrame) -> dict[tuple[float, float], RegimeCheck]:
+    """A plug-in's regime per job (K, d) of the hard family: its measured onset alone
+    (:func:`~dprl.analysis.regime.measured_regime` at the job's K; no horizon is predicted for
+    it), so that a plug-in still in its burn-in is not reached, with the horizon it needs."""
+    return {(k, d): measured_regime(gj, float(k)) for (k, d), gj in g.groupby(["K", "d"])}
+
+
+# the regime words of a plug-in's hard-family rows (Z7, Z8)
+PLUGIN_REGIME = "regime (measured onset only: no burn-in is predicted for a plug-in): "
 
 
 def _who(grp: Group) -> str:
@@ -577,7 +621,11 @@ def _who(grp: Group) -> str:
 def k_regime(g: pd.DataFrame) -> RegimeCheck:
     """Z7: ``reached`` when two or more K of the grid are past their jobs' ``horizon_needed``
     (the fit uses those), else ``not reached`` with the largest median horizon over K (the
-    fit uses the whole grid); ``n/a`` for a plug-in (no burn-in predicted: every K fitted)."""
+    fit uses the whole grid); a plug-in's K by their measured onset (:func:`plugin_jobs`)."""
+    if is_plugin(g):
+        need = max((c.horizon_needed for c in plugin_jobs(g).values() if not c.reached), default=float("nan"))
+        state = "reached" if g.loc[_in_regime(g), "K"].nunique() >= 2 else "not reached"
+        return RegimeCheck(state, float("nan") if state == "reached" else need)
     if g["horizon_needed"].isna().all():
         return RegimeCheck()
     if g.loc[_in_regime(g), "K"].nunique() >= 2:
@@ -610,8 +658,9 @@ def _z7_note(grp: Group) -> str:
             f"the regret at K vs K over K ∈ {{{', '.join(f'{int(k):.3g}' for k in sorted(fit['K'].unique()))}}} ({est.n} "
             f"seeds; {per_seed_note(est)}); two-sided: CI inside [{lo:g}, {hi:g}]; regret / (d·H·√K) = "
             f"{ratio.min():.3g}-{ratio.max():.3g} (the lower bound's shape); "
-            + ("regime: every K of the fit past 10·T* (the job's horizon_needed)" if grp.check.state != "n/a" else
-               "regime n/a: no burn-in is predicted for this algorithm (a plug-in)")
+            + (PLUGIN_REGIME + "every K of the fit a decade past its measured onset" if is_plugin(grp.rows) else
+               "regime: every K of the fit past 10·T* (the job's horizon_needed)" if grp.check.state != "n/a" else
+               "regime n/a: no horizon recorded")
             + (f"; seed(s) {zero} with zero regret" if zero else ""))
 
 
@@ -630,9 +679,12 @@ Z7_ROWS = Rows(select=hard_final, stack=True, by=(*HARD_FAMILY, "d"), keep=lambd
 
 def d_regime(g: pd.DataFrame) -> RegimeCheck:
     """Z8: ``reached`` when every job is past its ``horizon_needed`` at this K, else ``not
-    reached`` with the largest; ``n/a`` for a plug-in (no burn-in predicted)."""
+    reached`` with the largest; a plug-in's jobs by their measured onset (:func:`plugin_jobs`)."""
+    if is_plugin(g):
+        check = overall_regime(list(plugin_jobs(g).values()))
+        return RegimeCheck(check.state, check.horizon_needed, note=f"; {PLUGIN_REGIME}every d a decade past its measured onset at this K")
     if g["horizon_needed"].isna().all():
-        return RegimeCheck(note="; regime n/a: no burn-in is predicted (a plug-in)")
+        return RegimeCheck(note="; regime n/a: no horizon recorded")
     note = "; regime: every d past 10·T* at this K"
     if _in_regime(g).all():
         return RegimeCheck("reached", note=note)
