@@ -57,7 +57,9 @@ _RUN_SETTINGS = {
 KINDS: list[ExperimentKind] = [
     ExperimentKind(
         "tabular_regret", PAPER, "dprl.experiments.tabular.jobs:run_regret",
-        algorithms(UBEV, PUCB), environments(RIVERSWIM, GARNET), dict(_RUN_SETTINGS),
+        # LOWERBOUND: a Figure 1 instance at a fixed gap run to T with checkpoints (tabular_gaps:
+        # the worst case over a grid of gaps at each T, V9's minimax rate)
+        algorithms(UBEV, PUCB), environments(RIVERSWIM, GARNET, LOWERBOUND), dict(_RUN_SETTINGS),
         doc="cumulative exact regret vs T", mem_mb=600, runtime_min=30,
         work="dprl.experiments.tabular.work:regret", seconds_per_work=2.46e-08, plugins="tabular",
     ),
