@@ -72,11 +72,36 @@ def paper_claims(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def findings(claims: pd.DataFrame) -> pd.DataFrame:
-    """The rows reported apart from the papers' claims: the package's findings, then the
+    """The rows never counted as the papers' claims: the package's findings, then the
     plug-ins' rows."""
     if "source" not in claims:
         return claims.iloc[0:0]
     return pd.concat([claims[claims["source"] == src] for src in SOURCES[1:]])
+
+
+def package_findings(claims: pd.DataFrame) -> pd.DataFrame:
+    """The package's own findings, reported in a section of their own (not claims of the papers)."""
+    return claims[claims["source"] == SOURCES[1]] if "source" in claims else claims.iloc[0:0]
+
+
+def by_claim(claims: pd.DataFrame) -> pd.DataFrame:
+    """The rows shown under the claims they test, in claim order: each claim's paper rows,
+    then its plug-in rows (each plug-in under its own statement, which names it), never
+    counted in the papers' totals (:func:`paper_claims` counts); the package's findings are
+    left out (:func:`package_findings`)."""
+    if "source" not in claims:
+        return claims
+    shown = claims[claims["source"] != SOURCES[1]]
+    order = {c: i for i, c in enumerate(dict.fromkeys(shown["claim"]))}
+    key = shown["claim"].map(order) * 2 + (shown["source"] == SOURCES[2]).astype(int)
+    return shown.iloc[np.argsort(key.to_numpy(), kind="stable")]
+
+
+def plugin_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """A claim's plug-in rows of :func:`by_claim`, one group per plug-in (its statement, in
+    order of appearance)."""
+    mine = rows[rows["source"] == SOURCES[2]] if "source" in rows else rows.iloc[0:0]
+    return list(mine.groupby("statement", sort=False))
 
 
 def verdict_totals(claims: pd.DataFrame) -> dict[str, int]:
@@ -444,6 +469,10 @@ class Claim:
         planted_bugs: the bugs that would flip its verdict, each with the test that plants it.
         finding: a finding of this package, not a claim of the paper (:data:`SOURCES`).
         kind: what its rows can show (:data:`KINDS`); a row may override it.
+        plugin_statement: what the claim says about any algorithm of its setting, the
+            statement of a plug-in's rows (``{algorithm}``: its display name; ``{baseline}``:
+            the display name of the non-private baseline it declares); ``None`` for a claim
+            whose rows are never a plug-in's (one that gives a plug-in row raises).
     """
 
     id: str
@@ -460,6 +489,7 @@ class Claim:
     planted_bugs: tuple[PlantedBug, ...] = ()
     finding: bool = False
     kind: str = KINDS[2]
+    plugin_statement: str | None = None
 
     def __post_init__(self) -> None:
         if (self.rows is None) == (self.compute is None):
@@ -472,6 +502,13 @@ class Claim:
     @property
     def source(self) -> str:
         return SOURCES[1] if self.finding else SOURCES[0]
+
+    def statement_for(self, algorithm: str, baseline: str = "its baseline") -> str:
+        """The statement of a plug-in's rows: :attr:`plugin_statement` naming ``algorithm``
+        (and its ``baseline``), not the paper's algorithm."""
+        if self.plugin_statement is None:
+            raise ValueError(f"claim {self.id} gave a row of plug-in {algorithm!r} but declares no plugin_statement")
+        return self.plugin_statement.format(algorithm=algorithm, baseline=baseline)
 
     @property
     def experiments(self) -> tuple[str, ...]:

@@ -19,8 +19,8 @@ import pandas as pd
 from dprl.analysis.printed import AUDIT_DETAILS
 from dprl.analysis.privacy_levels import headline, privacy_levels
 from dprl.analysis.base import (
-    CLAIM_RULE, TOTALS_ORDER, VERDICTS, claim_verdicts, findings, kinds_sentence, outside_regime, paper_claims,
-    verdict_totals,
+    CLAIM_RULE, TOTALS_ORDER, VERDICTS, by_claim, claim_verdicts, kinds_sentence, outside_regime, package_findings,
+    paper_claims, plugin_groups, verdict_totals,
 )
 
 if TYPE_CHECKING:
@@ -110,8 +110,9 @@ def _id_range(ids: list[str]) -> str:
 def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
     """Markdown: which run, the totals, and one row per paper counting the claims-table
     rows (one per claim and calibration or setting) of each verdict, naming the claims;
-    then the package's own findings, apart: they are never counted against a paper."""
-    claims, found = paper_claims(table), findings(table)
+    then the rows of installed plug-in algorithms by the claim they test, and the package's
+    own findings, apart: neither is ever counted against a paper."""
+    claims, found = paper_claims(table), package_findings(table)
     unknown = sorted(set(table["paper"]) - set(PAPER_NAMES))
     if unknown:
         raise ValueError(f"no display name for paper(s) {unknown}: add them to PAPER_NAMES")
@@ -149,6 +150,13 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
                   "rows of their own:", ""]
         for r in printed.itertuples(index=False):
             lines.append(f"- **{r.claim}** ({PAPER_NAMES[r.paper]}), {r.calibration}: **{r.verdict}**. {_first_clause(r.note)}")
+    plugged = [(claim, mine) for claim, rows in by_claim(table).groupby("claim", sort=False) for _, mine in plugin_groups(rows)]
+    if plugged:
+        lines += ["", "Installed plug-in algorithms, each measured against a claim that applies to any algorithm of its "
+                  "setting, by the claim's own rule and regime (not counted above):", ""]
+        for claim, rows in plugged:
+            verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(rows).items() if n)
+            lines.append(f"- **{claim}** ({PAPER_NAMES[rows.iloc[0]['paper']]}, plug-in): {rows.iloc[0]['statement']}: {verdicts}.")
     if len(found):
         lines += ["", "Found by this package, not claimed by the papers (not counted above):", ""]
         for claim, rows in found.groupby("claim", sort=False):

@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import findings, paper_claims, row_kinds, verdict_totals
+from dprl.analysis.base import SOURCES, by_claim, package_findings, paper_claims, plugin_groups, row_kinds, verdict_totals
 from dprl.analysis.claims import _fmt, planted_bugs
 
 # Background colours of the verdicts (and of a verdict that is not one of VERDICTS, e.g.
@@ -69,8 +69,9 @@ def _cells(cells: list[str], cls: str, colour: str | None = None) -> str:
 
 
 def summary_row(claim: str, rows: pd.DataFrame) -> str:
-    """The claim's row: statement, expected value, its verdicts counted (coloured), its
-    regimes counted and the largest horizon a row outside its regime needs."""
+    """The claim's row (or one plug-in's rows of it, ``claim`` saying so): statement, expected
+    value, its verdicts counted (coloured), its regimes counted and the largest horizon a row
+    outside its regime needs."""
     first = rows.iloc[0]
     totals = {v: n for v, n in verdict_totals(rows).items() if n}
     # one verdict for all rows colours the whole cell; mixed verdicts colour each count
@@ -110,17 +111,22 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
     """A self-contained HTML page of the claims table ``df`` (the columns of
     :data:`dprl.analysis.claims.COLUMNS`), claims in registry order."""
     df = df.fillna({"note": "", "figure": "", "regime": "n/a"})
-    found, df = findings(df), paper_claims(df)
+    shown, found, df = by_claim(df), package_findings(df), paper_claims(df)
     totals = ", ".join(_chip(v, n) for v, n in verdict_totals(df).items())
     header = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEADER) + "</tr>"
     body = [header]
-    for part in (df, found):
+    for part in (shown, found):
         if part is found and len(found):
             body.append(f'<tr><th colspan="{len(HEADER)}">Package findings: measured by this package about the papers '
                         "(e.g. under their printed constants); not claims of the papers, not counted above</th></tr>")
         for claim, rows in part.groupby("claim", sort=False):
-            body.append(summary_row(str(claim), rows))
-            body.extend(detail_row(r) for _, r in rows.iterrows())
+            # the paper's rows, then each plug-in's under the claim it tests (its own statement, not counted)
+            paper = rows[rows["source"] != SOURCES[2]] if "source" in rows else rows
+            groups = [(str(claim), paper)] if len(paper) else []
+            groups += [(f"{claim} ({SOURCES[2]}, not counted)", mine) for _, mine in plugin_groups(rows)]
+            for label, g in groups:
+                body.append(summary_row(label, g))
+                body.extend(detail_row(r) for _, r in g.iterrows())
             if bugs := bugs_row(str(claim)):
                 body.append(bugs)
     return (
@@ -128,7 +134,9 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
         f"<style>{STYLE}</style></head><body>\n"
         f"<p>{df['claim'].nunique()} claims, {len(df)} rows: {totals}. Each claim's row (bold) counts the verdicts "
         "of the rows below it (one per calibration or setting). A rate measured outside its regime "
-        "(<i>not reached</i>) is inconclusive, with the horizon it needs. Under each claim, the planted bugs that "
-        "would flip its verdict, each with the test that plants it.</p>\n"
+        "(<i>not reached</i>) is inconclusive, with the horizon it needs. An installed plug-in algorithm's rows follow "
+        "the paper's rows of the claim they test, under the claim's statement naming the plug-in, judged by the same "
+        "rule and regime and not counted. Under each claim, the planted bugs that would flip its verdict, each with "
+        "the test that plants it.</p>\n"
         "<table>\n" + "\n".join(body) + "\n</table>\n</body></html>\n"
     )

@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import (
-    CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, PlantedBug, Tables, claim_verdict, claim_verdicts, findings, kinds_sentence,
-    outside_regime, paper_claims, row_kinds, verdict_totals, UndeclaredTableError,
+    CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, PlantedBug, Tables, by_claim, claim_verdict, claim_verdicts,
+    kinds_sentence, outside_regime, package_findings, paper_claims, plugin_groups, row_kinds, verdict_totals,
+    UndeclaredTableError,
 )
 
 from dprl.analysis.privacy_levels import privacy_levels
 from dprl.analysis.privacy_levels import to_markdown as privacy_levels_markdown
-from dprl.experiments.registry import plugins
+from dprl.experiments.registry import declared, plugins
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +64,21 @@ def _present(tables: Tables, name: str) -> bool:
     return name in tables and not tables[name].empty
 
 
+def plugin_statement(claim: Claim, algorithm: str) -> dict[str, str]:
+    """The columns of a plug-in's row of ``claim``: ``source`` ``plug-in`` and the claim's
+    statement about any algorithm of its setting naming the plug-in and its baseline
+    (:meth:`Claim.statement_for`), not the paper's algorithm."""
+    alg, names = plugins()[algorithm], declared("algorithms", "display")
+    baseline = names.get(alg.baseline, alg.baseline) if alg.baseline else "its baseline"
+    return {"source": SOURCES[2], "statement": claim.statement_for(alg.display, baseline)}
+
+
 def evaluate(claim: Claim, tables: Tables) -> list[dict]:
     """The claims-table rows of one claim: one inconclusive row when a table it ``reads`` is
-    missing; otherwise its rows, each outside its regime made inconclusive. The
-    ``experiment`` column names the tables it needs and the optional ones the run produced."""
+    missing; otherwise its rows, each outside its regime made inconclusive, the paper's rows
+    first, then the plug-ins' (:func:`plugin_statement`), each plug-in's in the order the
+    claim gave them. The ``experiment`` column names the tables it needs and the optional
+    ones the run produced."""
     read = [e for e in claim.experiments if e in claim.reads or _present(tables, e)]
     base = {
         "claim": claim.id, "paper": claim.paper, "source": claim.source, "kind": claim.kind, "statement": claim.statement,
@@ -87,7 +99,7 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
         return [{**base, "calibration": "n/a", "epsilon": np.nan, "measured": np.nan, "ci_low": np.nan, "ci_high": np.nan,
                  "verdict": "inconclusive", "regime": "n/a", "horizon_needed": np.nan,
                  "note": f"evaluation failed: {type(err).__name__}: {err}"}]
-    rows = []
+    rows, mine = [], []
     for r in results:
         if r.verdict not in VERDICTS:
             raise ValueError(f"claim {claim.id} returned verdict {r.verdict!r}")
@@ -96,11 +108,14 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
         if r.kind is not None and r.kind not in KINDS:
             raise ValueError(f"claim {claim.id} returned kind {r.kind!r}")
         r = r.outside_regime_is_inconclusive()
-        source = {"source": SOURCES[2]} if r.algorithm in plugins() else {}
-        rows.append({**base, **source, **({"kind": r.kind} if r.kind else {}), "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
-                     "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
-                     "note": r.note})
-    return rows
+        plugin = r.algorithm in plugins()
+        (mine if plugin else rows).append({
+            **base, **(plugin_statement(claim, r.algorithm) if plugin else {}), **({"kind": r.kind} if r.kind else {}),
+            "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
+            "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
+            "note": r.note})
+    first = {st: i for i, st in enumerate(dict.fromkeys(row["statement"] for row in mine))}
+    return rows + sorted(mine, key=lambda row: first[row["statement"]])  # each plug-in's rows together
 
 
 def claims_table(tables: Tables, papers: tuple[str, ...] | None = None) -> pd.DataFrame:
@@ -121,17 +136,25 @@ def _md_row(cells: list[object]) -> str:
 def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str:
     """``claims.md``: the verdict totals of the papers' claims first, then one summary row
     per claim (its verdicts and regimes counted, the largest horizon a row outside its
-    regime needs) and the privacy levels at which each regime-gated claim was measured inside
-    its regime (:mod:`dprl.analysis.privacy_levels`), then the rows themselves without
-    repeating the claim's statement; then, apart and not counted, the package's own
-    findings; last, given ``burn_in`` (:func:`dprl.analysis.burn_in.burn_in_check`), the
-    burn-in predictions against the measured onsets."""
-    df, found = paper_claims(table), findings(table)
+    regime needs), each followed by a summary row per plug-in measured against it, and the
+    privacy levels at which each regime-gated claim was measured inside its regime
+    (:mod:`dprl.analysis.privacy_levels`), then the rows themselves without repeating the
+    claim's statement, each claim's plug-in rows right after its paper rows
+    (:func:`~dprl.analysis.base.by_claim`; never counted); then, apart and not counted, the
+    package's own findings; last, given ``burn_in``
+    (:func:`dprl.analysis.burn_in.burn_in_check`), the burn-in predictions against the
+    measured onsets."""
+    df, shown, found = paper_claims(table), by_claim(table), package_findings(table)
+    n_plugin = len(shown) - len(df)
     lines = [
         f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims of the papers): "
         + ", ".join(f"**{n} {v}**" for v, n in verdict_totals(df).items())
         + f"; {outside_regime(df)} of the inconclusive rows were measured outside their regime (they state the horizon they need)."
         + " A rate row counts only inside its regime: outside it the row is inconclusive whatever it measured."
+        + (f" {n_plugin} rows measure installed plug-in algorithms: each sits under the claim it tests, after the "
+           "paper's rows, with the claim's statement about any algorithm of its setting naming the plug-in, judged "
+           "by the same rule and regime (a plug-in's burn-in is not predicted: its measured onset decides), and not "
+           "counted." if n_plugin else "")
         + (f" {len(found)} rows of this package's own findings follow the claims, apart and not counted." if len(found) else ""),
         "",
         kinds_sentence(df) + " A rate is reproduced only by a two-sided test on a minimax-hard family; on a fixed, "
@@ -150,26 +173,22 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
         "| claim | paper | kind | statement | expected | rows | verdicts | claim verdict | regimes | horizon needed |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for claim, g in df.groupby("claim", sort=False):
-        first = g.iloc[0]
-        verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(g).items() if n)
-        regimes = ", ".join(f"{n} {r}" for r, n in g["regime"].value_counts().items())
-        need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
-        lines.append(_md_row([f"**{claim}**", first.paper, row_kinds(g), first.statement, first.expected, len(g), verdicts,
-                              f"**{claim_verdict(g)}**", regimes, _fmt(need if pd.notna(need) else float("nan"))]))
+    for claim, g in shown.groupby("claim", sort=False):
+        paper = g[g["source"] != SOURCES[2]] if "source" in g else g
+        if len(paper):
+            lines.append(_summary_md(f"**{claim}**", paper, f"**{claim_verdict(paper)}**"))
+        for _, mine in plugin_groups(g):
+            lines.append(_summary_md(f"**{claim}** ({SOURCES[2]}, not counted)", mine, claim_verdict(mine)))
     lines += privacy_levels_markdown(privacy_levels(df))
     lines += ["", "## Rows", ""]
-    lines += _md_rows(df)
+    lines += _md_rows(shown)
     if len(found):
         lines += [
             "",
             "## Package findings (not claims of the papers; not counted above)",
             "",
             "What this package measured about the papers on its own, e.g. under their printed constants. "
-            "A verdict here says whether the measurement supports the finding's statement."
-            + (" Rows whose source is 'plug-in' measure an installed plug-in algorithm against a claim that applies "
-               "to any algorithm of its setting (the claim's id; its note names the algorithm)."
-               if (found["source"] == SOURCES[2]).any() else ""),
+            "A verdict here says whether the measurement supports the finding's statement.",
             "",
             "| finding | paper | statement | expected |",
             "|---|---|---|---|",
@@ -179,12 +198,22 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
             lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected]))
         lines += ["", "| finding | calibration | ε | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
                   "|---|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
-    lines += _planted_markdown([*df["claim"].unique(), *found["claim"].unique()])
+    lines += _planted_markdown([*shown["claim"].unique(), *found["claim"].unique()])
     if burn_in is not None:
         from dprl.analysis.burn_in import to_markdown as burn_in_markdown
 
         lines += burn_in_markdown(burn_in)
     return "\n".join(lines) + "\n"
+
+
+def _summary_md(label: str, g: pd.DataFrame, verdict: str) -> str:
+    """One summary row of ``claims.md``: a claim's rows (or one plug-in's rows of it) counted."""
+    first = g.iloc[0]
+    verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(g).items() if n)
+    regimes = ", ".join(f"{n} {r}" for r, n in g["regime"].value_counts().items())
+    need = g.loc[g["regime"] == "not reached", "horizon_needed"].max()
+    return _md_row([label, first.paper, row_kinds(g), first.statement, first.expected, len(g), verdicts, verdict, regimes,
+                    _fmt(need if pd.notna(need) else float("nan"))])
 
 
 def _planted_markdown(claims: list[str]) -> list[str]:
@@ -205,7 +234,8 @@ def _md_rows(df: pd.DataFrame) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.itertuples(index=False):
         ci = f" [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if np.isfinite(r.ci_low) or np.isfinite(r.ci_high) else ""
-        lines.append(_md_row([r.claim, r.calibration, _fmt(r.epsilon), r.experiment, r.metric, _fmt(r.measured) + ci,
+        claim = f"{r.claim} ({SOURCES[2]})" if getattr(r, "source", None) == SOURCES[2] else r.claim
+        lines.append(_md_row([claim, r.calibration, _fmt(r.epsilon), r.experiment, r.metric, _fmt(r.measured) + ci,
                               f"**{r.verdict}**", r.regime, _fmt(r.horizon_needed), r.note]))
     return lines
 
