@@ -101,25 +101,37 @@ def test_a_seed_has_the_same_instance_at_every_T_and_jobs_are_deterministic():
 
 # ---------------------------------------------------------------------- V9 (two-sided exponent)
 
-TS = [32000, 128000, 512000]  # UBEV's burn-in: T* about 820, its measured end of the clamp 2.5e3-3.1e3: every T a decade past it
+# V9 reads the families whose gap a learner resolves within T (gap scale >= V9_GAP_SCALE): at
+# gap scale 10 UBEV's burn-in is T* about 850 and its measured end of the clamp up to 3.7e3, so
+# every T here is a decade past it
+TS = [50000, 200000, 800000]
+GS = tc.V9_GAP_SCALE
 
 
 def test_v9_reproduces_sqrt_T_on_the_tuned_family():
-    rows = _rows("V9", _table([(UBEV, None)], TS, 4))
+    rows = _rows("V9", _table([(UBEV, None)], TS, 4, gap_scale=GS))
     assert len(rows) == 1 and rows[0]["regime"] == "reached"
     assert rows[0]["verdict"] == "reproduced", rows[0]
     assert 0.4 <= rows[0]["ci_low"] <= rows[0]["ci_high"] <= 0.6
+    assert "measurably below uniform play" in rows[0]["note"]
+
+
+def test_v9_leaves_the_gap_scale_where_every_policy_plays_uniformly_to_v8():
+    """At gap scale 1 no learner separates the arms within T (every regret ~ uniform play's,
+    whose exponent is 1/2 too): V9 makes no row there (V8's lower-bound points only)."""
+    rows = _rows("V9", _table([(UBEV, None)], TS[:2], 2))
+    assert len(rows) == 1 and rows[0]["verdict"] == "inconclusive" and "gap scale >= 10" in rows[0]["note"], rows
 
 
 def test_v9_fails_when_the_gap_is_not_tuned_to_T(monkeypatch):
     """Planted bug: the family keeps the gap of its smallest T at every T (a gapped
-    instance, not a hard family). UBEV has not resolved that gap by T = 512000 (its bonus
+    instance, not a hard family). UBEV has not resolved that gap by T = 800000 (its bonus
     needs about 9·ln/α'² pulls), so its regret is linear and the two-sided exponent
     rejects it from above (past its resolution it would grow like ln T and be rejected
     from below)."""
-    fixed = envs.hard_gap(2, 1, TS[0])
+    fixed = envs.hard_gap(2, 1, TS[-1])
     monkeypatch.setattr(envs, "hard_gap", lambda n, m, T, gap_scale=1.0: fixed)
-    rows = _rows("V9", _table([(UBEV, None)], TS, 4))
+    rows = _rows("V9", _table([(UBEV, None)], TS, 4, gap_scale=GS))
     assert rows[0]["regime"] == "reached"
     assert rows[0]["verdict"] == "not reproduced", rows[0]
     assert rows[0]["ci_low"] > 0.6  # at a gap it has not resolved, UBEV's regret is linear in T
@@ -134,7 +146,7 @@ def test_v9_flags_a_learner_without_exploration_bonus():
     0.75, 3.16), and a seed whose own slope is >= 0.9 (or whose regret is 0) is a
     counterexample."""
     greedy = dict(UBEV, bonus_scale=1e-9)
-    row = _rows("V9", _table([(greedy, None)], TS, 4))[0]
+    row = _rows("V9", _table([(greedy, None)], TS, 4, gap_scale=GS))[0]
     assert row["verdict"] == "not reproduced", row
     assert "locked in" in row["note"] or "never explored" in row["note"]
 
@@ -178,7 +190,7 @@ def test_v9_reads_tabular_hard_short_as_part_of_the_family():
     """UBEV's short horizons live in ``tabular_hard_short`` (PUCB's burn-in keeps it out of
     them): V9 from the two tables equals V9 from one, and a regret flat in T planted in the
     short table alone (an agent that stops exploring after its burn-in) flips the verdict."""
-    table = _table([(UBEV, None)], TS, 4)
+    table = _table([(UBEV, None)], TS, 4, gap_scale=GS)
     whole = _rows("V9", table)[0]
     short = table[table["T"] < TS[-1]].assign(experiment="tabular_hard_short")
     claim = next(c for c in tc.CLAIMS if c.id == "V9")
@@ -194,13 +206,13 @@ def test_v9_reads_tabular_hard_short_as_part_of_the_family():
 
 def test_v9_fits_over_the_T_inside_the_regime_when_two_are():
     """A grid that serves several ε starts below the smaller ε's burn-in: T = 4000 is below
-    UBEV's regime (10 × its measured end of the clamp, 2.5e3-3.1e3), so V9 fits over the
+    UBEV's regime (10 × its measured end of the clamp, 3e3-3.7e3), so V9 fits over the
     three T past it and the row is inside the regime; with one T past it, the whole grid is
     fitted and the row is outside (inconclusive, with the horizon it needs)."""
-    table = _table([(UBEV, None)], [4000, *TS], 4)
+    table = _table([(UBEV, None)], [4000, *TS], 4, gap_scale=GS)
     row = _rows("V9", table)[0]
     assert row["regime"] == "reached" and row["verdict"] == "reproduced", row
-    assert "T ∈ {3.2e+04, 1.28e+05, 5.12e+05}" in row["note"]
+    assert "T ∈ {5e+04, 2e+05, 8e+05}" in row["note"]
     short = _rows("V9", table[table["T"] <= TS[0]])[0]
     assert short["regime"] == "not reached" and short["verdict"] == "inconclusive", short
     assert short["horizon_needed"] > 4000
