@@ -179,26 +179,45 @@ def family(tmp_path_factory) -> pd.DataFrame:
         {"name": "hard_linear_horizon", "d": 3, "H": 2, "K": [1700, 17000]},
         {"name": "hard_linear_horizon", "d": [2, 5], "H": 2, "K": 3000},
     ]
-    df = hard_family._table(tmp_path_factory.mktemp("hard_in_regime"), envs, seeds=4, algs=[{"name": "ucrl_vtr"}])
+    df = hard_family._table(tmp_path_factory.mktemp("hard_in_regime"), envs, seeds=8, algs=[{"name": "ucrl_vtr"}])
     assert (df.groupby("env_label")["horizon_needed"].max() <= df.groupby("env_label")["K"].max()).all()
     return df
 
 
-def _hard_row(claim: str, df: pd.DataFrame) -> dict:
-    (row,) = evaluate(CLAIM[claim], {"linmix_hard": df})
+@pytest.fixture(scope="module")
+def gaps(tmp_path_factory) -> pd.DataFrame:
+    """UCRL-VTR at fixed gaps (linmix_hard_gaps): a grid of gap scales at K = 2e4 and a d grid
+    at gap scale 100, where it resolves the gap."""
+    return hard_family._table(tmp_path_factory.mktemp("hard_gaps"), GAP_ENVS, seeds=8, algs=[{"name": "ucrl_vtr"}],
+                              experiment="linmix_hard_gaps", checkpoints=20)
+
+
+GAP_ENVS = [
+    {"name": "hard_linear_horizon", "d": 3, "H": 2, "K": 20000, "gap_scale": [16, 32, 64, 128, 256]},
+    {"name": "hard_linear_horizon", "d": [2, 3], "H": 2, "K": 20000, "gap_scale": 100},
+]
+
+
+def _hard_row(claim: str, df: pd.DataFrame, gaps: pd.DataFrame | None = None) -> dict:
+    """The claim's row of UCRL-VTR on the family tuned to K (gap scale 1)."""
+    tables = {"linmix_hard": df} | ({"linmix_hard_gaps": gaps} if gaps is not None else {})
+    (row,) = [r for r in evaluate(CLAIM[claim], tables) if "fixed gaps Δ" not in r["note"]]
     assert row["regime"] == "reached" and row["note"].startswith("ucrl_vtr"), row
     return row
 
 
-def test_z7_in_regime_flips_for_an_agent_that_reads_mu(family):
-    """Planted bug: the agent reads μ, so its regret stops growing with K (exponent ≈ 0)."""
-    assert _hard_row("Z7", family)["verdict"] == "reproduced"
+def test_z7_in_regime_flips_for_an_agent_that_reads_mu(family, gaps):
+    """Planted bug: the agent reads μ, so its regret stops growing with K (exponent ≈ 0). At gap
+    scale 1 the rate alone cannot tell a learner from uniform play: inconclusive without the fixed gaps."""
+    assert _hard_row("Z7", family)["verdict"] == "inconclusive"
+    assert _hard_row("Z7", family, gaps)["verdict"] == "reproduced", _hard_row("Z7", family, gaps)["note"]
     cheat = family.assign(regret=5.0 + 0.01 * np.log(family["episode"] + 1) + 0.01 * family["seed"])
-    assert _hard_row("Z7", cheat)["verdict"] == "not reproduced"
+    assert _hard_row("Z7", cheat, gaps)["verdict"] == "not reproduced"
 
 
-def test_z8_in_regime_flips_when_regret_is_flat_in_d(family):
+def test_z8_in_regime_flips_when_regret_is_flat_in_d(family, gaps):
     """Planted bug: the regret does not grow with d (e.g. an instance whose d − 1 informative coordinates collapse to one)."""
-    assert _hard_row("Z8", family)["verdict"] == "reproduced"
+    assert _hard_row("Z8", family)["verdict"] == "inconclusive"
+    assert _hard_row("Z8", family, gaps)["verdict"] == "reproduced", _hard_row("Z8", family, gaps)["note"]
     flat = family.assign(regret=10.0 + 0.1 * family["seed"])
-    assert _hard_row("Z8", flat)["verdict"] == "not reproduced"
+    assert _hard_row("Z8", flat, gaps)["verdict"] == "not reproduced"

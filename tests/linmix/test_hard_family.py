@@ -19,10 +19,12 @@ ALGS = [{"name": "ucrl_vtr"}, {"name": "private_linopt_vi"}]
 PRIV = {"epsilon": [1000.0], "delta": [1e-5], "calibration": ["tight"]}
 
 
-def _table(tmp_path, envs, seeds=3, algs=ALGS) -> pd.DataFrame:
-    cfg = load_config({"experiments": {"linmix_hard": {
-        "algorithms": algs, "environments": envs, "privacy": PRIV, "settings": {"checkpoints": 4},
-        "seeds": {"count": seeds}}}})
+def _table(tmp_path, envs, seeds=3, algs=ALGS, experiment="linmix_hard", checkpoints=4) -> pd.DataFrame:
+    """The aggregated table of real ``linmix_hard`` jobs (``experiment``: the table's name,
+    e.g. ``linmix_hard_gaps``, of the same kind)."""
+    cfg = load_config({"experiments": {experiment: {
+        "kind": "linmix_hard", "algorithms": algs, "environments": envs, "privacy": PRIV,
+        "settings": {"checkpoints": checkpoints}, "seeds": {"count": seeds}}}})
     paths = []
     for key, job in cfg.jobs.items():  # each result at its own job path (the aggregation checks it)
         path = tmp_path / key
