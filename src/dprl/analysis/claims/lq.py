@@ -5,6 +5,7 @@ audit, keeps code of its own."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 
@@ -12,9 +13,15 @@ import numpy as np
 import pandas as pd
 
 from dprl.analysis.audit_power import gaussian_power_note
-from dprl.analysis.base import KINDS, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime
+from dprl.analysis.base import (
+    KINDS, NOT_LEARNED, Claim, ClaimResult, Group, PlantedBug, RegimeCheck, Rows, Tables, overall_regime,
+)
+from dprl.analysis.burn_in import burn_in_margin
+from dprl.analysis.learning import any_not_learned, judged_seeds, seed_note, seed_states
 from dprl.analysis.printed import as_run, printed_row, printed_rows
-from dprl.analysis.regime import ONSET_DECADES, measured_regime, median_onset, onset_regime, plugin_regime
+from dprl.analysis.regime import (
+    ONSET_DECADES, measured_regime, median_onset, no_escape_horizon, onset_regime, plugin_regime,
+)
 from dprl.analysis.selection import builtin_or_plugin, privacy_cost
 from dprl.analysis.stats import (
     EXPONENT_TOL, LINEAR_SLOPE, PAPER_EXPONENT_TOL, SQRT_RATE_WINDOW, Estimate, bootstrap_ci, paired_slope_by_seed,
@@ -90,16 +97,39 @@ def settings(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(delta_key=df["delta"].fillna(-1))
 
 
+def c2_seed_states(g: pd.DataFrame) -> pd.Series:
+    """Each seed's own regime (:func:`dprl.analysis.learning.seed_states`) where the theory
+    predicts a burn-in (a built-in's private runs); empty otherwise: without a prediction no
+    seed is excused as still in its burn-in (OFU-RL leaves it within tens of episodes, a
+    plug-in's is not predicted), so every seed is judged."""
+    if "burn_in_episodes" not in g or g["burn_in_episodes"].isna().all():
+        return pd.Series(dtype=object)
+    return seed_states(g, str(g["algorithm"].iloc[0]))
+
+
 def c2_regime(g: pd.DataFrame) -> RegimeCheck:
-    """C2's regime of one setting: a built-in's :func:`_regime`; a plug-in's burn-in is not
-    predicted, so its measured onset alone decides."""
+    """C2's regime of one setting: a built-in's :func:`_regime`, and not learned when any seed
+    ran past the horizon the theory gives it without ending its own burn-in (a seed stuck in
+    its burn-in refutes √K whatever the others do); a plug-in's burn-in is not predicted, so
+    its measured onset alone decides."""
     k_max = int(g["episode"].max())
-    return measured_regime(g, k_max) if g["algorithm"].iloc[0] in plugins() else _regime(g, k_max)
+    if g["algorithm"].iloc[0] in plugins():
+        return measured_regime(g, k_max)
+    check = _regime(g, k_max)
+    states = c2_seed_states(g)
+    note = check.note + seed_note(states)
+    if any_not_learned(states) and not check.not_learned:
+        return RegimeCheck(NOT_LEARNED, fit_start=check.fit_start, note=note)
+    return dataclasses.replace(check, note=note)
 
 
 def slope_from_fit_start(g: pd.DataFrame, check: RegimeCheck) -> Estimate:
-    """The seed-paired log-log slope of the cumulative regret from the regime's fit start."""
-    return paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
+    """The seed-paired log-log slope of the cumulative regret from the regime's fit start,
+    its per-seed slopes those of the seeds inside their own regime (:func:`c2_seed_states`:
+    a seed still in its burn-in is left out of the linear-seed rule of
+    :func:`~dprl.analysis.stats.verdict_sqrt_rate`; the mean and interval keep every seed)."""
+    est = paired_slope_by_seed(g[g["episode"] >= check.fit_start], "episode", "regret")
+    return judged_seeds(est, c2_seed_states(g))
 
 
 def _c2_note(grp: Group) -> str:
@@ -107,8 +137,10 @@ def _c2_note(grp: Group) -> str:
     k_max = int(g["episode"].max())
     who = declared("algorithms", "display")[k["algorithm"]]
     label = who if k["calibration"] == "none" else f"{who} (ε={k['epsilon']:g}, δ={k['delta_key']:g})"
+    # every seed's slope, including those the per-seed rule leaves out (the regime's note names them)
+    every = paired_slope_by_seed(g[g["episode"] >= grp.check.fit_start], "episode", "regret")
     return (f"{grp.table}: {label} on {k['env_label']}: log-log slope of the seed-mean cumulative exact regret vs k over "
-            f"k ∈ [{int(grp.check.fit_start)}, {k_max}], t interval over {grp.est.n} seeds ({per_seed_note(grp.est)}); "
+            f"k ∈ [{int(grp.check.fit_start)}, {k_max}], t interval over {grp.est.n} seeds ({per_seed_note(every)}); "
             f"median ||Θ̂_K − Θ*||_F = {_median(g.loc[g['episode'] == k_max], 'theta_hat_error'):.3g}, "
             f"λ_min = {_median(g, 'lam_min'):.3g}")
 
@@ -127,9 +159,12 @@ def _regime(g: pd.DataFrame, k_max: int) -> RegimeCheck:
     """Regime of one setting (``agents/lq/regime.py``) and where its slope is fitted.
 
     Private: reached when ``K`` is :data:`ONSET_DECADES` past the burn-in, the later of the
-    predicted onset ``T* = 270Λ`` and the measured one (median over seeds; a run without a
-    measured onset is not reached); the slope is then fitted from ``max(K/32, onset)``.
-    Non-private: ``n/a``, fitted from ``K/32``. A plug-in (no predicted burn-in): its
+    predicted onset ``T* = 270Λ`` and the measured one (median over seeds); a run without a
+    measured onset is not reached, unless it ran past the horizon the theory gives
+    (:func:`~dprl.analysis.regime.no_escape_horizon`: ``10·T*`` times Private-OFU-RL's
+    measured margin), where it did not learn (:data:`~dprl.analysis.base.NOT_LEARNED`: not
+    reproduced). The slope is fitted from ``max(K/32, onset)``. Non-private: ``n/a``, fitted
+    from ``K/32``. A plug-in (no predicted burn-in): its
     measured onset alone (:func:`~dprl.analysis.regime.plugin_regime`), so that C3's fit of
     a plug-in still in its burn-in is not reached, with the horizon it needs."""
     if (check := plugin_regime(g, k_max)) is not None:
@@ -141,12 +176,15 @@ def _regime(g: pd.DataFrame, k_max: int) -> RegimeCheck:
     onset = median_onset(g)
     # the jobs' fixed point K >= 10·T*(K) (Λ, hence T*, grows with the K it is computed for)
     planned = float(g["horizon_needed"].max()) if "horizon_needed" in g else float("nan")
-    state, need, _ = onset_regime(k_max, t_star, onset, planned)
+    algorithm = str(g["algorithm"].iloc[0]) if "algorithm" in g else None  # None: no no-escape horizon
+    state, need, _ = onset_regime(k_max, t_star, onset, planned, algorithm=algorithm)
     if np.isfinite(onset):
         start = max(start, onset)
     note = (f"; regime: predicted onset T* = 270Λ = {t_star:.3g} episodes, measured onset (per-episode regret "
             f"halved) {'not within K' if not np.isfinite(onset) else f'at k = {onset:.3g}'} (median over seeds); "
-            f"needs K >= {10**ONSET_DECADES:g}·max(T*, onset)")
+            f"needs K >= {10**ONSET_DECADES:g}·max(T*, onset)"
+            + (f"; no onset by K, past the horizon the theory gives ({no_escape_horizon(t_star, algorithm):.3g} = "
+               f"{10**ONSET_DECADES:g}·T*·{burn_in_margin(algorithm):g}, the measured margin)" if state == NOT_LEARNED else ""))
     return RegimeCheck(state, need, start, note)
 
 
@@ -316,6 +354,8 @@ _JOBS = "tests/lq/test_jobs.py"
 CLAIMS = [
     Claim(id="C1", paper=PAPER,
           statement="Private-OFU-RL is (ε,δ)-JDP: its counters pass the privacy audit; the policy reads only released statistics.",
+          plugin_statement="{algorithm} is (ε,δ)-JDP: the counters it holds pass the privacy audit (that its policy reads "
+                           "only their releases is the plug-in's to show).",
           reads=("lq_audit",), metric="audited ε_lb / claimed ε of the Gram counter, the target counter and the pair",
           expected="<= 1 for every audit", compute=c1, figure="lq_audit",
           why_code="an audit: the verdict counts failed audits and exact ε above the claim (the mean ratio is only "
@@ -337,6 +377,8 @@ CLAIMS = [
     Claim(id="C2", paper=PAPER,
           statement="Regret grows like √K for OFU-RL and for Private-OFU-RL (the local minimax rate of every LQ "
                     "instance: Simchowitz & Foster 2020), two-sided.",
+          plugin_statement="Regret grows like √K for {algorithm} (the local minimax rate of every LQ instance: "
+                           "Simchowitz & Foster 2020), two-sided.",
           reads=("lq_regret",), optional=REGRET_TABLES[1:], metric="log-log slope of cumulative regret vs K",
           expected=f"CI inside [{SQRT_RATE_WINDOW[0]:g}, {SQRT_RATE_WINDOW[1]:g}]; no seed >= {LINEAR_SLOPE:g}",
           rows=C2_ROWS, figure="lq_regret_loglog", kind=KINDS[0],
@@ -344,9 +386,19 @@ CLAIMS = [
               PlantedBug("a saturating regret (k^0.15), and one seed with linear regret", f"{_JOBS}::test_c2_is_two_sided"),
               PlantedBug("Private-OFU-RL's regret linear in K inside its regime",
                          f"{_JOBS}::test_c2_separates_sqrt_k_from_linear_regret"),
+              PlantedBug("a controller that keeps its first gain for ever, and one that never updates its estimate, "
+                         "planted in the compiled loop of real OFU-RL and Private-OFU-RL jobs (ε = 1e6, K = 12,000: "
+                         "past 10·T*·margin without an onset, so not learned, not 'not reached')",
+                         "tests/lq/test_non_learners.py::test_a_controller_that_does_not_learn_is_not_reproduced"),
+              PlantedBug("a no-escape rule that fires before the horizon the theory gives: a correct run stopped "
+                         "before its predicted burn-in must stay inconclusive with the horizon it needs",
+                         "tests/lq/test_non_learners.py::"
+                         "test_a_correct_run_stopped_before_its_burn_in_is_inconclusive_with_the_horizon_it_needs"),
           )),
     Claim(id="C3", paper=PAPER,
           statement="The privacy cost Regret_private − Regret_OFU at fixed K scales like ε^(-1/2) and like ln(1/δ)^(1/4).",
+          plugin_statement="The privacy cost Regret_{algorithm} − Regret_{baseline} at fixed K scales like ε^(-1/2) and like "
+                           "ln(1/δ)^(1/4).",
           reads=("lq_regret",), optional=COST_TABLES[1:],
           metric="fitted exponent of the privacy cost vs ε and vs ln(1/δ) (paper calibration)",
           expected=f"−1/2 in ε (excluding −1/4), +1/4 in ln 1/δ (excluding 0), each ± {PAPER_EXPONENT_TOL:g}",
