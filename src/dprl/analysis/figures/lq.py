@@ -32,6 +32,28 @@ def _style(alg: str, eps: float, cal: str, delta: float | None = None) -> dict:
     return {**P.series_style(alg, eps, cal), "label": P.series_label(alg, eps, cal, d)}
 
 
+def _seed_regimes(gs: pd.DataFrame) -> dict[str, list]:
+    """The seeds of one private series whose own regime is not the others'
+    (:func:`dprl.analysis.claims.lq.c2_seed_states`, the regimes C2's per-seed rule judges
+    in): ``"did not learn"``, those past the horizon the theory gives without an end of their
+    burn-in; ``"in their own burn-in"``, those still in it when some (not all) are."""
+    states = lq_claims.c2_seed_states(gs)
+    learning = sorted(states[states == "learning"].index)
+    out = {"did not learn": sorted(states[states == "not learned"].index)}
+    out["in their own burn-in"] = learning if 0 < len(learning) < len(states) else []
+    return {k: v for k, v in out.items() if v}
+
+
+def _note_seed_regimes(ax, per_series: dict[str, dict[str, list]]) -> None:
+    """One note on ``ax`` naming, per kind, the series and seeds of :func:`_seed_regimes`
+    (:func:`dprl.analysis.learning.seed_note`'s words, compact: one line per kind)."""
+    for kind in ("did not learn", "in their own burn-in"):
+        hits = [f"{label} {seeds[kind]}" for label, seeds in per_series.items() if kind in seeds]
+        if hits:
+            P.note(ax, f"seeds {kind} (C2's per-seed rule: {'fail' if kind == 'did not learn' else 'outside it'}): "
+                       + "; ".join(hits))
+
+
 def regret_loglog(tables: Tables):
     """Cumulative regret vs K (log-log) at δ = CENTRE_DELTA, seed mean with 95% bootstrap band,
     √K reference; each private series' predicted burn-in T* (agents/lq/regime.py) marked."""
@@ -49,7 +71,7 @@ def regret_loglog(tables: Tables):
         # the same actions) would hide one another: each gets its own marker, and the note says so
         means = {key: P.seed_means(gs, "episode", "regret")["mean"] for key, gs in groups if key[2] != "none"}
         same = P.distinguish_coinciding(ax, means, lambda key: P.series_label(*key))
-        marks = []
+        marks, per_series = [], {}
         for (alg, eps, cal), gs in groups:
             style = _style(alg, eps, cal, CENTRE_DELTA)
             extra = same.get((alg, eps, cal), {})
@@ -57,8 +79,10 @@ def regret_loglog(tables: Tables):
             if cal != "none" and "burn_in_episodes" in gs:
                 marks.append(P.mark_burn_in(ax, float(gs["burn_in_episodes"].median()), style["color"],
                                             within=(gs["episode"].min(), gs["episode"].max())))
+                per_series[f"ε={eps:g} ({cal})"] = _seed_regimes(gs)
         if marks and not any(marks):
             P.note(ax, "every private burn-in T* lies beyond the horizon (not drawn)")
+        _note_seed_regimes(ax, per_series)
         P.reference_rate(ax, REGRET_EXPONENT, "K")
         # the legend beside its panel: inside, the default grid's eight settings hid 9-16% of
         # the curves (figure check)
@@ -183,6 +207,7 @@ def regime(tables: Tables):
             P.empty_panel(ax)
             continue
         # in the order of ε, then δ (the legend's order)
+        per_series = {}
         for (eps, delta, cal, _), gs in g.groupby(["epsilon", "delta", "calibration", "source"], sort=True):
             style = _style("private_ofu_rl", eps, cal, delta)
             lam = float(gs["lam_min"].median())  # Λ of the setting (the same in every seed)
@@ -192,12 +217,14 @@ def regime(tables: Tables):
             s = P.mean_band(ax, gs, "episode", "per_episode", x_scale=lam, positive=True, marker=marker,
                             mfc=P.CALIBRATION_FACES.get(cal) if marker else None, **style)
             P.mark_onsets(ax, s, onsets, lam, style["color"], ONSET_LABEL)
+            per_series[f"ε={eps:g} δ={delta:g} ({cal})"] = _seed_regimes(gs)
         # marks only where the data reach them (else the axis stretched past the data, which
         # sat left of both lines), the others named under the x label
         P.mark_burn_in(ax, ONSET_K_OVER_LAMBDA, label=f"predicted onset k = {ONSET_K_OVER_LAMBDA:g}Λ",
                        beyond=f"predicted onset k = {ONSET_K_OVER_LAMBDA:g}Λ")
         P.mark_x(ax, rate_k, label=f"rate window from k = {rate_k:g}Λ", beyond=f"rate window from k = {rate_k:g}Λ",
                  color="0.2", ls="-.", lw=0.9)
+        _note_seed_regimes(ax, per_series)
         P.log_axes(ax)
         P.readable_log_ticks(ax)
         ax.set(xlabel="k / Λ (episodes over the regularizer scale)", ylabel="per-episode regret R(k)/k",
