@@ -83,3 +83,42 @@ def test_rows_are_told_apart_by_kind():
     row = dataclasses.replace(by_id["V1"], compute=lambda t: [ClaimResult.point(0.0, verdict="reproduced", kind=KINDS[0])],
                               reads=())
     assert evaluate(row, {})[0]["kind"] == KINDS[0]
+
+
+def test_plugin_rows_sit_under_the_claim_they_test_not_under_the_findings():
+    """A plug-in's rows follow the paper's rows of the claim they test, under their own
+    statement (which names the plug-in), in claims.md, the HTML report and the README table;
+    never in the package's findings, never counted."""
+    from dprl.analysis.readme_table import verdict_table
+    from dprl.analysis.report_table import claims_html
+
+    mine = "the privacy cost Regret_Mine − Regret_UBEV scales like 1/ε"
+    df = pd.DataFrame([_row("V3", "reproduced", "reached"), _row("V3", "inconclusive", "not reached", 3e6, source="plug-in"),
+                       _row("V9", "reproduced", "reached"), _row("F1", "not reproduced", "reached", source="package finding")],
+                      columns=COLUMNS).assign(paper="tabular")
+    df.loc[1, ["statement", "note"]] = [mine, "Mine: exponent in ε"]
+    text = to_markdown(df)
+    head = text.splitlines()[0]
+    assert head.startswith("Verdicts of 2 rows (2 claims of the papers): **2 reproduced**, **0 inconclusive**")
+    assert "1 rows measure installed plug-in algorithms: each sits under the claim it tests" in head
+    claims_part, findings_part = text.split("## Package findings (not claims of the papers; not counted above)")
+    assert mine not in findings_part and "plug-in" not in findings_part and findings_part.count("| F1 |") == 1
+    lines = claims_part.splitlines()
+    table = lines[lines.index("## One row per claim") + 2:]
+    summary = [ln.split(" | ")[0] for ln in table[:next(i for i, ln in enumerate(table) if not ln.startswith("|"))]][2:]
+    assert summary == ["| **V3**", "| **V3** (plug-in, not counted)", "| **V9**"]
+    plugin_summary = next(ln for ln in lines if ln.startswith("| **V3** (plug-in"))
+    assert mine in plugin_summary and "statement of V3" not in plugin_summary and "| 1 inconclusive | inconclusive |" in plugin_summary
+    rows = [ln.split(" | ")[0] for ln in lines[lines.index("## Rows"):] if ln.startswith("| ") and not ln.startswith("| claim")]
+    assert rows == ["| V3", "| V3 (plug-in)", "| V9"]
+    assert "Claims: **2 reproduced**, **0 inconclusive**" in text  # the plug-in's inconclusive row is not counted
+
+    html = claims_html(df)
+    apart = html.index("Package findings: measured by this package")
+    assert html.index(mine) < html.index("statement of V9") < apart and "V3 (plug-in, not counted)" in html[:apart]
+    assert "2 claims, 2 rows" in html
+
+    readme = verdict_table(df, {"preset": "default", "git_commit": "abcdef0", "date_utc": "2026-11-25"})
+    plugged, found = readme.split("Found by this package, not claimed by the papers (not counted above):")
+    assert f"- **V3** (Vietri et al. 2020, tabular RL (PUCB, ε-JDP), plug-in): {mine}: 1 inconclusive." in plugged
+    assert "2 claims of the papers in 2 rows" in plugged and mine not in found and "- **F1** (" in found

@@ -188,6 +188,12 @@ def test_plugins_get_their_own_claim_rows_reported_apart(site):
     rates = mine[mine["claim"].isin(["C2", "Z2"])]
     assert (rates["regime"] == "not reached").all() and (rates["verdict"] == "inconclusive").all()
     assert rates["note"].str.contains("measured onset only").all()
+    # every rate the plug-in was measured on is judged by its measured onset (never n/a with a verdict)
+    fitted = mine[mine["claim"].isin(["C3", "Z3", "Z7"]) & mine["measured"].notna()]
+    assert {"C3", "Z7"} <= set(fitted["claim"]) and (fitted["regime"] != "n/a").all()
+    # each row under its claim's statement about any algorithm of the setting, naming the plug-in
+    assert mine["statement"].str.contains("My-L").all() and not mine["statement"].str.contains("Private-").any()
+    assert (fitted.loc[fitted["regime"] == "not reached", "verdict"] == "inconclusive").all()
     # the papers' own rows are the built-ins': OFU-RL's C2 row and OPPO's Z2 row, nothing of the plug-ins
     paper = claims[claims["source"] == SOURCES[0]]
     assert not paper["note"].str.contains("My-L").any()

@@ -178,48 +178,56 @@ def test_claims_for_any_algorithm_of_the_setting_get_plugin_rows_reported_apart(
 
     def job(name: str, T: int, seed: int) -> pd.DataFrame:
         priv = PrivacySetting(epsilon=10.0, calibration="tight")
-        env = {"name": "lowerbound_horizon", "n": 2, "m": 1, "H": 2, "T": T, "gap_scale": 1.0}
+        env = {"name": "lowerbound_horizon", "n": 2, "m": 1, "H": 2, "T": T, "gap_scale": 10.0}  # V9 reads gap scales >= 10
         alg = {"name": name, **registry.get_kind("tabular_hard").algorithms[name].defaults()}
         spec = JobSpec("tabular_hard", "tabular_hard", alg, env, priv, {"checkpoints": 4}, seed)
         labels = {"alg_label": name, "env_label": f"lbh_T{T}", "privacy_label": "eps10"}
         return run_hard(JobContext(spec)).assign(**identity_columns({"spec": spec.to_dict(), "labels": labels}))
 
-    table = pd.concat([job(a, T, s) for a in ("pucb", "dp_ucbvi") for T in (500, 2000, 8000) for s in range(3)],
+    table = pd.concat([job(a, T, s) for a in ("pucb", "dp_ucbvi") for T in (1000, 2000, 4000) for s in range(3)],
                       ignore_index=True)
     claims = claims_table({"tabular_hard": table}, papers=("tabular",))
     hard = claims[claims["claim"].isin(["V8", "V9"])]
     mine = hard[hard["source"] == SOURCES[2]]
     assert sorted(mine["claim"]) == ["V8", "V9"] and mine["note"].str.contains("DP-UCBVI").all()
     assert mine.loc[mine["claim"] == "V9", "note"].str.contains("no burn-in is predicted").all()
+    # V9's rate is judged by the plug-in's measured onsets (V8's lower bound holds at every T: no regime)
+    assert list(mine["regime"]) == ["n/a", "not reached"] and mine["verdict"].iloc[1] == "inconclusive"
+    assert mine["statement"].str.contains("the regret of DP-UCBVI").all()
     # without PUCB, the paper's V8 row still stands (inconclusive), beside the plug-in's
     alone = claims_table({"tabular_hard": table[table["algorithm"] == "dp_ucbvi"]}, papers=("tabular",))
     v8 = alone[alone["claim"] == "V8"]
     assert list(v8["source"]) == [SOURCES[0], SOURCES[2]] and v8["verdict"].iloc[0] == "inconclusive"
     assert (hard.loc[hard["source"] == SOURCES[0], "note"].str.contains("PUCB")).all()
     assert len(paper_claims(hard)) == 2 and len(findings(hard)) == 2
-    assert "measure an installed plug-in algorithm" in to_markdown(claims)
+    assert "rows measure installed plug-in algorithms: each sits under the claim it tests" in to_markdown(claims)
+
+
+def _regret_table(names: list[str], eps: list[float]) -> pd.DataFrame:
+    """The aggregated ``tabular_regret`` table of ``names`` on RiverSwim (300 episodes, two
+    seeds) at the tight ``eps``, run through the kind's job function."""
+    from dprl.analysis.aggregate import identity_columns
+
+    cfg = _config({"name": names[0]})
+    cfg["experiments"]["mine"]["algorithms"] = [{"name": n} for n in names]
+    cfg["experiments"]["mine"]["privacy"]["epsilon"] = eps
+    frames = []
+    for job in _jobs(cfg):
+        rows = registry.job_function(registry.get_kind("tabular_regret"))(JobContext(job.spec))
+        labels = {"alg_label": job.spec.algorithm["name"], "env_label": "riverswim",
+                  "privacy_label": "np" if job.spec.privacy is None else f"eps{job.spec.epsilon:g}"}
+        frames.append(rows.assign(**identity_columns({"spec": job.spec.to_dict(), "labels": labels})))
+    return pd.concat(frames, ignore_index=True)
 
 
 def test_v3_measures_a_plugins_privacy_cost_against_the_baseline_it_declares(site):
     """The example declares UBEV its baseline: V3 gives it its own rows (cost slope in T,
     exponent in ε), reported apart; PUCB's paper rows are unchanged by its presence."""
-    from dprl.analysis.aggregate import identity_columns
     from dprl.analysis.base import SOURCES
     from dprl.analysis.claims import claims_table
     from dprl.analysis.selection import privacy_costs
 
-    def table(names: list[str], eps: list[float]) -> pd.DataFrame:
-        cfg = _config({"name": names[0]})
-        cfg["experiments"]["mine"]["algorithms"] = [{"name": n} for n in names]
-        cfg["experiments"]["mine"]["privacy"]["epsilon"] = eps
-        frames = []
-        for job in _jobs(cfg):
-            rows = registry.job_function(registry.get_kind("tabular_regret"))(JobContext(job.spec))
-            labels = {"alg_label": job.spec.algorithm["name"], "env_label": "riverswim",
-                      "privacy_label": "np" if job.spec.privacy is None else f"eps{job.spec.epsilon:g}"}
-            frames.append(rows.assign(**identity_columns({"spec": job.spec.to_dict(), "labels": labels})))
-        return pd.concat(frames, ignore_index=True)
-
+    table = _regret_table
     df = table(["ubev", "pucb", "dp_ucbvi"], [1.0, 10.0])
     cost = privacy_costs(df, ["env_label", "seed", "episode"])
     assert set(cost["algorithm"]) == {"pucb", "dp_ucbvi"} and set(cost["baseline"]) == {"ubev"}
@@ -230,6 +238,45 @@ def test_v3_measures_a_plugins_privacy_cost_against_the_baseline_it_declares(sit
     alone = claims_table({"tabular_regret": df[df["algorithm"] != "dp_ucbvi"]}, papers=("tabular",))
     pd.testing.assert_frame_equal(v3[v3["source"] == SOURCES[0]].reset_index(drop=True),
                                   alone[alone["claim"] == "V3"].reset_index(drop=True))
+
+
+def test_a_plugin_in_its_burn_in_is_not_reached_under_the_claim_it_tests_and_not_counted(site):
+    """The example's 300 episodes on RiverSwim end inside its burn-in (no onset measured): V3's
+    rows of it (cost slope in T, exponent in ε) are judged by its measured onset, ``not
+    reached`` and inconclusive with the horizon they need (they were ``n/a`` with a verdict);
+    they follow PUCB's V3 rows under V3's statement naming DP-UCBVI and its baseline, in
+    claims.csv, claims.md and the HTML report, never among the package's findings, and the
+    papers' totals are those of the table without the plug-in."""
+    from dprl.analysis.base import SOURCES, claim_verdicts, paper_claims, verdict_totals
+    from dprl.analysis.claims import claims_table, to_markdown
+    from dprl.analysis.report_table import claims_html
+
+    df = _regret_table(["ubev", "pucb", "dp_ucbvi"], [1.0, 10.0])
+    assert df.loc[df["algorithm"] == "dp_ucbvi", "onset_episode"].isna().all()  # still in its burn-in at T = 300
+    claims = claims_table({"tabular_regret": df}, papers=("tabular",))
+    v3 = claims[claims["claim"] == "V3"].reset_index(drop=True)
+    mine = v3[v3["source"] == SOURCES[2]]
+    assert len(mine) == 2 and list(v3["source"]) == [SOURCES[0]] * (len(v3) - 2) + [SOURCES[2]] * 2  # after the paper's
+    assert (mine["regime"] == "not reached").all() and (mine["verdict"] == "inconclusive").all()
+    assert (mine["horizon_needed"] >= 10 * 300).all() and mine["note"].str.contains("measured outside its regime").all()
+    assert mine["note"].str.contains("measured onset").all()
+    statement = "the privacy cost Regret_DP-UCBVI (plug-in) − Regret_UBEV is lower order in T and scales like 1/ε"
+    assert (mine["statement"] == statement).all() and not mine["statement"].str.contains("PUCB").any()
+    assert (v3.loc[v3["source"] == SOURCES[0], "statement"].str.contains("Regret_PUCB")).all()
+    # claims.csv: V3's plug-in rows right after its paper rows, before the next claim's
+    at = claims.index[claims["source"] == SOURCES[2]]
+    assert list(claims.loc[at[0] - 1:at[-1] + 1, "claim"]) == ["V3"] * (len(at) + 1) + [claims.loc[at[-1] + 1, "claim"]]
+    # not counted: the papers' totals are the table's without the plug-in
+    alone = claims_table({"tabular_regret": df[df["algorithm"] != "dp_ucbvi"]}, papers=("tabular",))
+    assert verdict_totals(paper_claims(claims)) == verdict_totals(paper_claims(alone))
+    assert claim_verdicts(paper_claims(claims)) == claim_verdicts(paper_claims(alone))
+    text = to_markdown(claims)
+    assert text.splitlines()[0].startswith(to_markdown(alone).splitlines()[0].split(";")[0])
+    body, found = text.split("## Package findings")
+    assert statement in body and "DP-UCBVI" not in found and "| V3 (plug-in) |" in body
+    assert body.index("| **V3** |") < body.index("| **V3** (plug-in, not counted) |") < body.index("| **V5** |")
+    html = claims_html(claims)
+    assert html.index(statement) < html.index("Package findings: measured by this package")
 
 
 def test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_one(site):
