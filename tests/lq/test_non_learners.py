@@ -14,8 +14,9 @@ data identify ``Θ*`` whatever the gains), so the plants remove learning itself:
 Private-OFU-RL runs at ε = 10⁶ (tight), so that its predicted burn-in ``T* = 270Λ`` is 760
 episodes and K = 12,000 is past both the regime (a decade past the burn-in) and the
 no-escape horizon ``10·T*·margin``: the correct runs are reproduced there, each planted one
-is not reproduced, OFU-RL's row and Private-OFU-RL's. A correct run stopped before its
-predicted burn-in stays inconclusive with the horizon it needs.
+is not reproduced, OFU-RL's row and Private-OFU-RL's. Stopped before the no-escape horizon,
+a planted run is inconclusive (it cannot be told from one still in its burn-in), and so is
+a correct run stopped before its predicted burn-in, each with the horizon it needs.
 """
 
 from __future__ import annotations
@@ -144,6 +145,12 @@ def test_a_controller_that_does_not_learn_is_not_reproduced(plant, monkeypatch):
     # inside the regime by the no-escape rule: no seed's burn-in ended by 10·T*·margin
     assert private["regime"] == "reached" and "past the horizon the theory gives" in private["note"], private["note"]
     assert private["measured"] > 0.9  # linear regret, each seed's own slope too
+    # the same non-learner stopped before the no-escape horizon (K = 3,000 < 10·T*) cannot be
+    # told from a run still in its burn-in: not reached, inconclusive, with the horizon it needs
+    short = _table("private_ofu_rl", PRIVATE, 3_000)
+    assert 3_000 < 10 * float(short["burn_in_episodes"].max())
+    row = next(r for r in evaluate(claim("C2"), {"lq_regret": short, "lq_regime": short}) if r["calibration"] == "tight")
+    assert (row["regime"], row["verdict"]) == ("not reached", "inconclusive") and row["horizon_needed"] > 3_000, row
 
 
 def test_a_correct_run_stopped_before_its_burn_in_is_inconclusive_with_the_horizon_it_needs():
