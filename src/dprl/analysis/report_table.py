@@ -134,9 +134,10 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
         f"<style>{STYLE}</style></head><body>\n"
         f"<p>{df['claim'].nunique()} claims, {len(df)} rows: {totals}. Each claim's row (bold) counts the verdicts "
         "of the rows below it (one per calibration or setting). A rate measured outside its regime "
-        "(<i>not reached</i>) is inconclusive, with the horizon it needs. An installed plug-in algorithm's rows follow "
-        "the paper's rows of the claim they test, under the claim's statement naming the plug-in, judged by the same "
-        "rule and regime and not counted. Under each claim, the planted bugs that would flip its verdict, each with "
-        "the test that plants it.</p>\n"
+        "(<i>not reached</i>) is inconclusive, with the horizon it needs. "
+        + ("An installed plug-in algorithm's rows follow the paper's rows of the claim they test, under the claim's "
+           "statement naming the plug-in, judged by the same rule and regime and not counted. "
+           if len(shown) > len(df) else "")
+        + "Under each claim, the planted bugs that would flip its verdict, each with the test that plants it.</p>\n"
         "<table>\n" + "\n".join(body) + "\n</table>\n</body></html>\n"
     )
