@@ -140,9 +140,12 @@ def test_z4_equivalence_needs_flat_paired_regret_and_a_rejected_control():
     assert row.verdict == "inconclusive" and "no power" in row.note
     # growth within the margin but not provably inside it: undecided
     assert z4({"linmix_states": _sized("S", S_GRID, lambda S: S ** 0.2, noise=0.4)})[0].verdict == "inconclusive"
-    # below the burn-in the paired instances are flat by construction: no verdict
-    burn = _sized("S", S_GRID, lambda S: 1.0).assign(onset_episode=np.nan, horizon_needed=1e6)
+    # below the burn-in (predicted past the run's end) the paired instances are flat by construction: no verdict
+    burn = _sized("S", S_GRID, lambda S: 1.0).assign(onset_episode=np.nan, burn_in_episodes=1e5, horizon_needed=1e6)
     assert evaluate(CLAIM["Z4"], {"linmix_states": burn})[0]["verdict"] == "inconclusive"
+    # past the horizon the theory gives (10·T*·margin) without an onset: did not learn, whatever the fit
+    stuck = _sized("S", S_GRID, lambda S: 1.0).assign(onset_episode=np.nan, horizon_needed=1e6)
+    assert evaluate(CLAIM["Z4"], {"linmix_states": stuck})[0]["verdict"] == "not reproduced"
 
 
 def test_z4_lumpable_rows_cannot_reproduce():
