@@ -83,7 +83,7 @@ FIGURES: dict[str, Figure] = _register(
            optional=("linmix_regime_eps10",)),
     Figure("linmix_regime", "linmix", ("linmix_regret",), "linmix:regime", ("Z2", "Z3")),
     Figure("linmix_hard_regret", "linmix", ("linmix_hard",), "linmix:hard_regret", ("Z7", "Z8"),
-           optional=("linmix_hard_long",)),
+           optional=("linmix_hard_long", "linmix_hard_gaps", "linmix_hard_gaps_private")),
     Figure("linmix_states", "linmix", ("linmix_states",), "linmix:states_fig", ("Z4",)),
     Figure("linmix_actions", "linmix", ("linmix_actions",), "linmix:actions_fig", ("Z5",)),
     Figure("linmix_ldp", "linmix", ("linmix_ldp",), "linmix:ldp_fig", ("Z6",), optional=("linmix_hard_ldp",)),

@@ -11,7 +11,7 @@ from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
 from dprl.analysis.regime import median_onset
 from dprl.analysis.printed import as_run, draw_printed, printed_rows
-from dprl.analysis.claims.linmix import COST_TABLES, HARD_TABLES
+from dprl.analysis.claims.linmix import COST_TABLES, GAPS_TABLES, HARD_TABLES, gap_rows, worst_case
 from dprl.analysis.selection import final_rows, present_tables, privacy_cost, stacked_final_rows
 from dprl.experiments.registry import declared, plugins
 
@@ -272,18 +272,48 @@ def _finish_panel(ax, **labels) -> None:
     P.finish_axes(ax, legend_kw={"keep": P.is_reference, "loc": "upper left"}, **labels)
 
 
+def _worst_panel(ax, rows: pd.DataFrame) -> None:
+    """Z7's worst case over fixed gaps (:func:`dprl.analysis.claims.linmix.worst_case`): per
+    algorithm and K_max with three or more gaps, the seed mean of the largest regret over the
+    gaps at each K read, and uniform play's regret at the largest gap (dash-dot: ∝ K)."""
+    drawn = False
+    for style, g in _groups(rows, by="algorithm"):
+        for _, gk in g.groupby("K"):
+            if gk["gap_scale"].nunique() < 3:
+                continue
+            w = worst_case(gk)
+            if w.empty:
+                continue
+            P.mean_band(ax, w, "episode", "regret", positive=True, **{k: v for k, v in style.items() if k != "ls"})
+            top = gk[gk["gap"] == gk["gap"].max()].groupby("episode")["uniform_at"].mean()
+            top = top[top.index >= w["episode"].min()]
+            ax.plot(top.index, top.to_numpy(), ls="-.", color=style["color"], lw=1.0)
+            drawn = True
+    if not drawn:
+        P.empty_panel(ax, "fewer than three fixed gaps in this preset")
+        return
+    P.reference_rate(ax, REGRET_EXPONENT, "K")
+    _finish_panel(ax, title="worst case over fixed gaps (dash-dot: uniform play at the largest gap)",
+                  xlabel="K (checkpoints of each fixed-gap run)", ylabel="largest regret over the gaps at K")
+
+
 def hard_regret(tables: Tables):
     """The family hard at K (``linmix_hard`` and ``linmix_hard_long``: one run per K on the Zhou-Gu-Szepesvári
     instance tuned to K). Left: regret at K vs K at the main d, per algorithm and ε (seed
     mean, 95% bootstrap error bars), the √K reference and each private series' regime
     start (10·T*, Z7's criterion). Right: regret vs d − 1 at the K of the d grid, with the
-    slope-1 reference of Ω(dH√K) (Z8)."""
+    slope-1 reference of Ω(dH√K) (Z8). Third panel (``linmix_hard_gaps``, when run): at each
+    K the worst regret over the fixed gaps (seed mean), against uniform play's at the grid's
+    largest gap (∝ K, no information) and the √K reference (Z7's worst case)."""
     df = stacked_final_rows(tables, HARD_TABLES)
     per_d = df.groupby("K")["d"].nunique()
     k_d = float(per_d.idxmax()) if len(per_d) and per_d.max() >= 2 else float("nan")
     main_d = int(df["d"].mode().iloc[0]) if len(df) else 0
-    fig, axes = P.subplots(1, 2, panel=(5.6, 4.4))
-    left, right = axes[0]
+    gaps = present_tables(tables, GAPS_TABLES)
+    fig, axes = P.subplots(1, 3 if gaps else 2, panel=(5.6, 4.4))
+    left, right = axes[0][:2]
+    if gaps:
+        _worst_panel(axes[0][2], gap_rows(pd.concat([t for _, t in gaps], ignore_index=True)))
     fam = df[df["d"] == main_d]
     for style, g in _groups(fam, by="algorithm"):
         if g["K"].nunique() < 2:
@@ -310,7 +340,7 @@ def hard_regret(tables: Tables):
     # one legend outside the panels (they share their series): inside, up to 8 series of the
     # full preset hide the error bars
     burn_in = P.burn_in_legend_entry("10·T*")
-    series = {lab: h for lab, h in P.handles_of([left, right]).items() if not P.is_reference(h)}
+    series = {lab: h for lab, h in P.handles_of(list(axes[0])).items() if not P.is_reference(h)}
     P.figure_legend(fig, {**series, **({burn_in.get_label(): burn_in} if P.proxy_drawn(burn_in, [left]) else {})})
     fig.suptitle("Linear mixture: the Zhou, Gu, Szepesvári (2021) instance hard at K (seed mean, 95% bootstrap error bars)")
     return fig
