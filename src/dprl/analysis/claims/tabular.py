@@ -58,6 +58,10 @@ def regime(g: pd.DataFrame) -> RegimeCheck:
             f"needs T >= {10**ONSET_DECADES:g}·max(T*, measured end)"
             + {"reached": "", NOT_LEARNED: f"; T is past {10**ONSET_DECADES:g}·T*·margin = "
                f"{no_escape_horizon(t_star, _algorithm_of(g)):.3g} with no end of the clamp"}.get(reg, f" = {need:.3g}"))
+    stuck = sorted(s for s, v in _seed_states(g).items() if v == "not learned")
+    if stuck and reg != NOT_LEARNED:  # one seed that did not learn within the theory's horizon refutes the rate
+        return RegimeCheck(NOT_LEARNED, fit_start=T / 10, note=note + f"; seed(s) {stuck} did not end the clamp within "
+                           f"{10**ONSET_DECADES:g}·T*·margin = {no_escape_horizon(t_star, _algorithm_of(g)):.3g}")
     return RegimeCheck(reg, need, T / 10, note)
 
 
@@ -178,14 +182,27 @@ def _slope_from_fit_start(g: pd.DataFrame, check: RegimeCheck, value: str = "reg
 _SEED_ORDER = {"not learned": 0, "learning": 1, "reached": 2, "n/a": 3}
 
 
-def _seed_states(g: pd.DataFrame, by: str | None = None) -> pd.Series:
-    """Each seed's own regime (:func:`dprl.analysis.learning.seed_states`, with the group's
-    algorithm's no-escape margin); over a family of jobs (one per ``by`` value: V9's T, the
-    gaps of ``tabular_gaps``) the worst of the seed's jobs."""
+def _job_seed_states(g: pd.DataFrame) -> pd.Series:
+    """Each seed's own regime in one job setting (:func:`dprl.analysis.learning.seed_states`,
+    with the group's algorithm's no-escape margin), a seed whose clamp ended only past the
+    no-escape horizon ``10·T*·margin`` counted as not learned too: it did not end its burn-in
+    within the horizon the theory gives a correct run (a planted wrong-sign bonus ended it at 32-67·T* on
+    RiverSwim S = 2, H = 2 at ε = 1000; a correct PUCB within 1.78·T*, ``analysis/burn_in.BURN_IN_MARGIN``)."""
     alg = _algorithm_of(g)
+    states = seed_states(g, alg)
+    if "onset_episode" not in g or "burn_in_episodes" not in g:
+        return states
+    last = g.sort_values("episode").groupby("seed").tail(1).set_index("seed")
+    late = last["onset_episode"] >= last["burn_in_episodes"].map(lambda t: no_escape_horizon(float(t), alg)) * (1 - 1e-9)
+    return states.where(~(late.reindex(states.index, fill_value=False) & (states == "learning")), "not learned")
+
+
+def _seed_states(g: pd.DataFrame, by: str | None = None) -> pd.Series:
+    """Each seed's own regime (:func:`_job_seed_states`); over a family of jobs (one per
+    ``by`` value: V9's T, the gaps of ``tabular_gaps``) the worst of the seed's jobs."""
     if by is None:
-        return seed_states(g, alg)
-    per_job = pd.concat([seed_states(sub, alg) for _, sub in g.groupby(by)], axis=1)
+        return _job_seed_states(g)
+    per_job = pd.concat([_job_seed_states(sub) for _, sub in g.groupby(by)], axis=1)
     return per_job.apply(lambda r: min(r.dropna(), key=_SEED_ORDER.__getitem__), axis=1)
 
 
@@ -770,6 +787,13 @@ def _v9_steep(est: Estimate) -> list[float]:
     return [u for u in est.units if u >= LINEAR_SLOPE]
 
 
+def _v9_flat(est: Estimate) -> list[float]:
+    """Seeds whose own slope is <= 1 − LINEAR_SLOPE, the mirror of :func:`_v9_steep`: near the
+    cap at small T and near-perfect at large T (where it locked in happened to be right). A
+    learner's per-seed slopes concentrate near 1/2 (committed default run: 0.43-0.55)."""
+    return [u for u in est.units if u <= 1 - LINEAR_SLOPE]
+
+
 def _v9_jobs(g: pd.DataFrame) -> pd.DataFrame:
     """Every checkpoint of the jobs at the T of the fit (each seed judged in its own regime there)."""
     return g[g["T"].isin(_v9_fit(g)[0])]
@@ -784,11 +808,12 @@ def _v9_share(g: pd.DataFrame) -> Estimate:
 
 
 def _v9_slope_rule(grp: Group):
-    """Two-sided √T window; one seed with zero regret or a linear slope refutes it (each
-    seed's slope judged in its own regime over the T of the fit)."""
+    """Two-sided √T window; one seed with zero regret, or a slope outside [1 − LINEAR_SLOPE,
+    LINEAR_SLOPE], refutes it (each seed's slope judged in its own regime over the T of the fit)."""
     def rule(est: Estimate) -> str:
         return verdict_unless_counterexamples(est, rule=partial(verdict_sqrt_rate, window=HARD_EXPONENT),
-                                              counterexamples=len(_v9_zero(grp.rows)) + len(_v9_steep(est)))
+                                              counterexamples=len(_v9_zero(grp.rows)) + len(_v9_steep(est))
+                                              + len(_v9_flat(est)))
     return _per_seed(rule, by="T", rows=_v9_jobs)(grp)
 
 
@@ -805,7 +830,8 @@ def _v9_rule(grp: Group):
 def _v9_note(grp: Group) -> str:
     g, est, key = grp.rows, grp.est, grp.key
     Ts, fit = _v9_fit(g)[0], _v9_fitted(g)
-    zero, steep = _v9_zero(g), _v9_steep(judged_seeds(est, _seed_states(_v9_jobs(g), "T")))
+    judged = judged_seeds(est, _seed_states(_v9_jobs(g), "T"))
+    zero, steep, flat = _v9_zero(g), _v9_steep(judged), _v9_flat(judged)
     u = fit["regret"].to_numpy(float) / uniform_regret(fit)
     share = _v9_share(g)
     t_star = float(g[g["T"] == Ts[-1]]["burn_in_episodes"].max())
@@ -825,6 +851,8 @@ def _v9_note(grp: Group) -> str:
                "only: no burn-in is predicted for a plug-in)")
             + (f"; seed(s) {zero} with zero regret at some T (never explored)" if zero else "")
             + (f"; {len(steep)} seed(s) with slope >= {LINEAR_SLOPE:g} (locked in, not learning)" if steep else "")
+            + (f"; {len(flat)} seed(s) with slope <= {1 - LINEAR_SLOPE:g} (locked in, right by chance at large T)"
+               if flat else "")
             + seed_note(_seed_states(_v9_jobs(g), "T")))
 
 
@@ -878,9 +906,15 @@ def _gaps_regime(g: pd.DataFrame) -> RegimeCheck:
     """Every gap's own regime (:func:`regime`, not-learned parts kept: :func:`overall_regime`);
     the fit starts a decade past the latest burn-in of any gap (:func:`_gap_burn_in`), so the
     worst case at each T of the fit is over instances all past their burn-in, and must span a
-    decade (``T_max >= 10·start``). A plug-in (no predicted burn-in): its measured onsets
-    decide through :func:`regime`, the fit over the last decade."""
+    decade (``T_max >= 10·start``). A plug-in has no predicted burn-in, and where its runner
+    measured no end of one (``onset_episode`` all NaN: the plug-in runner measures none)
+    nothing tells a burn-in from not learning, nor entitles it to one: it is held to the rate
+    over the last decade of its run (regime ``n/a``)."""
     T = float(g["episode"].max())
+    if is_plugin(g) and not ("onset_episode" in g and g["onset_episode"].notna().any()):
+        return RegimeCheck("n/a", fit_start=T / 10**ONSET_DECADES, note=(
+            "; regime n/a: a plug-in, no burn-in predicted and none measured by its runner, held to the rate over "
+            "the last decade of its run"))
     parts = [regime(g[g["env.gap"] == x]) for x in _gaps(g)]
     check = overall_regime(parts)
     if check.not_learned or check.state == "n/a":
@@ -982,6 +1016,9 @@ CLAIMS: list[Claim] = [
             PlantedBug("regret that keeps a slope of 0.9 past the burn-in (a learner that stops learning)",
                        "tests/tabular/test_regime.py::test_v2_inside_the_regime_can_fail"),
             PlantedBug("linear regret", "tests/tabular/test_claims_config.py::test_v2_verdict_follows_the_slope"),
+            PlantedBug("in real tabular_regret jobs, PUCB planted as each non-learner (uniform play; no exploration "
+                       "bonus; wrong-sign bonus; locked on its first action): every row in its regime not reproduced",
+                       "tests/tabular/test_non_learners.py::test_v2_every_non_learner_is_not_reproduced_in_real_jobs"),
         )),
     Claim(id="V3", paper=PAPER,
           statement="the privacy cost Regret_PUCB − Regret_UBEV is lower order in T and scales like 1/ε",
@@ -996,6 +1033,9 @@ CLAIMS: list[Claim] = [
                        "tests/tabular/test_regime.py::test_v3_expected_exponent_from_the_burn_in"),
             PlantedBug("a privacy cost growing like T^0.9 past the burn-in (the slope-in-T row)",
                        "tests/tabular/test_claims_flip.py::test_v3_slope_in_t_fails_when_the_privacy_cost_grows_like_t"),
+            PlantedBug("in real tabular_regret jobs, PUCB planted as each non-learner (uniform play; no exploration "
+                       "bonus; wrong-sign bonus; locked on its first action): the slope-in-T row not reproduced",
+                       "tests/tabular/test_non_learners.py::test_v3_slope_in_t_every_non_learner_is_not_reproduced_in_real_jobs"),
             PlantedBug("on the family hard at T: a privacy cost ∝ ε^(-1/2), or one that does not depend on ε (noise "
                        "fixed whatever ε is reported)",
                        "tests/tabular/test_hard_family.py::test_v3_on_the_family_flips_on_the_wrong_noise_scale_or_none"),
@@ -1062,6 +1102,9 @@ CLAIMS: list[Claim] = [
                        "tests/tabular/test_hard_family.py::test_v9_flags_a_learner_without_exploration_bonus"),
             PlantedBug("regret flat in T in tabular_hard_short (UBEV's short horizons)",
                        "tests/tabular/test_hard_family.py::test_v9_reads_tabular_hard_short_as_part_of_the_family"),
+            PlantedBug("in real tabular_hard (gap scale 10) and tabular_gaps jobs, UBEV planted as each non-learner "
+                       "(uniform play; no exploration bonus; wrong-sign bonus; locked on its first action): both rows "
+                       "not reproduced", "tests/tabular/test_non_learners.py::test_v9_every_non_learner_is_not_reproduced_in_real_jobs"),
         )),
     # Found by this package, not claimed by the paper (reported apart, never counted
     # against it): the printed constants' burn-in, and the regret past it.
