@@ -1,8 +1,9 @@
 """Learners that do not learn, planted in real small jobs inside their regime, run through the
 package's own job code (config expansion, ``experiments.run.run_job`` writing each job file,
 ``analysis.aggregate.aggregate`` reading them back) and judged by the claims' own rules: every
-row of V2, V3's slope in T and V9 is ``not reproduced`` for each of them, and the correct
-algorithm's rows on the same jobs are ``reproduced`` (src/dprl/README.md, "Regimes").
+row of V2, V3's slope in T and V9 is ``not reproduced`` for each of them (and V9 for a plug-in at
+uniform play), and the correct algorithm's rows on the same jobs are ``reproduced``
+(src/dprl/README.md, "Regimes").
 
 The non-learners are planted in the built agent of the algorithm under test
 (``jobs.build_agent`` wrapped by monkeypatching), never through the config: the job's own
@@ -169,3 +170,73 @@ def test_v9_every_non_learner_is_not_reproduced_in_real_jobs(tmp_path, monkeypat
     for name, plant in NON_LEARNERS.items():
         rows = _verdicts("V9", _run(HARD, tmp_path / name.replace(" ", "_"), monkeypatch, "ubev", plant))
         assert len(rows) == 2 and all(r["regime"] == "reached" and r["verdict"] == "not reproduced" for r in rows), (name, rows)
+
+
+# ---------------------------------------------------------------------- a plug-in at uniform play
+
+UNIFORM_PLUGIN = '''
+import numpy as np
+
+from dprl.agents.protocol import BuiltAgent
+from dprl.experiments.base import Algorithm
+
+UNIFORM = Algorithm("uniform_play", "none", {}, setting="tabular", factory="uniform_plugin:build",
+                    label="Uniform play (plug-in)", colour="#7f7f7f")
+
+
+class Uniform:
+    """Every available action with the same probability, every episode: it learns nothing."""
+
+    def __init__(self, n_actions, H, rng):
+        self.n_actions, self.H, self.rng = np.asarray(n_actions), H, rng
+
+    def policy(self):
+        return (self.rng.random((self.H, self.n_actions.size)) * self.n_actions).astype(np.int64)
+
+    def observe(self, states, actions, rewards):
+        pass
+
+
+def build(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    return BuiltAgent(Uniform(env.n_actions, env.H, agent_rng), None)
+'''
+
+
+@pytest.fixture
+def uniform_plugin(tmp_path, monkeypatch):
+    """A plug-in whose regret is uniform play's, installed as ``pip install`` would leave it."""
+    import sys
+
+    from dprl.experiments import registry
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+    from plugin_site import install_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "uniform_plugin.py").write_text(UNIFORM_PLUGIN)
+    install_dist(site, "uniform-plugin", "0.1", {"uniform_play": "uniform_plugin:UNIFORM"})
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    yield
+    sys.modules.pop("uniform_plugin", None)
+    registry.refresh()
+
+
+def test_v9_a_plugin_at_uniform_play_is_not_reproduced_in_real_jobs(tmp_path, monkeypatch, uniform_plugin):
+    """A plug-in whose regret equals uniform play's, run by the plug-in runner in real
+    tabular_hard (gap scale 10) and tabular_gaps jobs: no burn-in is predicted for it and its
+    runner measures none, so the family's row is outside its regime (inconclusive, the horizon
+    it needs), and the worst case over fixed gaps, held to the rate over the last decade, grows
+    like T: not reproduced, so V9 is not reproduced."""
+    from dprl.analysis.base import claim_verdict
+
+    small = {"tabular_hard": {**HARD["tabular_hard"], "algorithms": [{"name": "uniform_play"}], "seeds": {"count": 2},
+                              "environments": [{**HARD["tabular_hard"]["environments"][0], "T": [4000, 16000]}]},
+             "tabular_gaps": {**HARD["tabular_gaps"], "algorithms": [{"name": "uniform_play"}], "seeds": {"count": 2},
+                              "settings": {"episodes": 20000, "checkpoints": 20}}}
+    rows = _verdicts("V9", _run(small, tmp_path, monkeypatch))
+    assert len(rows) == 2 and all(r["source"] == "plug-in" for r in rows), rows
+    gaps = next(r for r in rows if "fixed gaps" in r["note"])
+    assert gaps["verdict"] == "not reproduced" and gaps["ci_low"] > 0.9, gaps
+    assert claim_verdict(pd.DataFrame(rows)) == "not reproduced"

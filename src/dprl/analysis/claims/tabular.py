@@ -1105,6 +1105,9 @@ CLAIMS: list[Claim] = [
             PlantedBug("in real tabular_hard (gap scale 10) and tabular_gaps jobs, UBEV planted as each non-learner "
                        "(uniform play; no exploration bonus; wrong-sign bonus; locked on its first action): both rows "
                        "not reproduced", "tests/tabular/test_non_learners.py::test_v9_every_non_learner_is_not_reproduced_in_real_jobs"),
+            PlantedBug("a plug-in whose regret is uniform play's (real jobs through the plug-in runner): the worst case "
+                       "over fixed gaps grows like T, not reproduced",
+                       "tests/tabular/test_non_learners.py::test_v9_a_plugin_at_uniform_play_is_not_reproduced_in_real_jobs"),
         )),
     # Found by this package, not claimed by the paper (reported apart, never counted
     # against it): the printed constants' burn-in, and the regret past it.
