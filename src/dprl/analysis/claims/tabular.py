@@ -922,8 +922,8 @@ def _gaps_regime(g: pd.DataFrame) -> RegimeCheck:
     burn = {x: _gap_burn_in(g[g["env.gap"] == x]) for x in _gaps(g)}
     worst = max(burn, key=burn.get)
     start = 10**ONSET_DECADES * burn[worst]
-    note = (f"; regime: every gap a decade past its burn-in; the fit starts a decade past the latest, max(T*, measured "
-            f"end) = {burn[worst]:.3g} at gap {worst:g}, and spans a decade at least")
+    note = (f"; regime: every gap a decade past its burn-in, and the fit, from a decade past the latest burn-in "
+            f"(max(T*, measured end) = {burn[worst]:.3g} at gap {worst:g}), spanning a decade")
     if check.reached and T >= 10**ONSET_DECADES * start * (1 - 1e-9):
         return RegimeCheck("reached", fit_start=start, note=note)
     need = max(10**ONSET_DECADES * start, check.horizon_needed if np.isfinite(check.horizon_needed) else 0.0)
