@@ -94,15 +94,15 @@ def test_every_paper_decides_its_regime_through_the_criterion(module, monkeypatc
 
 def _decide(module, claims, pd):
     if module == "tabular":
-        g = pd.DataFrame({"episode": [1e6, 1e7], "seed": [0, 0], "burn_in_episodes": [1e5, 1e5],
+        g = pd.DataFrame({"episode": [1e6, 1e7], "seed": [0, 0], "algorithm": ["pucb", "pucb"], "burn_in_episodes": [1e5, 1e5],
                           "onset_episode": [1e5, 1e5], "horizon_needed": [1e6, 1e6]})
         out = claims.regime(g)
     elif module == "lq":
-        g = pd.DataFrame({"episode": [1e6, 1e7], "seed": [0, 0], "burn_in_episodes": [1e5, 1e5],
+        g = pd.DataFrame({"episode": [1e6, 1e7], "seed": [0, 0], "algorithm": ["private_ofu_rl"] * 2, "burn_in_episodes": [1e5, 1e5],
                           "onset_episode": [1e5, 1e5], "horizon_needed": [1e6, 1e6]})
         out = claims._regime(g, 1e7)
     elif module == "linmix":
-        g = pd.DataFrame({"episode": [1e6, 1e7], "seed": [0, 0], "burn_in_episodes": [1e5, 1e5],
+        g = pd.DataFrame({"episode": [1e6, 1e7], "seed": [0, 0], "algorithm": ["private_linopt_vi"] * 2, "burn_in_episodes": [1e5, 1e5],
                           "onset_episode": [1e5, 1e5], "horizon_needed": [1e6, 1e6]})
         out = claims.regime(g, 1e7)
     else:
