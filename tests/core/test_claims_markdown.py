@@ -34,6 +34,13 @@ def test_totals_then_one_summary_row_per_claim_then_the_rows():
     assert all(ln.split(" | ")[2] == "1" for ln in rows if ln.startswith("| C2 |"))  # the ε column
 
 
+def _sections(text: str) -> tuple[str, str]:
+    """``claims.md`` before the package's findings, and the findings section alone (the
+    planted bugs after it may name plug-ins)."""
+    claims_part, rest = text.split("## Package findings (not claims of the papers; not counted above)")
+    return claims_part, rest.split("## What would flip each verdict")[0]
+
+
 def test_findings_are_reported_apart_and_never_counted():
     df = pd.DataFrame([_row("C2", "reproduced", "reached"), _row("F1", "not reproduced", "reached", source="package finding"),
                        _row("F1", "reproduced", "reached", source="package finding")], columns=COLUMNS)
@@ -41,8 +48,7 @@ def test_findings_are_reported_apart_and_never_counted():
     head = text.splitlines()[0]
     assert head.startswith("Verdicts of 1 rows (1 claims of the papers): **1 reproduced**, **0 inconclusive**, **0 not reproduced**")
     assert "2 rows of this package's own findings follow" in head
-    claims_part, findings_part = text.split("## Package findings (not claims of the papers; not counted above)")
-    findings_part = findings_part.split("## What would flip each verdict")[0]  # the planted bugs may name plug-ins
+    claims_part, findings_part = _sections(text)
     assert "F1" not in claims_part and "| **F1** |" in findings_part and findings_part.count("| F1 |") == 2
 
 
@@ -102,8 +108,7 @@ def test_plugin_rows_sit_under_the_claim_they_test_not_under_the_findings():
     head = text.splitlines()[0]
     assert head.startswith("Verdicts of 2 rows (2 claims of the papers): **2 reproduced**, **0 inconclusive**")
     assert "1 rows measure installed plug-in algorithms: each sits under the claim it tests" in head
-    claims_part, findings_part = text.split("## Package findings (not claims of the papers; not counted above)")
-    findings_part = findings_part.split("## What would flip each verdict")[0]  # the planted bugs may name plug-ins
+    claims_part, findings_part = _sections(text)
     assert mine not in findings_part and "plug-in" not in findings_part and findings_part.count("| F1 |") == 1
     lines = claims_part.splitlines()
     table = lines[lines.index("## One row per claim") + 2:]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from dprl.analysis.base import Verdict
 from dprl.analysis.regime import ONSET_DECADES, no_escape_horizon
-from dprl.analysis.stats import Estimate, t_interval
+from dprl.analysis.stats import Estimate, t_interval, verdict_at_most
 
 SEED_STATES = ("reached", "learning", "not learned", "n/a")
 
@@ -94,14 +94,10 @@ def share_of_uniform(final: pd.DataFrame, uniform: np.ndarray | pd.Series, value
 
 def verdict_below_uniform(est: Estimate, saving: float = LEARNED_SAVING) -> Verdict:
     """"The learner sits measurably below uniform play" (where the theory says it resolves
-    the gap): ``reproduced`` when the share's CI ends at or below ``1 − saving``; ``not
-    reproduced`` when it starts above it (indistinguishable from no information); ``inconclusive``
-    when it straddles it or is not finite over >= 2 seeds."""
-    if not (np.isfinite(est.value) and np.isfinite(est.low) and np.isfinite(est.high)) or est.n < 2:
-        return "inconclusive"
-    if est.high <= 1 - saving:
-        return "reproduced"
-    return "not reproduced" if est.low > 1 - saving else "inconclusive"
+    the gap): :func:`~dprl.analysis.stats.verdict_at_most` of the share against ``1 − saving``
+    over >= 2 seeds: ``reproduced`` when its CI ends at or below it, ``not reproduced`` when it
+    starts above it (indistinguishable from no information), ``inconclusive`` otherwise."""
+    return verdict_at_most(est, 1 - saving, n_min=2)
 
 
 def verdict_width(rule: Callable[[Estimate], Verdict], tol: float) -> Callable[[Estimate], Verdict]:
