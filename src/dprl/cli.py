@@ -112,7 +112,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     try:
         cfg = load_config_file(args.config, args.preset)
-        check_privacy_accounting(read_config(args.config))  # accounted ε <= nominal ε, every preset
+        check_privacy_accounting(read_config(args.config), cfg.preset)  # accounted ε <= nominal ε, every preset
     except (RecursionError, MemoryError) as err:  # reading bounds both (yaml_io); a hostile file is still one line
         raise ConfigError(f"{args.config}: {type(err).__name__} while validating; the file is nested too deeply or too large") from None
     # job-hours from the default run's measurements scaled by the work models

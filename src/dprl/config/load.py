@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import difflib
 import itertools
+import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import ENTRY_POINT_GROUP, kinds, plugin_problems, plugins
 from dprl.privacy.setting import PrivacySetting
 from dprl.runner.job import JobSpec, job_path, short_hash
+
+log = logging.getLogger(__name__)
 
 PRESETS = ("smoke", "default", "full")
 # A component of a job path (labels, string parameters): matched in full (fullmatch: a
@@ -66,9 +69,15 @@ class ConfigError(ValueError):
             super().__init__(f"{len(self.problems)} problems:\n  " + "\n  ".join(self.problems))
 
 
-def _fail(where: Where, what: str) -> ConfigError:
+class LimitError(ConfigError):
+    """A job over the config's ``limits`` (time, memory, job count). Only in the preset
+    being run is it an error; in any other preset it is a warning (:func:`resolve_all_presets`):
+    a preset the user did not ask for must not block the one they did."""
+
+
+def _fail(where: Where, what: str, cls: type[ConfigError] = ConfigError) -> ConfigError:
     """A single problem at key path ``where``."""
-    return ConfigError(f"{path_text(where)}: {what}", where, what)
+    return cls(f"{path_text(where)}: {what}", where, what)
 
 
 @cache
@@ -410,12 +419,26 @@ class Limits:
     max_jobs: int
 
 
-def _check_size(where: Where, name: str, kind: ExperimentKind, algs: list[Component], envs: list[Component], settings: dict[str, Any], n_privacy: dict[str, int], seeds: range | list[int], limits: Limits) -> None:
-    """Refuse an experiment that expands to too many jobs, or a job whose estimated memory
-    or time exceeds the limits, before creating any job."""
+def _exclude_hint(name: str, preset: str, kind: ExperimentKind, alg: Component, entries: list[dict[str, Any]]) -> str:
+    """For a plug-in's job over the limits: the override that leaves it out of ``preset``
+    (its budget is ``PLUGIN_SLOWDOWN``× the compiled loop's in every preset)."""
+    alg_name = alg.params["name"]
+    if not kind.algorithms[alg_name].factory:
+        return ""
+    others = [e for e in entries if e.get("name") != alg_name]
+    flow = yaml.safe_dump(others, default_flow_style=True, sort_keys=False, width=10**6).strip()
+    return (f"; plug-in {alg_name!r} is budgeted at PLUGIN_SLOWDOWN× the compiled loop's time "
+            f"(dprl.config.estimate): to leave it out of preset {preset!r}, set "
+            f"experiments.{name}.presets.{preset}.algorithms: {flow}")
+
+
+def _check_size(where: Where, name: str, kind: ExperimentKind, algs: list[Component], envs: list[Component], settings: dict[str, Any], n_privacy: dict[str, int], seeds: range | list[int], limits: Limits,
+                preset: str = "default", entries: list[dict[str, Any]] | None = None) -> None:
+    """Refuse (:class:`LimitError`) an experiment that expands to too many jobs, or a job
+    whose estimated memory or time exceeds the limits, before creating any job."""
     n_jobs = sum(n_privacy[a.params["name"]] for a in algs) * len(envs) * len(seeds)
     if n_jobs > limits.max_jobs:
-        raise _fail(where + ("seeds",), f"the experiment expands to {n_jobs:.4g} jobs ({n_jobs // (len(envs) * len(seeds))} algorithm and privacy settings × {len(envs)} environments × {len(seeds):.4g} seeds), above limits.max_jobs = {limits.max_jobs}")
+        raise _fail(where + ("seeds",), f"the experiment expands to {n_jobs:.4g} jobs ({n_jobs // (len(envs) * len(seeds))} algorithm and privacy settings × {len(envs)} environments × {len(seeds):.4g} seeds), above limits.max_jobs = {limits.max_jobs}", LimitError)
     for alg, env in itertools.product(algs, envs):
         spec = JobSpec(name, kind.name, alg.params, env.params, None, settings, 0)
         est = estimate(spec)
@@ -439,7 +462,8 @@ def _check_size(where: Where, name: str, kind: ExperimentKind, algs: list[Compon
             if t is not None and t.mem_gib <= limits.job_memory_gb and t.hours <= limits.job_hours:
                 blame = where + rel
                 break
-        raise _fail(blame, f"job {alg.label}/{env.label} is estimated to need {' and '.join(over)} ({est.model}); reduce it or raise the limit")
+        hint = _exclude_hint(name, preset, kind, alg, entries or [])
+        raise _fail(blame, f"job {alg.label}/{env.label} is estimated to need {' and '.join(over)} ({est.model}); reduce it or raise the limit{hint}", LimitError)
 
 
 def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits | None = None) -> Experiment:
@@ -453,7 +477,7 @@ def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Lim
         moved = _override_path(body, preset, err.where[2:])
         if moved is None:
             raise
-        raise _fail(err.where[:2] + moved, err.what) from None
+        raise _fail(err.where[:2] + moved, err.what, type(err)) from None
 
 
 def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits) -> Experiment:
@@ -479,7 +503,7 @@ def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Li
         for rel, what in rules.job_problems(kind, env.params, settings, priv):
             raise _fail(where + rel, what)
     seeds = _seeds(merged["seeds"])
-    _check_size(where, name, kind, algs, envs, settings, {a: len(p) for a, p in privacy.items()}, seeds, limits)
+    _check_size(where, name, kind, algs, envs, settings, {a: len(p) for a, p in privacy.items()}, seeds, limits, preset, merged["algorithms"])
     exp = Experiment(name, kind)
     for alg, env in itertools.product(algs, envs):
         for priv in privacy[alg.params["name"]]:
@@ -491,9 +515,12 @@ def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Li
     return exp
 
 
-def resolve_all_presets(cfg: dict[str, Any]) -> dict[str, dict[str, Experiment]]:
+def resolve_all_presets(cfg: dict[str, Any], selected: str | None = None, report: bool = True) -> dict[str, dict[str, Experiment]]:
     """Every experiment in every preset where it is enabled, from a schema-valid ``cfg``.
-    Raises one :class:`ConfigError` listing every problem of every preset."""
+    Raises one :class:`ConfigError` listing every problem of every preset, except a job
+    over the limits (:class:`LimitError`) in a preset other than ``selected`` (the one
+    being run): that experiment is left out of its preset and, if ``report``, logged as a
+    warning naming the preset and the experiment."""
     limits = Limits(**cfg["limits"])
     out: dict[str, dict[str, Experiment]] = {}
     found: dict[str, list[str]] = {}  # problem -> presets where it occurs
@@ -505,6 +532,11 @@ def resolve_all_presets(cfg: dict[str, Any]) -> dict[str, dict[str, Experiment]]
                 continue
             try:
                 out[preset][name] = resolve_experiment(name, body, preset, limits)
+            except LimitError as err:
+                if selected is None or preset == selected:
+                    found.setdefault(str(err), []).append(preset)
+                elif report:
+                    log.warning("preset %r (not the one run, %r), experiment %r: %s", preset, selected, name, err)
             except ConfigError as err:
                 for p in err.problems:
                     found.setdefault(p, []).append(preset)
@@ -521,7 +553,7 @@ def load_config(raw: dict[str, Any], preset: str | None = None) -> Config:
     preset = preset or cfg["preset"]
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}{_suggest(preset, PRESETS)}")
-    experiments = resolve_all_presets(cfg)[preset]
+    experiments = resolve_all_presets(cfg, preset)[preset]
     return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]))
 
 

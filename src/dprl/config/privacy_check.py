@@ -14,10 +14,12 @@ from dprl.config.load import PRESETS, ConfigError, Experiment, resolve_all_prese
 from dprl.experiments.accounting import check_accounting
 
 
-def check_privacy_accounting(raw: dict[str, Any]) -> None:
+def check_privacy_accounting(raw: dict[str, Any], selected: str | None = None) -> None:
     """``dprl validate``: raise :class:`ConfigError` naming every offending
-    ``experiments.<name>.privacy`` entry, in every preset, with its accounted ε."""
-    per_preset = resolve_all_presets(validate_schema(raw))
+    ``experiments.<name>.privacy`` entry, in every preset, with its accounted ε (an
+    experiment over the limits in a preset other than ``selected`` is not run there, so not
+    checked there; :func:`load_config` has already warned about it)."""
+    per_preset = resolve_all_presets(validate_schema(raw), selected, report=False)
     check_experiments((preset, per_preset[preset]) for preset in PRESETS)
 
 

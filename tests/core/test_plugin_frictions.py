@@ -1,0 +1,112 @@
+"""What a new user meets writing a tabular plug-in from the README alone: a preset they did
+not ask for must not block the one they did, a private plug-in that does not release through
+dprl's counters is refused by the audit before any job and its rows say its privacy is
+self-declared, every plug-in row names the plug-in, its declared colour is drawn, and a
+broken factory or policy is reported with the key, the entry point and the first line of
+the error. The plug-ins are planted in a temporary site directory (``plugin_site``)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from dprl.config.load import ConfigError, load_config
+from dprl.experiments import registry
+from plugin_site import install_dist
+
+PLANTED = '''
+import numpy as np
+from dprl.agents.protocol import BuiltAgent
+from dprl.experiments.base import Algorithm, Param
+
+
+class Uniform:
+    """Plays action 0 everywhere (a valid, non-learning tabular step agent)."""
+
+    def __init__(self, env, as_float=False):
+        self.pi = np.zeros((env.H, env.S), dtype=float if as_float else np.int64)
+
+    def policy(self):
+        return self.pi
+
+    def observe(self, states, actions, rewards):
+        pass
+
+
+class SelfCalibration:
+    """A calibration stated by the plug-in itself (no dprl noise objects on its agent)."""
+
+    def __init__(self, privacy):
+        self.accounted_epsilon = privacy.epsilon
+
+
+def build_uniform(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    return BuiltAgent(Uniform(env), None)
+
+
+def build_self_declared(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    return BuiltAgent(Uniform(env), SelfCalibration(privacy))
+
+
+def build_raises(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    raise RuntimeError("the bonus table needs S >= 4\\nsecond line of detail")
+
+
+def build_float_policy(params, privacy, env, n_episodes, agent_rng, noise_rng):
+    return BuiltAgent(Uniform(env, as_float=True), None)
+
+
+SLOW = Algorithm("slow_walker", "none", {}, setting="tabular", factory="planted_plugins:build_uniform",
+                 label="Slow Walker", colour="#17becf")
+SELF_DECLARED = Algorithm("self_declared", "pure", {"beta": Param(0.05)}, setting="tabular",
+                          factory="planted_plugins:build_self_declared", label="Self Declared", colour="#e377c2",
+                          baseline="ubev")
+RAISES = Algorithm("raises_at_build", "none", {}, setting="tabular", factory="planted_plugins:build_raises",
+                   label="Raises", colour="#7f7f7f")
+FLOAT_POLICY = Algorithm("float_policy", "none", {}, setting="tabular", factory="planted_plugins:build_float_policy",
+                         label="Float Policy", colour="#bcbd22")
+'''
+
+ENTRY_POINTS = {"slow_walker": "planted_plugins:SLOW", "self_declared": "planted_plugins:SELF_DECLARED",
+                "raises_at_build": "planted_plugins:RAISES", "float_policy": "planted_plugins:FLOAT_POLICY"}
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A site directory holding the planted plug-ins as ``pip install`` leaves a package."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "planted_plugins.py").write_text(PLANTED)
+    install_dist(site, "planted-plugins", "0.3", ENTRY_POINTS)
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    yield site
+    sys.modules.pop("planted_plugins", None)
+    registry.refresh()
+
+
+def _config(algs: list[dict], kind: str = "tabular_regret", eps: float = 1.0) -> dict:
+    return {"experiments": {"mine": {
+        "kind": kind, "algorithms": algs, "environments": [{"name": "riverswim", "S": 3, "H": 3}],
+        "privacy": {"epsilon": [eps], "calibration": ["tight"]}, "settings": {"episodes": 300, "checkpoints": 5},
+        "seeds": {"count": 1}}}}
+
+
+def test_a_plugin_over_the_limits_of_another_preset_warns_there_and_runs_in_the_one_asked_for(site, caplog):
+    """A plug-in is budgeted at PLUGIN_SLOWDOWN× the compiled loop in every preset: a full
+    run over ``limits.job_hours`` must not block ``--preset smoke``; it is a warning naming
+    the preset, the experiment and the override that leaves the plug-in out of it."""
+    cfg = _config([{"name": "pucb"}, {"name": "slow_walker"}])
+    cfg["experiments"]["mine"]["presets"] = {"full": {"settings": {"episodes": 10**10}}}
+    with caplog.at_level("WARNING", logger="dprl.config.load"):
+        jobs = load_config(cfg, "smoke").experiments["mine"].jobs
+    assert {j.spec.algorithm["name"] for j in jobs} == {"pucb", "slow_walker"}
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and "preset 'full'" in warned[0] and "experiment 'mine'" in warned[0]
+    assert "experiments.mine.presets.full.algorithms: [{name: pucb}]" in warned[0]
+    with pytest.raises(ConfigError, match=r"presets\.full\.settings.*limits\.job_hours.*presets\.full\.algorithms: \[\{name: pucb\}\]"):
+        load_config(cfg, "full")
+    # the override the warning names makes the full preset valid
+    cfg["experiments"]["mine"]["presets"]["full"]["algorithms"] = [{"name": "pucb"}]
+    assert {j.spec.algorithm["name"] for j in load_config(cfg, "full").experiments["mine"].jobs} == {"pucb"}
