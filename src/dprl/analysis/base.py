@@ -35,7 +35,10 @@ TOTALS_ORDER = ("reproduced", "inconclusive", "not reproduced")
 # who a row is about: the paper's own claim; a finding of this package about the paper; a
 # plug-in algorithm measured against a claim that applies to any algorithm of its setting.
 # Only the first is counted as the papers' claims; the others are reported apart.
-SOURCES = ("paper claim", "package finding", "plug-in")
+# A claim of one of the four papers; a finding of this package; a plug-in algorithm's row of a
+# paper's claim; a claim of a later paper, declared by an installed package through the
+# entry-point group ``dprl.claims`` (``dprl.analysis.claims.CLAIMS_ENTRY_POINT_GROUP``).
+SOURCES = ("paper claim", "package finding", "plug-in", "beyond the four papers")
 
 
 # What a row can show (src/dprl/README.md, "Claims"). A rate is reproduced only two-sided on
@@ -84,14 +87,20 @@ def package_findings(claims: pd.DataFrame) -> pd.DataFrame:
     return claims[claims["source"] == SOURCES[1]] if "source" in claims else claims.iloc[0:0]
 
 
+def beyond_papers(claims: pd.DataFrame) -> pd.DataFrame:
+    """The rows of later papers' claims (declared by installed packages), reported in a
+    section of their own and never counted in the four papers' headline."""
+    return claims[claims["source"] == SOURCES[3]] if "source" in claims else claims.iloc[0:0]
+
+
 def by_claim(claims: pd.DataFrame) -> pd.DataFrame:
     """The rows shown under the claims they test, in claim order: each claim's paper rows,
     then its plug-in rows (each plug-in under its own statement, which names it), never
-    counted in the papers' totals (:func:`paper_claims` counts); the package's findings are
-    left out (:func:`package_findings`)."""
+    counted in the papers' totals (:func:`paper_claims` counts); the package's findings
+    (:func:`package_findings`) and later papers' claims (:func:`beyond_papers`) are left out."""
     if "source" not in claims:
         return claims
-    shown = claims[claims["source"] != SOURCES[1]]
+    shown = claims[~claims["source"].isin((SOURCES[1], SOURCES[3]))]
     order = {c: i for i, c in enumerate(dict.fromkeys(shown["claim"]))}
     key = shown["claim"].map(order) * 2 + (shown["source"] == SOURCES[2]).astype(int)
     return shown.iloc[np.argsort(key.to_numpy(), kind="stable")]
@@ -468,6 +477,8 @@ class Claim:
         figure: the figure id that shows it.
         planted_bugs: the bugs that would flip its verdict, each with the test that plants it.
         finding: a finding of this package, not a claim of the paper (:data:`SOURCES`).
+        beyond: a claim of a later paper, declared by an installed package (entry-point
+            group ``dprl.claims``): its rows have their own section and are never counted.
         kind: what its rows can show (:data:`KINDS`); a row may override it.
         plugin_statement: what the claim says about any algorithm of its setting, the
             statement of a plug-in's rows (``{algorithm}``: its display name; ``{baseline}``:
@@ -490,6 +501,7 @@ class Claim:
     finding: bool = False
     kind: str = KINDS[2]
     plugin_statement: str | None = None
+    beyond: bool = False
 
     def __post_init__(self) -> None:
         if (self.rows is None) == (self.compute is None):
@@ -498,10 +510,12 @@ class Claim:
             raise ValueError(f"claim {self.id}: a claim with code of its own says why (why_code)")
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if self.beyond and self.finding:
+            raise ValueError(f"claim {self.id}: a later paper's claim is not a finding of this package")
 
     @property
     def source(self) -> str:
-        return SOURCES[1] if self.finding else SOURCES[0]
+        return SOURCES[3] if self.beyond else SOURCES[1] if self.finding else SOURCES[0]
 
     def statement_for(self, algorithm: str, baseline: str = "its baseline") -> str:
         """The statement of a plug-in's rows: :attr:`plugin_statement` naming ``algorithm``

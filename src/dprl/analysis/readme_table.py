@@ -19,7 +19,7 @@ import pandas as pd
 from dprl.analysis.printed import AUDIT_DETAILS
 from dprl.analysis.privacy_levels import headline, privacy_levels
 from dprl.analysis.base import (
-    CLAIM_RULE, TOTALS_ORDER, VERDICTS, by_claim, claim_verdicts, kinds_sentence, outside_regime, package_findings,
+    CLAIM_RULE, TOTALS_ORDER, VERDICTS, beyond_papers, by_claim, claim_verdict, claim_verdicts, kinds_sentence, outside_regime, package_findings,
     paper_claims, plugin_groups, verdict_totals,
 )
 
@@ -112,8 +112,9 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
     rows (one per claim and calibration or setting) of each verdict, naming the claims;
     then the rows of installed plug-in algorithms by the claim they test, and the package's
     own findings, apart: neither is ever counted against a paper."""
-    claims, found = paper_claims(table), package_findings(table)
-    unknown = sorted(set(table["paper"]) - set(PAPER_NAMES))
+    claims, found, later = paper_claims(table), package_findings(table), beyond_papers(table)
+    # a later paper's claim names its paper in full (its package declares it)
+    unknown = sorted(set(table["paper"]) - set(PAPER_NAMES) - set(later["paper"]))
     if unknown:
         raise ValueError(f"no display name for paper(s) {unknown}: add them to PAPER_NAMES")
     unknown_verdicts = sorted(set(table["verdict"]) - set(VERDICTS))
@@ -162,6 +163,13 @@ def verdict_table(table: pd.DataFrame, manifest: dict[str, Any]) -> str:
         for claim, rows in found.groupby("claim", sort=False):
             verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(rows).items() if n)
             lines.append(f"- **{claim}** ({PAPER_NAMES[rows.iloc[0]['paper']]}): {rows.iloc[0]['statement']}: {verdicts}.")
+    if len(later):
+        lines += ["", "Beyond the four papers: claims of later papers, declared with their algorithms by installed "
+                  "packages, judged by the same rules (not counted above):", ""]
+        for claim, rows in later.groupby("claim", sort=False):
+            verdicts = ", ".join(f"{n} {v}" for v, n in verdict_totals(rows).items() if n)
+            lines.append(f"- **{claim}** ({rows.iloc[0]['paper']}): {rows.iloc[0]['statement']}: {verdicts}; "
+                         f"claim {claim_verdict(rows)}.")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from dprl.analysis.base import SOURCES, by_claim, package_findings, paper_claims, plugin_groups, row_kinds, verdict_totals
+from dprl.analysis.base import SOURCES, beyond_papers, by_claim, package_findings, paper_claims, plugin_groups, row_kinds, verdict_totals
 from dprl.analysis.claims import _fmt, planted_bugs
 
 # Background colours of the verdicts (and of a verdict that is not one of VERDICTS, e.g.
@@ -111,14 +111,17 @@ def claims_html(df: pd.DataFrame, title: str = "Claims") -> str:
     """A self-contained HTML page of the claims table ``df`` (the columns of
     :data:`dprl.analysis.claims.COLUMNS`), claims in registry order."""
     df = df.fillna({"note": "", "figure": "", "regime": "n/a"})
-    shown, found, df = by_claim(df), package_findings(df), paper_claims(df)
+    shown, found, later, df = by_claim(df), package_findings(df), beyond_papers(df), paper_claims(df)
     totals = ", ".join(_chip(v, n) for v, n in verdict_totals(df).items())
     header = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in HEADER) + "</tr>"
     body = [header]
-    for part in (shown, found):
+    for part in (shown, found, later):
         if part is found and len(found):
             body.append(f'<tr><th colspan="{len(HEADER)}">Package findings: measured by this package about the papers '
                         "(e.g. under their printed constants); not claims of the papers, not counted above</th></tr>")
+        if part is later and len(later):
+            body.append(f'<tr><th colspan="{len(HEADER)}">Beyond the four papers: claims of later papers, declared with '
+                        "their algorithms by installed packages; judged by the same rules, not counted above</th></tr>")
         for claim, rows in part.groupby("claim", sort=False):
             # the paper's rows, then each plug-in's under the claim it tests (its own statement, not counted)
             paper = rows[rows["source"] != SOURCES[2]] if "source" in rows else rows

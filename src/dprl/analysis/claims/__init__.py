@@ -2,6 +2,12 @@
 
 Each paper's module defines ``CLAIMS``; :func:`claims_table` evaluates all of them on the
 aggregated tables. Verdicts are computed by the claims' code, never written by hand.
+
+Claims of later papers join through the entry-point group ``dprl.claims``
+(:data:`CLAIMS_ENTRY_POINT_GROUP`), as plug-in algorithms join through ``dprl.algorithms``:
+each entry point names a :class:`~dprl.analysis.base.Claim` or a tuple of them, declared
+with ``beyond=True``. Their rows have a section of their own ("beyond the four papers") and
+are never counted in the four papers' totals.
 """
 
 from __future__ import annotations
@@ -10,14 +16,15 @@ import importlib
 import logging
 import traceback
 from functools import cache
+from importlib.metadata import entry_points
 
 import numpy as np
 import pandas as pd
 
 from dprl.analysis.base import (
     CLAIM_RULE, KINDS, REGIMES, SOURCES, VERDICTS, Claim, PlantedBug, Tables, by_claim, claim_verdict, claim_verdicts,
-    kinds_sentence, outside_regime, package_findings, paper_claims, plugin_groups, row_kinds, verdict_totals,
-    UndeclaredTableError,
+    beyond_papers, kinds_sentence, outside_regime, package_findings, paper_claims, plugin_groups, row_kinds,
+    verdict_totals, UndeclaredTableError,
 )
 
 from dprl.analysis.privacy_levels import privacy_levels
@@ -27,6 +34,7 @@ from dprl.experiments.registry import declared, plugins
 log = logging.getLogger(__name__)
 
 MODULES = ("mechanisms", "tabular", "lq", "linmix", "pe", "accounting")  # accounting: one check per paper
+CLAIMS_ENTRY_POINT_GROUP = "dprl.claims"
 COLUMNS = [
     "claim", "paper", "source", "kind", "statement", "experiment", "metric", "expected", "calibration", "epsilon",
     "measured", "ci_low", "ci_high", "verdict", "regime", "horizon_needed", "note", "figure",
@@ -39,10 +47,35 @@ def all_claims() -> tuple[Claim, ...]:
     for name in MODULES:
         mod = importlib.import_module(f"dprl.analysis.claims.{name}")
         out.extend(mod.CLAIMS)
+    out.extend(installed_claims())
     ids = [c.id for c in out]
     if len(ids) != len(set(ids)):
         raise RuntimeError(f"duplicate claim ids: {sorted(i for i in ids if ids.count(i) > 1)}")
     return tuple(out)
+
+
+def installed_claims() -> list[Claim]:
+    """The later papers' claims that installed packages declare (:data:`CLAIMS_ENTRY_POINT_GROUP`),
+    in entry-point order. A broken declaration is an error naming its entry point and package:
+    a claims table that silently dropped a declared claim would misreport it."""
+    out: list[Claim] = []
+    for ep in sorted(entry_points(group=CLAIMS_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        dist = getattr(ep, "dist", None)
+        where = (f"claims entry point {ep.name} = {ep.value} (group {CLAIMS_ENTRY_POINT_GROUP}, "
+                 f"{f'package {dist.name} {dist.version}' if dist is not None else 'an unknown package'})")
+        try:
+            obj = ep.load()
+        except Exception as err:
+            raise RuntimeError(f"{where} failed to load: {type(err).__name__}: {err}") from err
+        declared_claims = obj if isinstance(obj, tuple) else (obj,)
+        for c in declared_claims:
+            if not isinstance(c, Claim):
+                raise RuntimeError(f"{where} holds a {type(c).__name__}, not a dprl.analysis.base.Claim")
+            if not c.beyond:
+                raise RuntimeError(f"{where}: claim {c.id} must be declared with beyond=True (only the four papers' "
+                                   "modules declare their claims)")
+        out.extend(declared_claims)
+    return out
 
 
 def claim(cid: str) -> Claim:
@@ -108,7 +141,8 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
         if r.kind is not None and r.kind not in KINDS:
             raise ValueError(f"claim {claim.id} returned kind {r.kind!r}")
         r = r.outside_regime_is_inconclusive()
-        plugin = r.algorithm in plugins()
+        # a later paper's claim is about its own (plug-in) algorithm: its rows keep their source
+        plugin = r.algorithm in plugins() and claim.source != SOURCES[3]
         (mine if plugin else rows).append({
             **base, **(plugin_statement(claim, r.algorithm) if plugin else {}), **({"kind": r.kind} if r.kind else {}),
             "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
@@ -145,6 +179,7 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
     (:func:`dprl.analysis.burn_in.burn_in_check`), the burn-in predictions against the
     measured onsets."""
     df, shown, found = paper_claims(table), by_claim(table), package_findings(table)
+    later = beyond_papers(table)
     n_plugin = len(shown) - len(df)
     lines = [
         f"Verdicts of {len(df)} rows ({df['claim'].nunique()} claims of the papers): "
@@ -155,7 +190,9 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
            "paper's rows, with the claim's statement about any algorithm of its setting naming the plug-in, judged "
            "by the same rule and regime (a plug-in's burn-in is not predicted: its measured onset decides), and not "
            "counted." if n_plugin else "")
-        + (f" {len(found)} rows of this package's own findings follow the claims, apart and not counted." if len(found) else ""),
+        + (f" {len(found)} rows of this package's own findings follow the claims, apart and not counted." if len(found) else "")
+        + (f" {len(later)} rows test {later['claim'].nunique()} claims of later papers (beyond the four papers), in a "
+           "section of their own, not counted." if len(later) else ""),
         "",
         kinds_sentence(df) + " A rate is reproduced only by a two-sided test on a minimax-hard family; on a fixed, "
         "gapped instance regret saturates after the burn-in, so a row there shows only that the upper bound holds.",
@@ -198,7 +235,21 @@ def to_markdown(table: pd.DataFrame, burn_in: pd.DataFrame | None = None) -> str
             lines.append(_md_row([f"**{claim}**", first.paper, first.statement, first.expected]))
         lines += ["", "| finding | calibration | ε | experiment | metric | measured [95% CI] | verdict | regime | horizon needed | note |",
                   "|---|---|---|---|---|---|---|---|---|---|", *_md_rows(found)[2:]]
-    lines += _planted_markdown([*shown["claim"].unique(), *found["claim"].unique()])
+    if len(later):
+        lines += [
+            "",
+            "## Beyond the four papers (claims of later papers; not counted above)",
+            "",
+            "Claims of later private RL papers, declared with their algorithms by installed packages and judged by "
+            "the same rules and regimes.",
+            "",
+            "| claim | paper | kind | statement | expected | rows | verdicts | claim verdict | regimes | horizon needed |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *(_summary_md(f"**{claim}**", g, f"**{claim_verdict(g)}**") for claim, g in later.groupby("claim", sort=False)),
+            "",
+            *_md_rows(later),
+        ]
+    lines += _planted_markdown([*shown["claim"].unique(), *found["claim"].unique(), *later["claim"].unique()])
     if burn_in is not None:
         from dprl.analysis.burn_in import to_markdown as burn_in_markdown
 
