@@ -62,8 +62,8 @@ SLOW = Algorithm("slow_walker", "none", {}, setting="tabular", factory="planted_
 SELF_DECLARED = Algorithm("self_declared", "pure", {"beta": Param(0.05)}, setting="tabular",
                           factory="planted_plugins:build_self_declared", label="Self Declared", colour="#e377c2",
                           baseline="ubev")
-RAISES = Algorithm("raises_at_build", "none", {}, setting="tabular", factory="planted_plugins:build_raises",
-                   label="Raises", colour="#7f7f7f")
+RAISES = Algorithm("raises_at_build", "pure", {}, setting="tabular", factory="planted_plugins:build_raises",
+                   label="Raises", colour="#7f7f7f", baseline="ubev")
 FLOAT_POLICY = Algorithm("float_policy", "none", {}, setting="tabular", factory="planted_plugins:build_float_policy",
                          label="Float Policy", colour="#bcbd22")
 '''
@@ -110,3 +110,36 @@ def test_a_plugin_over_the_limits_of_another_preset_warns_there_and_runs_in_the_
     # the override the warning names makes the full preset valid
     cfg["experiments"]["mine"]["presets"]["full"]["algorithms"] = [{"name": "pucb"}]
     assert {j.spec.algorithm["name"] for j in load_config(cfg, "full").experiments["mine"].jobs} == {"pucb"}
+
+
+def _problems(cfg: dict, preset: str = "default") -> list[str]:
+    from dprl.experiments.accounting import check_accounting
+
+    return check_accounting((preset, name, job.spec) for name, exp in load_config(cfg, preset).experiments.items()
+                            for job in exp.jobs)
+
+
+def test_a_plugin_not_on_dprls_counters_is_refused_by_the_audit_before_any_job(site):
+    """``tabular_audit`` examines dprl's tree counters: a private plug-in whose agent holds
+    none (no ``source`` that is a PrivateStats) is refused at validation with the reason,
+    not at run time; in a regret experiment its self-declared calibration is accepted."""
+    audit = {"experiments": {"mine": {"kind": "tabular_audit", "algorithms": [{"name": "self_declared"}],
+                                      "environments": [{"name": "pucb_counters"}], "privacy": {"epsilon": [1.0]},
+                                      "settings": {"runs": 1000}, "seeds": {"count": 1}}}}
+    problems = _problems(audit)
+    assert problems and all("experiments.mine.algorithms: name=self_declared" in p and "tabular_audit cannot examine it" in p
+                            and "PrivateStats" in p and "self-declared" in p for p in problems)
+    assert _problems(_config([{"name": "self_declared"}])) == []
+
+
+def test_a_plugin_whose_factory_raises_is_refused_naming_key_entry_point_and_first_line(site):
+    from dprl.config.privacy_check import check_privacy_accounting
+
+    raw = _config([{"name": "raises_at_build"}])
+    with pytest.raises(ConfigError) as err:
+        check_privacy_accounting(raw, "default")
+    text = str(err.value)
+    assert "experiments.mine.algorithms" in text and "'raises_at_build'" in text
+    assert "plug-in entry point raises_at_build = planted_plugins:RAISES (group dprl.algorithms, package planted-plugins 0.3)" in text
+    assert "factory planted_plugins:build_raises raised RuntimeError: the bonus table needs S >= 4" in text
+    assert "second line" not in text and "Traceback" not in text

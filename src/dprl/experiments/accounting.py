@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from dprl.experiments.base import load_ref
+from dprl.experiments.plugins import PluginBuildError, first_line
 from dprl.experiments.registry import get_kind
 from dprl.runner.job import JobSpec
 
@@ -60,11 +61,20 @@ def check_accounting(experiments: Iterable[tuple[str, str, JobSpec]]) -> list[st
     for preset, name, spec in experiments:
         key = repr((spec.kind, spec.algorithm, spec.environment, spec.privacy, spec.settings))
         if key not in seen:
-            seen[key] = accounted_epsilon(spec)
+            alg = ", ".join(f"{k}={v}" for k, v in spec.algorithm.items())
+            in_preset = "" if preset == "default" else f" (preset {preset})"
+            try:
+                seen[key] = accounted_epsilon(spec)
+            except (PluginBuildError, ValueError) as err:
+                if not get_kind(spec.kind).algorithms[spec.algorithm["name"]].factory:
+                    raise  # a built-in's accounting failing is dprl's bug: its traceback
+                seen[key] = None  # a plug-in's: the user's, named with the key it comes from
+                problems.append(f"experiments.{name}.algorithms{in_preset}: {alg} on {spec.environment['name']} "
+                                f"(experiment kind {spec.kind}) is refused: {err if isinstance(err, PluginBuildError) else first_line(err)}")
+                continue
             acc = seen[key]
             if acc is not None and acc > spec.epsilon * (1.0 + TOLERANCE):
-                alg = ", ".join(f"{k}={v}" for k, v in spec.algorithm.items())
-                where = f"experiments.{name}.privacy" + ("" if preset == "default" else f" (preset {preset})")
+                where = f"experiments.{name}.privacy{in_preset}"
                 problems.append(
                     f"{where}: {alg} on {spec.environment['name']} at epsilon={spec.epsilon:g}"
                     f"{'' if spec.delta is None else f', delta={spec.delta:g}'}, calibration={spec.calibration}: "

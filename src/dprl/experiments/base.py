@@ -134,6 +134,10 @@ class ExperimentKind:
     # an audit: its jobs record their own exact ε, so the accounting check does not refuse
     # them (they exist to show that printed variants fail); plug-ins join it unaccounted too
     audit: bool = False
+    # an audit kind: ``"module:function"`` taking a plug-in's ``JobSpec``, that builds its agent
+    # as the audit job does and raises ``ValueError`` (the reason) if the audit cannot examine
+    # it (no dprl noise objects on the agent); run by the accounting check, before any job
+    plugin_check: str | None = None
 
 
 # The settings a plug-in can join: each has a step protocol and a generic runner

@@ -10,7 +10,7 @@ import numpy as np
 
 from dprl.agents.protocol import BuiltAgent
 from dprl.experiments.base import Algorithm, load_ref
-from dprl.experiments.registry import get_kind
+from dprl.experiments.registry import get_kind, plugin_origin
 from dprl.runner.job import JobContext, JobSpec
 
 
@@ -20,13 +20,28 @@ def plugin_of(spec: JobSpec) -> Algorithm | None:
     return decl if decl.factory else None
 
 
+class PluginBuildError(RuntimeError):
+    """A plug-in's factory raised: the message names the algorithm, its entry point, the
+    factory and the first line of the error (the traceback is chained)."""
+
+
+def first_line(err: BaseException) -> str:
+    """``Type: first line of the message`` of an exception."""
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+
+
 def build_plugin(plugin: Algorithm, ctx: JobContext, env: object, n_episodes: int,
                  noise_rng: np.random.Generator | None) -> BuiltAgent:
     """The plug-in's agent from its own factory (``Algorithm.factory``), called as a paper's
     ``build_agent`` is, without the name: ``factory(params, privacy, env, n_episodes,
-    agent_rng, noise_rng)``."""
+    agent_rng, noise_rng)``. :class:`PluginBuildError` if the factory raises."""
     params = {k: v for k, v in ctx.spec.algorithm.items() if k != "name"}
-    return load_ref(plugin.factory)(params, ctx.spec.privacy, env, n_episodes, ctx.agent_rng, noise_rng)
+    try:
+        return load_ref(plugin.factory)(params, ctx.spec.privacy, env, n_episodes, ctx.agent_rng, noise_rng)
+    except Exception as err:  # the user's code: say whose and where before its traceback
+        raise PluginBuildError(f"plug-in algorithm {plugin.name!r} ({plugin_origin(plugin.name)}): its factory "
+                               f"{plugin.factory} raised {first_line(err)}") from err
 
 
 # Where a plug-in's agent exposes the dprl noise objects it releases through, per setting,

@@ -91,7 +91,7 @@ def _baseline_problem(alg: Algorithm, kinds: dict[str, ExperimentKind], plugins:
 
 
 @cache
-def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[str, str]]:
+def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[str, str], dict[str, str]]:
     kinds = _builtin_kinds()
     builtin_names = {n for k in kinds.values() for n in k.algorithms}
     plugins: dict[str, Algorithm] = {}
@@ -114,13 +114,14 @@ def _registry() -> tuple[dict[str, ExperimentKind], dict[str, Algorithm], dict[s
             problems[ep.name] = f"{_where(ep)} {why}"
     plugins = {n: a for n, a in plugins.items() if n not in problems}
     for name, kind in list(kinds.items()):
-        # an audit examines a private plug-in's noise (a non-private one has none to audit)
-        joined = {n: dataclasses.replace(a, accounting=None) if kind.audit else a
+        # an audit examines a private plug-in's noise (a non-private one has none to audit); its
+        # "accounting" is the kind's check that the audit can examine the plug-in's agent
+        joined = {n: dataclasses.replace(a, accounting=kind.plugin_check) if kind.audit else a
                   for n, a in plugins.items()
                   if kind.plugins and a.setting == kind.plugins and not (kind.audit and a.privacy == "none")}
         if joined:
             kinds[name] = dataclasses.replace(kind, algorithms={**kind.algorithms, **joined})
-    return kinds, plugins, problems
+    return kinds, plugins, problems, {n: _where(ep) for n, ep in where.items() if n in plugins}
 
 
 def kinds() -> dict[str, ExperimentKind]:
@@ -136,6 +137,11 @@ def plugins() -> dict[str, Algorithm]:
 def plugin_problems() -> dict[str, str]:
     """Per entry-point name, why that installed plug-in cannot run (entry point and package named)."""
     return _registry()[2]
+
+
+def plugin_origin(name: str) -> str:
+    """Where the plug-in ``name`` comes from: its entry point, group and package."""
+    return _registry()[3][name]
 
 
 def refresh() -> None:

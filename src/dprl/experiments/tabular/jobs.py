@@ -12,6 +12,7 @@ from dprl.agents.tabular import calibration as cal
 from dprl.agents.tabular.build import build_agent
 from dprl.agents.tabular.episodes import run_episodes
 from dprl.agents.tabular.regime import ONSET_DECADES, job_burn_in
+from dprl.agents.tabular.statistics import PrivateStats
 from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.agents.tabular.private_bai import dp_successive_elimination, lemma8_bound, se_calibration
 from dprl.agents.tabular.privacy import (
@@ -20,7 +21,7 @@ from dprl.agents.tabular.privacy import (
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
 from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
-from dprl.runner.job import JobContext, stable_hash
+from dprl.runner.job import JobContext, JobSpec, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
 
@@ -176,6 +177,26 @@ def run_private_mab(ctx: JobContext) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _audited_plugin(ctx: JobContext) -> tuple[BuiltAgent, PrivateStats]:
+    """A plug-in's agent built as the audit examines it, on the audit's counter shape, and
+    the tree counters it releases through (``ValueError`` saying why, if it holds none)."""
+    e = ctx.spec.environment
+    built = build_plugin(plugin_of(ctx.spec), ctx, counters_only_env(e["S"], e["A"], e["H"]), e["T"], ctx.noise_rng)
+    return built, private_stats(built)
+
+
+def check_audited_plugin(spec: JobSpec) -> None:
+    """``tabular_audit``'s check of a plug-in before any job (``ExperimentKind.plugin_check``):
+    the audit examines dprl's tree counters, so a plug-in whose agent holds none (its
+    privacy self-declared) is refused with the reason. Returns ``None``: the audit records
+    its own exact ε."""
+    try:
+        _audited_plugin(JobContext(spec))
+    except ValueError as err:
+        raise ValueError(f"tabular_audit cannot examine it: {err}; its privacy is self-declared, "
+                         "so leave it out of tabular_audit (its other experiments still run)") from None
+
+
 def run_audit(ctx: JobContext) -> pd.DataFrame:
     """Audits of the counters of a built PUCB agent (:mod:`dprl.agents.tabular.privacy`):
     one counter at ``ε'``, the whole episode at ``ε`` with the algorithm's sensitivity, and
@@ -188,10 +209,8 @@ def run_audit(ctx: JobContext) -> pd.DataFrame:
     rng = ctx.noise_rng
     env = counters_only_env(e["S"], e["A"], e["H"])
 
-    plugin = plugin_of(spec)
-    if plugin is not None:  # a plug-in releasing through dprl's counters: the counters its agent holds
-        built = build_plugin(plugin, ctx, env, e["T"], rng)
-        stats = private_stats(built)
+    if plugin_of(spec) is not None:  # a plug-in releasing through dprl's counters: the counters its agent holds
+        built, stats = _audited_plugin(ctx)
         return pd.DataFrame([
             {"mechanism": m, **r.columns(), "expected_pass": True, "eps_exact": drawn_calibration(stats).accounted_epsilon,
              "l1_per_step": stats.l1_per_step}

@@ -104,6 +104,6 @@ KINDS: list[ExperimentKind] = [
         {"runs": Param(100000, minimum=1000)},
         doc="audits of PUCB's counters (per counter and whole episode), and of a plug-in's that releases through them",
         mem_mb=2000, runtime_min=10, work="dprl.experiments.tabular.work:audit", seconds_per_work=6.78e-07,
-        plugins="tabular", audit=True,
+        plugins="tabular", audit=True, plugin_check="dprl.experiments.tabular.jobs:check_audited_plugin",
     ),
 ]
