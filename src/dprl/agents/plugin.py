@@ -19,6 +19,32 @@ policy evaluated by backward induction on the true model, which the agent never 
 checkpoints are summarised online (memory bounded by the block), and progress is reported
 per block. Plain Python: a plug-in pays its own per-episode cost.
 
+Tabular block protocol (compiled; :class:`TabularBlockKernel`): an agent that also has an
+attribute ``block_kernel`` (read once per run) giving ``TabularBlockKernel(plan, learn,
+state)`` is run one block of episodes at a time in ONE compiled loop (:func:`_kernel_block`)
+that calls the plug-in's own ``numba.njit`` functions:
+
+- ``plan(state, k, policy_out) -> None``: write the policy of the run's episode ``k``
+  (0-based) into ``policy_out``, an ``(H, S)`` int64 array (``policy()``);
+- ``learn(state, k, states, actions, rewards) -> None``: that episode's trajectory
+  (int64 ``(H+1,)``, int64 ``(H,)``, float ``(H,)``; ``observe()``);
+- ``state``: a tuple of NumPy arrays, scalars and, if needed, ``np.random.Generator`` objects
+  (and nested tuples of them) that the two functions read and mutate in place; it must be
+  the agent's own arrays, so the agent's Python side sees what the compiled loop did.
+
+The loop rolls out with the runner's compiled rollout on the same environment uniforms as
+the step path (``env.draw_uniforms``, :func:`~dprl.envs.tabular.rollout_into`; the agent
+never sees the model), refuses a policy with an action outside a state's available actions
+(a ``ValueError`` naming the episode), and records the exact gaps and sampled returns with
+the step path's floating-point operations: an agent implementing both protocols gives the
+same table either way. dprl's counters are open to compiled code: ``PrivateStats.kernel_state()``
+(and ``ExactStats.kernel_state()``, same layout) with the njit kernels
+:func:`~dprl.agents.tabular.statistics.feed_stats` ``(ks, states, actions, rewards)`` and
+:func:`~dprl.agents.tabular.statistics.release_stats` ``(ks) -> (values, E)``: the kernels and
+noise draws of ``PrivateStats.update`` / ``release``, so after a block the counters (``t``,
+tree arrays, the ``drawn`` record) are as the step path leaves them and the job's accounting
+and audits read them as for any plug-in.
+
 LQ step protocol (:class:`LQStepAgent`; OFU-RL's ``act().gains`` / ``observe``):
 
 - ``policy() -> (H, d, n) floats``: the linear feedback ``u_h = K_h x_h`` of the next episode;
@@ -53,23 +79,74 @@ regularizers). In ``linmix_audit`` its factory receives the audit's ``KnownFeatu
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
+from numba import njit
+from numba.core.registry import CPUDispatcher
 
 from dprl.agents.protocol import BuiltAgent, checked_checkpoints
 from dprl.agents.tabular.episodes import regret_table
 from dprl.envs.linear_mixture import LinearMixtureMDP
 from dprl.envs.lq import LQSystem, RegretEvaluator, policy_cost_one, rollout
-from dprl.envs.tabular import TabularMDP
-from dprl.runner.online import CheckpointSummary
+from dprl.envs.tabular import TabularMDP, policy_value_of, rollout_into
+from dprl.runner.online import CheckpointSummary, pairwise_sum
 
 
 class TabularStepAgent(Protocol):
     def policy(self) -> np.ndarray: ...
 
     def observe(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None: ...
+
+
+@dataclass(frozen=True)
+class TabularBlockKernel:
+    """A tabular plug-in's compiled block protocol (module docstring): ``plan(state, k,
+    policy_out)`` and ``learn(state, k, states, actions, rewards)`` are ``numba.njit``
+    functions, ``state`` the tuple of arrays/scalars/generators they mutate."""
+
+    plan: Any
+    learn: Any
+    state: tuple
+
+    def __post_init__(self) -> None:
+        for name in ("plan", "learn"):
+            if not isinstance(getattr(self, name), CPUDispatcher):
+                raise TypeError(f"TabularBlockKernel.{name} must be a numba.njit function, "
+                                f"got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.state, tuple):
+            raise TypeError(f"TabularBlockKernel.state must be a tuple, got {type(self.state).__name__}")
+
+
+@njit
+def _kernel_block(
+    plan: Any, learn: Any, state: tuple, k0: int, cdf: np.ndarray, cdf_p0: np.ndarray, R: np.ndarray,
+    next_reward: np.ndarray, has_next_reward: bool, n_actions: np.ndarray, u: np.ndarray, policies: np.ndarray,
+    returns: np.ndarray, P: np.ndarray, p0: np.ndarray, rho_star: float, gaps: np.ndarray,
+) -> int:
+    """Episodes ``k0 .. k0 + len(u) − 1`` of a :class:`TabularBlockKernel` (compiled; the step
+    path of :func:`run_tabular_episodes` op for op): returns ``-1``, or the block index of the
+    first episode whose policy chose an unavailable action (nothing of it rolled out)."""
+    H, S = policies.shape[1], policies.shape[2]
+    states = np.empty(H + 1, dtype=np.int64)
+    actions = np.empty(H, dtype=np.int64)
+    rewards = np.empty(H)
+    v_scratch = np.empty(S)
+    w_scratch = np.empty(S)
+    for j in range(u.shape[0]):
+        pi = policies[j]
+        plan(state, k0 + j, pi)
+        for h in range(H):
+            for s in range(S):
+                if pi[h, s] < 0 or pi[h, s] >= n_actions[s]:
+                    return j
+        rollout_into(cdf, cdf_p0, R, next_reward, has_next_reward, pi, u[j], states, actions, rewards)
+        learn(state, k0 + j, states, actions, rewards)
+        returns[j] = pairwise_sum(rewards, 0, H)  # rewards.sum()
+        gaps[j] = rho_star - policy_value_of(P, R, p0, pi, v_scratch, w_scratch)  # ρ* − env.policy_values
+    return -1
 
 
 class LQStepAgent(Protocol):
@@ -105,13 +182,29 @@ def run_tabular_episodes(
     over the last tenth and, with ``alpha``, the number of α-suboptimal episodes."""
     summary = CheckpointSummary(checked_checkpoints(checkpoints, n_episodes), alpha)
     agent = built.agent
+    kernel = getattr(agent, "block_kernel", None)
+    if kernel is not None and not isinstance(kernel, TabularBlockKernel):
+        raise TypeError(f"agent.block_kernel must be a dprl.agents.plugin.TabularBlockKernel, got {type(kernel).__name__}")
     rho_star = env.optimal_value
     policies = np.empty((block, env.H, env.S), dtype=np.int64)
     returns = np.empty(block)
+    gaps = np.empty(block)
+    model = env.kernel_model()
     done = 0
     while done < n_episodes:
         b = min(block, n_episodes - done)
         uniforms = env.draw_uniforms(env_rng, b)
+        if kernel is not None:
+            bad = _kernel_block(kernel.plan, kernel.learn, kernel.state, done, *model, env.n_actions, uniforms,
+                                policies[:b], returns[:b], env.P, env.p0, rho_star, gaps[:b])
+            if bad >= 0:
+                raise ValueError(f"episode {done + bad + 1}: block_kernel.plan chose an action outside a state's "
+                                 "available actions")
+            summary.add(gaps[:b].copy(), returns[:b].copy())
+            done += b
+            if progress is not None:
+                progress(done, n_episodes)
+            continue
         for j in range(b):
             pi = _checked_policy(agent.policy(), env, done + j + 1)
             states, actions, rewards = env.rollout(pi, uniforms[j])

@@ -203,6 +203,14 @@ class ExactStats:
     def release(self) -> ReleasedStats:
         return self._released
 
+    def kernel_state(self) -> tuple:
+        """The exact counts for compiled code (:func:`feed_stats`, :func:`release_stats`; the
+        layout of :meth:`PrivateStats.kernel_state`, so one compiled plug-in serves both):
+        ``counts`` is this object's own array."""
+        return _stats_state(False, self.counts, np.zeros((1, 0)), np.zeros((1, 0)), np.zeros(1, dtype=np.int64),
+                            new_drawn_record(), 0.0, np.random.default_rng(0), 0.0, 0.0, np.iinfo(np.int64).max,
+                            self.S, self.A, self.H)
+
 
 class PrivateStats:
     """PUCB's statistics: one tree counter (Laplace, ``src/dprl/README.md``) per r̃, ñ, m̃ entry;
@@ -241,11 +249,31 @@ class PrivateStats:
         L = tree_levels(T)
         self.exact = np.zeros((L, self.N))
         self.suffix = np.zeros((L, self.N))
-        self.t = 0  # elements fed so far
+        self._t = np.zeros(1, dtype=np.int64)  # elements fed so far (``t``; an array the kernels advance)
         self._zero = _readonly(np.zeros(self.N))
         self.e_first, self.e_rest = e_first * noise_multiplier, e_rest * noise_multiplier
         # the noise draw_laplace drew for these counters and their replicas (DrawnNoise)
         self.drawn = new_drawn_record()
+
+    @property
+    def t(self) -> int:
+        """Elements fed so far (the compiled kernels advance it: :meth:`kernel_state`)."""
+        return int(self._t[0])
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self._t[0] = value
+
+    def kernel_state(self) -> tuple:
+        """These counters for compiled code (:func:`feed_stats`, :func:`release_stats`): the
+        arrays are this object's own, so what the kernels feed and draw (``exact``, ``suffix``,
+        ``t``, the ``drawn`` record) is this object's state afterwards, exactly as
+        :meth:`update` leaves it (layout: :func:`_stats_state`)."""
+        noisy = self.scale > 0
+        # a generator the kernels never read without noise (its type keeps one compiled kernel)
+        rng = self.rng if noisy else np.random.default_rng(0)
+        return _stats_state(True, np.zeros(self.N), self.exact, self.suffix, self._t, self.drawn, self.scale, rng,
+                            self.e_first, self.e_rest, self.T, self.S, self.A, self.H)
 
     def calibration(self) -> cal.PUCBCalibration:
         """The calibration of the noise these counters add: read from this object's own
@@ -263,7 +291,7 @@ class PrivateStats:
         twin.N = int(width)
         twin.exact = np.zeros((self.exact.shape[0], twin.N))
         twin.suffix = np.zeros_like(twin.exact)
-        twin.t = 0
+        twin._t = np.zeros(1, dtype=np.int64)
         twin._zero = _readonly(np.zeros(twin.N))
         return twin
 
@@ -302,3 +330,50 @@ class PrivateStats:
     @property
     def nbytes(self) -> int:
         return self.exact.nbytes + self.suffix.nbytes
+
+
+def _stats_state(private: bool, counts: np.ndarray, exact: np.ndarray, suffix: np.ndarray, t: np.ndarray,
+                 drawn: np.ndarray, scale: float, rng: np.random.Generator, e_first: float, e_rest: float, T: int,
+                 S: int, A: int, H: int) -> tuple:
+    """The statistics' kernel state, one layout for both sources: ``(private, counts, exact,
+    suffix, t, drawn, scale, rng, e_first, e_rest, T, S, A, H, x, e, words, noise)``; ``counts``
+    the exact counts (zeros for the tree counters: their release before the first element),
+    ``t`` the one-element array of elements fed, the last four the scratch of one element."""
+    N = cal.n_counters(S, A, H)
+    return (private, counts, exact, suffix, t, drawn, float(scale), rng, float(e_first), float(e_rest), int(T),
+            int(S), int(A), int(H), np.zeros(N), np.empty(N), np.empty(sign_words(N)), np.empty(N))
+
+
+@njit(cache=True)
+def feed_stats(ks: tuple, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
+    """Algorithm 2's two "Feed" lines in compiled code, on a :meth:`PrivateStats.kernel_state`
+    or :meth:`ExactStats.kernel_state`: the episode's indicators into the tree counters with
+    node noise drawn by :func:`draw_laplace` (recorded in ``drawn``) and :func:`feed_tree`, or
+    into the exact counts (:func:`feed_exact`): the kernels and draws of :meth:`PrivateStats.update`
+    and ``episodes._run_block``, so the numbers are theirs."""
+    private, counts, exact, suffix, t, drawn, scale, rng, _, _, T, S, A, H, x, e, words, noise = ks
+    if not private:
+        feed_exact(counts, S, A, H, states, actions, rewards)
+        return
+    if t[0] >= T:
+        raise RuntimeError("tree counter horizon T exceeded")
+    t[0] += 1
+    x[:] = 0.0
+    _indicators_into(x, S, A, H, states, actions, rewards)
+    noisy = scale > 0.0
+    if noisy:
+        draw_laplace(rng, scale, e, words, noise, drawn, t[0])
+    feed_tree(exact, suffix, t[0], x, noise, noisy)
+
+
+@njit(cache=True)
+def release_stats(ks: tuple) -> tuple[np.ndarray, float]:
+    """The release in compiled code (:meth:`PrivateStats.release` / :meth:`ExactStats.release`):
+    the flat ``[r | n | m]`` vector (a view, to be read only) and its error bound ``E``
+    (``E_1`` before the first element, ``0`` for exact counts)."""
+    private, counts, _, suffix, t, _, _, _, e_first, e_rest, _, _, _, _, _, _, _, _ = ks
+    if not private:
+        return counts, 0.0
+    if t[0] == 0:
+        return counts, e_first
+    return suffix[trailing_zeros(t[0])], e_rest
