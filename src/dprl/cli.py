@@ -5,6 +5,8 @@ Subcommands:
   jobs       list job result paths (relative to results/<preset>/)
   run-job    run one job (by --spec JSON or by --job path in --config) and write its result
   run-bundle run several jobs in one process (a Snakemake job of a bundled workflow)
+  rehearse   time a slice of every distinct kind of job of a preset, project it to its
+             horizon, compare with the workflow's requests (non-zero exit naming a job over)
   verify     check every job file and aggregate table of a preset (checksums, spec vs path
              and config, tables vs their inputs); names every bad file
   aggregate  verify and concatenate job results into one tidy table (+ checksums of its inputs)
@@ -125,6 +127,29 @@ def cmd_validate(args: argparse.Namespace) -> int:
         total += len(exp.jobs)
         total_h += 0.0 if h != h else h
     print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours)")
+    return 0
+
+
+def cmd_rehearse(args: argparse.Namespace) -> int:
+    from dprl.config.estimate import preset_resources
+    from dprl.config.load import load_config_file
+    from dprl.config.rehearse import RehearsalFailed, per_experiment, problems, rehearse, write_table
+
+    preset = args.preset or load_config_file(args.config).preset
+    table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or ())
+    out = args.out or f"results/{preset}/rehearsal.csv"
+    write_table(table, out)
+    validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
+    summary = per_experiment(table, validate_h)
+    for r in summary.itertuples(index=False):
+        print(f"{r.experiment:24s} {r.jobs:6d} jobs projected {r.projected_h:9.3f} h   validate {r.validate_h:9.3f} h   ratio {r.ratio:6.2f}")
+    print(f"{'total':24s} {summary.jobs.sum():6d} jobs projected {summary.projected_h.sum():9.3f} h   validate "
+          f"{summary.validate_h.sum():9.3f} h (preset {preset}; slice {args.slice}; table {out})")
+    bad = problems(table, args.config)
+    if bad:
+        for line in bad:
+            print(f"over: {line}", file=sys.stderr)
+        raise RehearsalFailed(bad)
     return 0
 
 
@@ -327,6 +352,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="measured per-simulation resources of the default run (for the CPU-hour estimate)")
     sp.set_defaults(func=cmd_validate)
 
+    sp = sub.add_parser("rehearse", help="time a slice of every distinct kind of job, project it to the full horizon and compare with the workflow's requests")
+    cfg_args(sp)
+    sp.add_argument("--resources", default="workflow/resources.yaml", help="measured per-simulation resources of the default run")
+    sp.add_argument("--slice", type=int, default=20_000, help="horizon units (episodes, runs, ...) of the timed slice (a quarter of it is timed too)")
+    sp.add_argument("--workers", type=int, default=1, help="representatives measured at a time (one process each)")
+    sp.add_argument("--experiment", action="append", help="only this experiment (repeatable)")
+    sp.add_argument("--out", help="the table (CSV, written atomically; default results/<preset>/rehearsal.csv)")
+    sp.set_defaults(func=cmd_rehearse)
+
     sp = sub.add_parser("verify", help="check every job file and table of a preset")
     cfg_args(sp)
     sp.add_argument("--config-json", help="the config as JSON (instead of --config; what the workflow passes)")
@@ -421,7 +455,9 @@ def main(argv: list[str] | None = None) -> int:
         from dprl.analysis.integrity import IntegrityError
         from dprl.config.load import ConfigError
 
-        if isinstance(err, (ConfigError, CorruptResultsFound, IntegrityError)):
+        from dprl.config.rehearse import RehearsalFailed
+
+        if isinstance(err, (ConfigError, CorruptResultsFound, IntegrityError, RehearsalFailed)):
             print(f"dprl: error: {err}", file=sys.stderr)
             return 2
         from dprl.runner.io import storage_error

@@ -1,0 +1,272 @@
+"""Rehearsal of a preset: time and measure a bounded slice of every distinct kind of job,
+project it to the job's full horizon and compare with what the workflow requests.
+
+``dprl validate`` estimates a preset's CPU-hours from the default run's measurements
+scaled by each kind's work model (:mod:`dprl.config.estimate`); at ``full``'s points those
+models were never checked. A rehearsal runs, for every group of jobs sharing (experiment,
+algorithm, environment, privacy kind), its representative (the job of largest modelled
+work: the largest horizon, and the largest instance at it) through the one job runner
+(:func:`dprl.experiments.run.execute`, what ``dprl run-job`` calls), truncated to a slice
+of its horizon:
+
+1. a warm-up run of ``n1`` horizon units (Numba compilation, the first checkpoints);
+2. timed runs of ``n1`` and ``n2 > n1`` units, in the same process (compiled).
+
+Projection (linear in the horizon, as the loops are: one episode, run or trajectory
+costs the same at every point of a job):
+``per_unit = (t(n2) - t(n1)) / (n2 - n1)`` (the fixed cost of building the instance and
+the agent cancels), ``seconds(N) = STARTUP + t(n2) + per_unit · (N - n2)``. A job whose
+horizon is at most ``n2`` runs whole (measured, not projected); a job with no horizon its
+work model is linear in (``pe_exact``: replacement pairs grow geometrically) runs whole.
+Memory: the peak RSS of the process (it ran nothing else), plus the work model's extra
+bytes of the full horizon over the slice's (tree counters grow with ``log T``).
+
+The other jobs of a group are projected from their representative by the work model's
+ratio (their horizons and sizes are smaller): the measured compute time times
+``work(job) / work(representative)``. The horizon is found, not declared: the parameter
+(among :data:`HORIZON_KEYS`) of largest value that the kind's work model is linear in.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dprl.config.estimate import STARTUP_SECONDS, job_resources, preset_resources, work_model
+from dprl.runner.io import atomic_write_text
+from dprl.runner.job import JobSpec
+
+# Where a kind's horizon lives: settings ``episodes`` (regret loops), ``runs`` (audits),
+# ``m_max`` (policy evaluation's largest batch); the environment's ``T`` / ``K`` (the hard
+# families, tuned to their horizon) or ``episodes`` (the LQ audit stream).
+HORIZON_KEYS: tuple[tuple[str, str], ...] = (
+    ("settings", "episodes"), ("settings", "runs"), ("settings", "m_max"),
+    ("environment", "T"), ("environment", "K"), ("environment", "episodes"),
+)
+LINEARITY_TOLERANCE = 0.2  # work(N/4) / work(N) within 20% of 1/4
+
+
+class RehearsalFailed(Exception):
+    """Projections above the workflow's requests or the per-job limits (one line each)."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("rehearsal: " + "; ".join(self.problems))
+
+
+def privacy_kind(spec: JobSpec) -> str:
+    """``none``, ``pure`` or ``approx`` (as ``Algorithm.privacy``)."""
+    return "none" if spec.privacy is None else ("approx" if spec.delta is not None else "pure")
+
+
+def _get(spec: JobSpec, key: tuple[str, str]) -> Any:
+    return getattr(spec, key[0]).get(key[1])
+
+
+def with_horizon(spec: JobSpec, key: tuple[str, str], n: int) -> JobSpec:
+    """``spec`` with its horizon parameter ``key`` set to ``n`` (everything else, seed included, unchanged)."""
+    d = copy.deepcopy(spec.to_dict())
+    d[key[0]][key[1]] = int(n)
+    return JobSpec.from_dict(d)
+
+
+def horizon_key(spec: JobSpec) -> tuple[str, str] | None:
+    """The parameter (of :data:`HORIZON_KEYS`, largest value first) the kind's work model is
+    linear in at ``spec``; ``None`` if there is none (the job then runs whole)."""
+    model = work_model(spec.kind)
+    if model is None:
+        return None
+    found = [(k, v) for k in HORIZON_KEYS if isinstance(v := _get(spec, k), int) and not isinstance(v, bool) and v >= 8]
+    for key, value in sorted(found, key=lambda kv: -kv[1]):
+        full = model(spec)[1]
+        try:
+            quarter = model(with_horizon(spec, key, value // 4))[1]
+        except (KeyError, ValueError, ZeroDivisionError):
+            continue
+        if full > 0 and abs(quarter / full - (value // 4) / value) <= LINEARITY_TOLERANCE * (value // 4) / value:
+            return key
+    return None
+
+
+@dataclass(frozen=True)
+class Group:
+    """Jobs of one (experiment, algorithm, environment, privacy kind) and their representative."""
+
+    experiment: str
+    algorithm: str
+    environment: str
+    privacy: str
+    specs: tuple[JobSpec, ...]
+    representative: JobSpec
+    label: str  # the representative's job path
+
+
+def groups(experiments: Mapping[str, Any]) -> list[Group]:
+    """One :class:`Group` per distinct kind of job of a preset's ``experiments``; the
+    representative is the job of largest modelled work (first in job order on ties)."""
+    by: dict[tuple[str, str, str, str], list[Any]] = {}
+    for name, exp in experiments.items():
+        for job in exp.jobs:
+            s = job.spec
+            by.setdefault((name, s.algorithm["name"], s.environment["name"], privacy_kind(s)), []).append(job)
+    out = []
+    for (e, a, env, p), jobs in by.items():
+        model = work_model(jobs[0].spec.kind)
+        rep = max(jobs, key=lambda j: model(j.spec)[1]) if model is not None else jobs[0]
+        out.append(Group(e, a, env, p, tuple(j.spec for j in jobs), rep.spec, rep.path))
+    return out
+
+
+def _timed(spec: JobSpec) -> float:
+    from dprl.experiments.run import execute
+
+    t0 = time.perf_counter()
+    execute(spec, progress_interval_s=3600.0)  # no progress lines inside a slice
+    return time.perf_counter() - t0
+
+
+def measure(spec_dict: dict[str, Any], slice_units: int) -> dict[str, Any]:
+    """Run one representative's slice (module docstring) in this process; its times and
+    peak RSS. Called in a fresh process per representative, so that the RSS is its own."""
+    import logging
+
+    from dprl.experiments.run import peak_rss_mb
+
+    logging.getLogger("dprl.job").setLevel(logging.WARNING)
+    spec = JobSpec.from_dict(spec_dict)
+    key = horizon_key(spec)
+    full = None if key is None else int(_get(spec, key))
+    if key is None or full <= slice_units:
+        _timed(spec)  # compilation
+        t = _timed(spec)
+        return {"horizon_key": "" if key is None else ".".join(key), "horizon": full or 0, "n1": 0, "n2": full or 0,
+                "t1": 0.0, "t2": t, "per_unit": 0.0, "whole": True, "rss_mb": peak_rss_mb()}
+    n2 = int(slice_units)
+    n1 = max(1, n2 // 4)
+    _timed(with_horizon(spec, key, n1))  # compilation and the first checkpoints
+    t1 = _timed(with_horizon(spec, key, n1))
+    t2 = _timed(with_horizon(spec, key, n2))
+    return {"horizon_key": ".".join(key), "horizon": full, "n1": n1, "n2": n2, "t1": t1, "t2": t2,
+            "per_unit": max(t2 - t1, 0.0) / (n2 - n1), "whole": False, "rss_mb": peak_rss_mb()}
+
+
+def project(group: Group, m: Mapping[str, Any]) -> dict[str, float]:
+    """Projected seconds and peak MB of the representative at its full horizon, and the
+    group's projected CPU-seconds (module docstring)."""
+    rep = group.representative
+    model = work_model(rep.kind)
+    if m["whole"]:
+        compute = m["t2"]
+        extra_bytes = 0.0
+    else:
+        compute = m["t2"] + m["per_unit"] * (m["horizon"] - m["n2"])
+        key = tuple(m["horizon_key"].split("."))
+        extra_bytes = max(model(rep)[0] - model(with_horizon(rep, key, m["n2"]))[0], 0.0)  # type: ignore[arg-type]
+    seconds = STARTUP_SECONDS + compute
+    if model is not None and model(rep)[1] > 0:
+        ratio = [model(s)[1] / model(rep)[1] for s in group.specs]
+    else:
+        ratio = [1.0] * len(group.specs)
+    return {"projected_s": seconds, "projected_mb": m["rss_mb"] + extra_bytes / 2**20,
+            "group_cpu_s": sum(STARTUP_SECONDS + compute * r for r in ratio)}
+
+
+def requested_resources(preset: str, config_path: str, resources_path: str) -> Callable[[JobSpec], Mapping[str, float]]:
+    """What the workflow's simulate rule requests for a job (``mem_mb``, ``runtime`` in
+    minutes): its experiment's resources (:func:`preset_resources`, as
+    ``workflow/rules/common.smk`` computes them) with a plug-in's slowdown
+    (:func:`job_resources`)."""
+    per_exp = preset_resources(preset, config_path, resources_path)
+
+    def request(spec: JobSpec) -> Mapping[str, float]:
+        return job_resources(per_exp[spec.experiment], spec)
+
+    return request
+
+
+def _limits(config_path: str) -> tuple[float, float]:
+    from dprl.config.load import read_config, schema
+
+    limits = {**schema()["properties"]["limits"]["default"], **(read_config(config_path).get("limits") or {})}
+    return float(limits["job_hours"]), float(limits["job_memory_gb"])
+
+
+def rehearse(preset: str, config_path: str = "config.yaml", resources_path: str = "workflow/resources.yaml",
+             slice_units: int = 20_000, workers: int = 1, only: Sequence[str] = ()) -> pd.DataFrame:
+    """The rehearsal table of ``preset``: one row per group (:func:`groups`), each with its
+    measurement, projection and request; ``only`` restricts it to these experiments."""
+    import yaml
+
+    from dprl.config.load import load_config_file
+
+    if slice_units < 8:
+        raise ValueError(f"slice of {slice_units} horizon units: need at least 8 (a quarter of it is timed too)")
+    cfg = load_config_file(config_path, preset)
+    exps = {n: x for n, x in cfg.experiments.items() if x.jobs and (not only or n in only)}
+    unknown = sorted(set(only) - set(cfg.experiments))
+    if unknown:
+        raise ValueError(f"no experiment {', '.join(unknown)} in preset {preset}")
+    gs = groups(exps)
+    request = requested_resources(preset, config_path, resources_path)
+    measured_default = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
+    # one fresh process per representative: its own compilation and its own peak RSS
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
+        futures = [pool.submit(measure, g.representative.to_dict(), slice_units) for g in gs]
+        results = [f.result() for f in futures]
+    rows = []
+    for g, m in zip(gs, results):
+        p = project(g, m)
+        req = request(g.representative)
+        rows.append({
+            "experiment": g.experiment, "algorithm": g.algorithm, "environment": g.environment, "privacy": g.privacy,
+            "job": g.label, "jobs": len(g.specs), "horizon_key": m["horizon_key"], "horizon": m["horizon"],
+            "slice_n1": m["n1"], "slice_n2": m["n2"], "t1_s": m["t1"], "t2_s": m["t2"], "per_unit_s": m["per_unit"],
+            "whole": m["whole"], "peak_rss_mb": m["rss_mb"], **p,
+            "requested_runtime_min": float(req["runtime"]), "requested_mem_mb": float(req["mem_mb"]),
+            # the default run's measured mean seconds of this experiment (a check of the
+            # projection on `default`, whose jobs ran to the end)
+            "measured_default_mean_s": float(measured_default.get(g.experiment, {}).get("seconds", math.nan)),
+        })
+    return pd.DataFrame(rows)
+
+
+def problems(table: pd.DataFrame, config_path: str = "config.yaml") -> list[str]:
+    """One line per job whose projection exceeds its request or a per-job limit."""
+    hours, gib = _limits(config_path)
+    out = []
+    for r in table.itertuples(index=False):
+        over = []
+        if r.projected_s > 60.0 * r.requested_runtime_min:
+            over.append(f"projected {r.projected_s:.4g} s > requested runtime {r.requested_runtime_min:g} min")
+        if r.projected_mb > r.requested_mem_mb:
+            over.append(f"projected {r.projected_mb:.0f} MB > requested mem_mb {r.requested_mem_mb:g}")
+        if r.projected_s > 3600.0 * hours:
+            over.append(f"projected {r.projected_s / 3600:.3g} h > limits.job_hours = {hours:g}")
+        if r.projected_mb > 1024.0 * gib:
+            over.append(f"projected {r.projected_mb / 1024:.3g} GiB > limits.job_memory_gb = {gib:g}")
+        if over:
+            out.append(f"{r.job}: " + ", ".join(over))
+    return out
+
+
+def per_experiment(table: pd.DataFrame, estimated_hours: Mapping[str, float]) -> pd.DataFrame:
+    """Projected CPU-hours per experiment beside ``dprl validate``'s estimate."""
+    got = table.groupby("experiment", sort=False).agg(jobs=("jobs", "sum"), projected_h=("group_cpu_s", "sum"))
+    got["projected_h"] /= 3600.0
+    got["validate_h"] = [float(estimated_hours.get(e, math.nan)) for e in got.index]
+    got["ratio"] = got["projected_h"] / got["validate_h"]
+    return got.reset_index()
+
+
+def write_table(table: pd.DataFrame, path: str | Path) -> None:
+    """The rehearsal table as CSV, written atomically."""
+    atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))

@@ -1,0 +1,64 @@
+"""`dprl rehearse`: a slice of every distinct kind of job, projected to its horizon and
+compared with the workflow's requests (dprl.config.rehearse)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dprl.cli import main
+from dprl.config import rehearse
+from dprl.config.load import load_config_file
+
+SLICE = ["--preset", "smoke", "--experiment", "tabular_regret", "--slice", "40"]
+
+
+def test_groups_one_representative_per_kind_of_job() -> None:
+    exps = load_config_file("config.yaml", "smoke").experiments
+    gs = rehearse.groups({"tabular_regret": exps["tabular_regret"]})
+    assert sorted(g.algorithm for g in gs) == ["pucb", "ubev"]
+    assert sum(len(g.specs) for g in gs) == len(exps["tabular_regret"].jobs)
+    rep = gs[0].representative
+    assert rehearse.horizon_key(rep) == ("settings", "episodes")
+    assert rehearse.with_horizon(rep, ("settings", "episodes"), 40).settings["episodes"] == 40
+    # pe_exact's work grows geometrically in m_max: no linear horizon, run whole
+    assert rehearse.horizon_key(exps["pe_exact"].jobs[0].spec) is None
+
+
+def test_rehearsal_writes_the_table(tmp_path, capsys) -> None:
+    out = tmp_path / "rehearsal.csv"
+    assert main(["rehearse", *SLICE, "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert set(table["algorithm"]) == {"pucb", "ubev"}
+    assert (table["horizon_key"] == "settings.episodes").all()
+    assert (table["slice_n2"] == 40).all() and (table["slice_n1"] == 10).all()
+    assert (table["horizon"] == 3000).all()
+    # the projection covers the full horizon: at least the timed slice, plus start-up
+    assert (table["projected_s"] >= table["t2_s"]).all() and (table["peak_rss_mb"] > 50).all()
+    assert table["jobs"].sum() == 4
+    text = capsys.readouterr().out
+    assert "tabular_regret" in text and "validate" in text and "total" in text
+
+
+def test_a_job_over_its_request_is_named(tmp_path, monkeypatch, capsys) -> None:
+    real = rehearse.requested_resources
+
+    def too_small(*args):
+        request = real(*args)
+        # PUCB's requested runtime deliberately far below any run (0.06 ms)
+        return lambda spec: {**request(spec), "runtime": 1e-6} if spec.algorithm["name"] == "pucb" else request(spec)
+
+    monkeypatch.setattr(rehearse, "requested_resources", too_small)
+    out = tmp_path / "rehearsal.csv"
+    assert main(["rehearse", *SLICE, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "jobs/tabular_regret/pucb/" in err and "requested runtime" in err
+    assert "jobs/tabular_regret/ubev/" not in err
+    assert out.exists()  # the table is written before the verdict
+
+
+def test_a_bad_slice_is_refused_before_any_run() -> None:
+    with pytest.raises(ValueError, match="at least 8"):
+        rehearse.rehearse("smoke", slice_units=4)
+    with pytest.raises(ValueError, match="no experiment nosuch"):
+        rehearse.rehearse("smoke", only=["nosuch"])
