@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import sys
 
+import pandas as pd
 import pytest
 
 from dprl.config.load import ConfigError, load_config
 from dprl.experiments import registry
+from dprl.runner.job import JobContext
 from plugin_site import install_dist
 
 PLANTED = '''
@@ -143,3 +145,35 @@ def test_a_plugin_whose_factory_raises_is_refused_naming_key_entry_point_and_fir
     assert "plug-in entry point raises_at_build = planted_plugins:RAISES (group dprl.algorithms, package planted-plugins 0.3)" in text
     assert "factory planted_plugins:build_raises raised RuntimeError: the bonus table needs S >= 4" in text
     assert "second line" not in text and "Traceback" not in text
+
+
+def _regret_table(names: list[str], eps: list[float], kind: str = "tabular_regret") -> pd.DataFrame:
+    """The aggregated table of ``names`` on RiverSwim (300 episodes, one seed) at the tight
+    ``eps``, run through the kind's job function."""
+    from dprl.analysis.aggregate import identity_columns
+
+    cfg = _config([{"name": n} for n in names], kind)
+    cfg["experiments"]["mine"]["privacy"]["epsilon"] = eps
+    frames = []
+    for job in load_config(cfg, "default").experiments["mine"].jobs:
+        rows = registry.job_function(registry.get_kind(kind))(JobContext(job.spec))
+        frames.append(rows.assign(**identity_columns({"spec": job.spec.to_dict(), "labels": job.labels})))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_a_private_plugins_rows_say_its_privacy_is_self_declared_when_nothing_audited_it(site):
+    """No audit table has a row of the plug-in: every plug-in row says "privacy self-declared:
+    not audited"; with an audit row of it (as tabular_audit gives a plug-in on dprl's
+    counters) they do not; the paper's rows never do."""
+    from dprl.analysis.base import SOURCES
+    from dprl.analysis.claims import NOT_AUDITED, claims_table
+
+    df = _regret_table(["ubev", "pucb", "self_declared"], [1.0, 10.0])
+    claims = claims_table({"tabular_regret": df}, papers=("tabular",))
+    mine = claims[claims["source"] == SOURCES[2]]
+    assert len(mine) > 0 and mine["note"].str.contains(NOT_AUDITED, regex=False).all()
+    assert not claims[claims["source"] != SOURCES[2]]["note"].fillna("").str.contains(NOT_AUDITED, regex=False).any()
+    audited = pd.DataFrame({"algorithm": ["self_declared"], "calibration": ["tight"]})
+    again = claims_table({"tabular_regret": df, "tabular_audit": audited}, papers=("tabular",))
+    assert not again["note"].fillna("").str.contains(NOT_AUDITED, regex=False).any()
+

@@ -29,7 +29,7 @@ from dprl.analysis.base import (
 
 from dprl.analysis.privacy_levels import privacy_levels
 from dprl.analysis.privacy_levels import to_markdown as privacy_levels_markdown
-from dprl.experiments.registry import declared, plugins
+from dprl.experiments.registry import declared, kinds, plugins
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,24 @@ def plugin_statement(claim: Claim, algorithm: str) -> dict[str, str]:
     return {"source": SOURCES[2], "statement": claim.statement_for(alg.display, baseline)}
 
 
+NOT_AUDITED = "privacy self-declared: not audited"
+
+
+def self_declared(tables: Tables, algorithm: str) -> bool:
+    """A private plug-in with no row in any audit's table (an experiment of an audit kind,
+    ``ExperimentKind.audit``): its privacy rests on the calibration it states, nothing in
+    this run examined its noise."""
+    if algorithm not in plugins() or plugins()[algorithm].privacy == "none":
+        return False
+    audits = {k.name for k in kinds().values() if k.audit}
+    return not any(name in audits and "algorithm" in t.columns and (t["algorithm"] == algorithm).any()
+                   for name, t in tables.items())
+
+
+def _with_note(note: str, extra: str) -> str:
+    return extra if not note else f"{note}; {extra}"
+
+
 def evaluate(claim: Claim, tables: Tables) -> list[dict]:
     """The claims-table rows of one claim: one inconclusive row when a table it ``reads`` is
     missing; otherwise its rows, each outside its regime made inconclusive, the paper's rows
@@ -143,11 +161,12 @@ def evaluate(claim: Claim, tables: Tables) -> list[dict]:
         r = r.outside_regime_is_inconclusive()
         # a later paper's claim is about its own (plug-in) algorithm: its rows keep their source
         plugin = r.algorithm in plugins() and claim.source != SOURCES[3]
+        note = _with_note(r.note, NOT_AUDITED) if plugin and self_declared(tables, r.algorithm) else r.note
         (mine if plugin else rows).append({
             **base, **(plugin_statement(claim, r.algorithm) if plugin else {}), **({"kind": r.kind} if r.kind else {}),
             "calibration": r.calibration, "epsilon": r.epsilon, "measured": r.measured, "ci_low": r.ci_low,
             "ci_high": r.ci_high, "verdict": r.verdict, "regime": r.regime, "horizon_needed": r.horizon_needed,
-            "note": r.note})
+            "note": note})
     first = {st: i for i, st in enumerate(dict.fromkeys(row["statement"] for row in mine))}
     return rows + sorted(mine, key=lambda row: first[row["statement"]])  # each plug-in's rows together
 
