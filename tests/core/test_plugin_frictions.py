@@ -177,3 +177,34 @@ def test_a_private_plugins_rows_say_its_privacy_is_self_declared_when_nothing_au
     again = claims_table({"tabular_regret": df, "tabular_audit": audited}, papers=("tabular",))
     assert not again["note"].fillna("").str.contains(NOT_AUDITED, regex=False).any()
 
+
+# the claims that give plug-in rows, by setting (README, "Bring your own algorithm")
+PLUGIN_CLAIMS = {"tabular": ("V1", "V3", "V8", "V9"), "lq": ("C1", "C2", "C3"), "linmix": ("Z1", "Z2", "Z3", "Z7", "Z8")}
+
+
+def _paper_labels() -> set[str]:
+    """The display names of the papers' private algorithms (and mechanisms)."""
+    return {a.display for k in registry.kinds().values() for a in k.algorithms.values() if a.privacy != "none" and not a.factory}
+
+
+def test_every_plugin_statement_names_the_plugin_and_no_papers_algorithm(site):
+    from dprl.analysis.base import SOURCES
+    from dprl.analysis.claims import all_claims, claims_table, plugin_statement
+
+    labels = _paper_labels()
+    assert {"PUCB", "Private-OFU-RL", "Private-LinOpt-VI", "Private-LinOpt-PO"} <= labels
+    by_id = {c.id: c for c in all_claims()}
+    assert {c.id for c in all_claims() if c.plugin_statement is not None} == {i for ids in PLUGIN_CLAIMS.values() for i in ids}
+    for ids in PLUGIN_CLAIMS.values():
+        for cid in ids:
+            text = by_id[cid].statement_for("Self Declared", "UBEV")
+            assert "Self Declared" in text and not [lb for lb in labels if lb in text], (cid, text)
+    for cid in PLUGIN_CLAIMS["tabular"]:  # through the rows' columns, with the planted plug-in's declaration
+        text = plugin_statement(by_id[cid], "self_declared")["statement"]
+        assert "Self Declared" in text and "UBEV" in text or cid != "V3"
+        assert not [lb for lb in labels if lb in text], (cid, text)
+    df = _regret_table(["ubev", "pucb", "self_declared"], [1.0, 10.0])
+    mine = claims_table({"tabular_regret": df}, papers=("tabular",))
+    mine = mine[mine["source"] == SOURCES[2]]
+    assert len(mine) > 0 and mine["statement"].str.contains("Self Declared", regex=False).all()
+    assert not [lb for lb in labels for s in mine["statement"] if lb in s]
