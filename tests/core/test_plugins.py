@@ -22,7 +22,7 @@ LEAKY = '''
 from dprl.agents.protocol import BuiltAgent
 from dprl.agents.tabular.statistics import PrivateStats
 from dprl.experiments.base import Algorithm, Param
-from dprl_example_plugin.agent import DPUCBVI
+from dprl_example_plugin.agent import HoeffdingUCBVI
 
 LEAKY = Algorithm("leaky_ucbvi", "pure", {"beta": Param(0.05)}, setting="tabular", factory="leaky_plugin:build",
                   label="Leaky-UCBVI", colour="#8c564b")
@@ -32,7 +32,7 @@ NOT_AN_ALGORITHM = 42
 def build(params, privacy, env, n_episodes, agent_rng, noise_rng):
     # half the Laplace scale PUCB's calibration asks for: accounted at 2 ε
     source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, params["beta"], noise_rng, noise_multiplier=0.5)
-    return BuiltAgent(DPUCBVI(source, params["beta"], 1.0, env.n_actions), source.calibration())
+    return BuiltAgent(HoeffdingUCBVI(source, params["beta"], 1.0, env.n_actions), source.calibration())
 '''
 
 
@@ -65,19 +65,19 @@ def _jobs(cfg: dict):
 
 
 def test_the_config_names_a_plugin_like_a_builtin(site):
-    jobs = _jobs(_config({"name": "dp_ucbvi", "bonus_scale": [0.5, 1.0]}))
-    assert len(jobs) == 4 and jobs[0].spec.algorithm == {"name": "dp_ucbvi", "beta": 0.05, "bonus_scale": 0.5}
+    jobs = _jobs(_config({"name": "hoeffding_ucbvi", "bonus_scale": [0.5, 1.0]}))
+    assert len(jobs) == 4 and jobs[0].spec.algorithm == {"name": "hoeffding_ucbvi", "beta": 0.05, "bonus_scale": 0.5}
     with pytest.raises(ConfigError, match=r"algorithms\[0\]\.bonus_scale: must be > 0"):
-        _jobs(_config({"name": "dp_ucbvi", "bonus_scale": -1.0}))
+        _jobs(_config({"name": "hoeffding_ucbvi", "bonus_scale": -1.0}))
     with pytest.raises(ConfigError, match=r"algorithms\[0\]\.bonsu_scale: unknown parameter.*did you mean 'bonus_scale'"):
-        _jobs(_config({"name": "dp_ucbvi", "bonsu_scale": 1.0}))
-    with pytest.raises(ConfigError, match=r"unknown algorithm 'dp_ucbiv'.*did you mean 'dp_ucbvi'.*dprl\.algorithms"):
-        _jobs(_config({"name": "dp_ucbiv"}))
+        _jobs(_config({"name": "hoeffding_ucbvi", "bonsu_scale": 1.0}))
+    with pytest.raises(ConfigError, match=r"unknown algorithm 'hoeffding_ucbiv'.*did you mean 'hoeffding_ucbvi'.*dprl\.algorithms"):
+        _jobs(_config({"name": "hoeffding_ucbiv"}))
     # the plug-in joins every kind of its setting that runs plug-ins, and no other
-    open_kinds = {k.name for k in registry.kinds().values() if "dp_ucbvi" in k.algorithms}
+    open_kinds = {k.name for k in registry.kinds().values() if "hoeffding_ucbvi" in k.algorithms}
     assert open_kinds == {"tabular_regret", "tabular_pac", "tabular_hard", "tabular_scaling", "tabular_audit"}
-    with pytest.raises(ConfigError, match=r"plug-in algorithm 'dp_ucbvi' \(setting 'tabular'\) does not run in experiment kind 'lq_regret'"):
-        _jobs({"experiments": {"mine": {"kind": "lq_regret", "algorithms": [{"name": "dp_ucbvi"}],
+    with pytest.raises(ConfigError, match=r"plug-in algorithm 'hoeffding_ucbvi' \(setting 'tabular'\) does not run in experiment kind 'lq_regret'"):
+        _jobs({"experiments": {"mine": {"kind": "lq_regret", "algorithms": [{"name": "hoeffding_ucbvi"}],
                                         "environments": [{"name": "double_integrator"}], "seeds": {"count": 1}}}})
 
 
@@ -89,12 +89,12 @@ def test_a_broken_plugin_is_refused_naming_its_entry_point_and_package(site, nam
     with pytest.raises(ConfigError, match=rf"algorithm '{name}' cannot run: plug-in entry point {name} = \S+ "
                                           rf"\(group dprl\.algorithms, package leaky-plugin 0\.2\) {why}"):
         _jobs(_config({"name": name}))
-    assert len(_jobs(_config({"name": "dp_ucbvi"}))) == 2  # configs that do not name it still run
+    assert len(_jobs(_config({"name": "hoeffding_ucbvi"}))) == 2  # configs that do not name it still run
 
 
 def test_a_plugin_job_is_deterministic_exact_and_accounted_from_its_own_noise(site):
     garnet = {"name": "garnet", "S": 4, "A": 2, "H": 3, "branching": 2}
-    spec = _jobs(_config({"name": "dp_ucbvi"}, env=garnet))[0].spec
+    spec = _jobs(_config({"name": "hoeffding_ucbvi"}, env=garnet))[0].spec
     run = registry.job_function(registry.get_kind(spec.kind))
     a, b = JobContext(spec), JobContext(spec)
     da, db = run(a), run(b)
@@ -104,7 +104,7 @@ def test_a_plugin_job_is_deterministic_exact_and_accounted_from_its_own_noise(si
     # accounted from the counters its built agent holds (PUCB's calibration at ε = 1)
     assert a.accounted_epsilon == pytest.approx(1.0) and accounted_epsilon(spec) == pytest.approx(1.0)
     assert check_accounting([("default", "mine", spec)]) == []
-    other = _jobs(_config({"name": "dp_ucbvi"}, env=garnet))[1].spec  # seed 1: its own instance and streams
+    other = _jobs(_config({"name": "hoeffding_ucbvi"}, env=garnet))[1].spec  # seed 1: its own instance and streams
     assert not run(JobContext(other))["regret"].equals(da["regret"])
 
 
@@ -160,8 +160,8 @@ def test_the_runner_refuses_a_policy_of_the_wrong_shape_or_action():
 def test_figures_show_a_plugin_with_its_own_name_and_colour(site):
     from dprl.analysis import plotting as P
 
-    assert P.algorithm_name("dp_ucbvi") == "DP-UCBVI (plug-in)" and P.algorithm_color("dp_ucbvi") == "#9467bd"
-    assert P.series_label("dp_ucbvi", 1.0, "tight") == "DP-UCBVI (plug-in) ε=1 (tight)"
+    assert P.algorithm_name("hoeffding_ucbvi") == "Hoeffding UCB-VI (example plug-in)" and P.algorithm_color("hoeffding_ucbvi") == "#9467bd"
+    assert P.series_label("hoeffding_ucbvi", 1.0, "tight") == "Hoeffding UCB-VI (example plug-in) ε=1 (tight)"
 
 
 
@@ -184,18 +184,18 @@ def test_claims_for_any_algorithm_of_the_setting_get_plugin_rows_reported_apart(
         labels = {"alg_label": name, "env_label": f"lbh_T{T}", "privacy_label": "eps10"}
         return run_hard(JobContext(spec)).assign(**identity_columns({"spec": spec.to_dict(), "labels": labels}))
 
-    table = pd.concat([job(a, T, s) for a in ("pucb", "dp_ucbvi") for T in (1000, 2000, 4000) for s in range(3)],
+    table = pd.concat([job(a, T, s) for a in ("pucb", "hoeffding_ucbvi") for T in (1000, 2000, 4000) for s in range(3)],
                       ignore_index=True)
     claims = claims_table({"tabular_hard": table}, papers=("tabular",))
     hard = claims[claims["claim"].isin(["V8", "V9"])]
     mine = hard[hard["source"] == SOURCES[2]]
-    assert sorted(mine["claim"]) == ["V8", "V9"] and mine["note"].str.contains("DP-UCBVI").all()
+    assert sorted(mine["claim"]) == ["V8", "V9"] and mine["note"].str.contains("Hoeffding UCB-VI").all()
     assert mine.loc[mine["claim"] == "V9", "note"].str.contains("no burn-in is predicted").all()
     # V9's rate is judged by the plug-in's measured onsets (V8's lower bound holds at every T: no regime)
     assert list(mine["regime"]) == ["n/a", "not reached"] and mine["verdict"].iloc[1] == "inconclusive"
-    assert mine["statement"].str.contains("the regret of DP-UCBVI").all()
+    assert mine["statement"].str.contains("the regret of Hoeffding UCB-VI").all()
     # without PUCB, the paper's V8 row still stands (inconclusive), beside the plug-in's
-    alone = claims_table({"tabular_hard": table[table["algorithm"] == "dp_ucbvi"]}, papers=("tabular",))
+    alone = claims_table({"tabular_hard": table[table["algorithm"] == "hoeffding_ucbvi"]}, papers=("tabular",))
     v8 = alone[alone["claim"] == "V8"]
     assert list(v8["source"]) == [SOURCES[0], SOURCES[2]] and v8["verdict"].iloc[0] == "inconclusive"
     assert (hard.loc[hard["source"] == SOURCES[0], "note"].str.contains("PUCB")).all()
@@ -228,14 +228,14 @@ def test_v3_measures_a_plugins_privacy_cost_against_the_baseline_it_declares(sit
     from dprl.analysis.selection import privacy_costs
 
     table = _regret_table
-    df = table(["ubev", "pucb", "dp_ucbvi"], [1.0, 10.0])
+    df = table(["ubev", "pucb", "hoeffding_ucbvi"], [1.0, 10.0])
     cost = privacy_costs(df, ["env_label", "seed", "episode"])
-    assert set(cost["algorithm"]) == {"pucb", "dp_ucbvi"} and set(cost["baseline"]) == {"ubev"}
+    assert set(cost["algorithm"]) == {"pucb", "hoeffding_ucbvi"} and set(cost["baseline"]) == {"ubev"}
     claims = claims_table({"tabular_regret": df}, papers=("tabular",))
     v3 = claims[claims["claim"] == "V3"]
     mine = v3[v3["source"] == SOURCES[2]]
-    assert len(mine) == 2 and mine["note"].str.contains("DP-UCBVI").all()
-    alone = claims_table({"tabular_regret": df[df["algorithm"] != "dp_ucbvi"]}, papers=("tabular",))
+    assert len(mine) == 2 and mine["note"].str.contains("Hoeffding UCB-VI").all()
+    alone = claims_table({"tabular_regret": df[df["algorithm"] != "hoeffding_ucbvi"]}, papers=("tabular",))
     pd.testing.assert_frame_equal(v3[v3["source"] == SOURCES[0]].reset_index(drop=True),
                                   alone[alone["claim"] == "V3"].reset_index(drop=True))
 
@@ -244,15 +244,15 @@ def test_a_plugin_in_its_burn_in_is_not_reached_under_the_claim_it_tests_and_not
     """The example's 300 episodes on RiverSwim end inside its burn-in (no onset measured): V3's
     rows of it (cost slope in T, exponent in ε) are judged by its measured onset, ``not
     reached`` and inconclusive with the horizon they need (they were ``n/a`` with a verdict);
-    they follow PUCB's V3 rows under V3's statement naming DP-UCBVI and its baseline, in
+    they follow PUCB's V3 rows under V3's statement naming Hoeffding UCB-VI and its baseline, in
     claims.csv, claims.md and the HTML report, never among the package's findings, and the
     papers' totals are those of the table without the plug-in."""
     from dprl.analysis.base import SOURCES, claim_verdicts, paper_claims, verdict_totals
     from dprl.analysis.claims import claims_table, to_markdown
     from dprl.analysis.report_table import claims_html
 
-    df = _regret_table(["ubev", "pucb", "dp_ucbvi"], [1.0, 10.0])
-    assert df.loc[df["algorithm"] == "dp_ucbvi", "onset_episode"].isna().all()  # still in its burn-in at T = 300
+    df = _regret_table(["ubev", "pucb", "hoeffding_ucbvi"], [1.0, 10.0])
+    assert df.loc[df["algorithm"] == "hoeffding_ucbvi", "onset_episode"].isna().all()  # still in its burn-in at T = 300
     claims = claims_table({"tabular_regret": df}, papers=("tabular",))
     v3 = claims[claims["claim"] == "V3"].reset_index(drop=True)
     mine = v3[v3["source"] == SOURCES[2]]
@@ -260,20 +260,20 @@ def test_a_plugin_in_its_burn_in_is_not_reached_under_the_claim_it_tests_and_not
     assert (mine["regime"] == "not reached").all() and (mine["verdict"] == "inconclusive").all()
     assert (mine["horizon_needed"] >= 10 * 300).all() and mine["note"].str.contains("measured outside its regime").all()
     assert mine["note"].str.contains("measured onset").all()
-    statement = "the privacy cost Regret_DP-UCBVI (plug-in) − Regret_UBEV is lower order in T and scales like 1/ε"
+    statement = "the privacy cost Regret_Hoeffding UCB-VI (example plug-in) − Regret_UBEV is lower order in T and scales like 1/ε"
     assert (mine["statement"] == statement).all() and not mine["statement"].str.contains("PUCB").any()
     assert (v3.loc[v3["source"] == SOURCES[0], "statement"].str.contains("Regret_PUCB")).all()
     # claims.csv: V3's plug-in rows right after its paper rows, before the next claim's
     at = claims.index[claims["source"] == SOURCES[2]]
     assert list(claims.loc[at[0] - 1:at[-1] + 1, "claim"]) == ["V3"] * (len(at) + 1) + [claims.loc[at[-1] + 1, "claim"]]
     # not counted: the papers' totals are the table's without the plug-in
-    alone = claims_table({"tabular_regret": df[df["algorithm"] != "dp_ucbvi"]}, papers=("tabular",))
+    alone = claims_table({"tabular_regret": df[df["algorithm"] != "hoeffding_ucbvi"]}, papers=("tabular",))
     assert verdict_totals(paper_claims(claims)) == verdict_totals(paper_claims(alone))
     assert claim_verdicts(paper_claims(claims)) == claim_verdicts(paper_claims(alone))
     text = to_markdown(claims)
     assert text.splitlines()[0].startswith(to_markdown(alone).splitlines()[0].split(";")[0])
     body, found = text.split("## Package findings")
-    assert statement in body and "DP-UCBVI" not in found and "| V3 (plug-in) |" in body
+    assert statement in body and "Hoeffding UCB-VI" not in found and "| V3 (plug-in) |" in body
     assert body.index("| **V3** |") < body.index("| **V3** (plug-in, not counted) |") < body.index("| **V5** |")
     html = claims_html(claims)
     assert html.index(statement) < html.index("Package findings: measured by this package")
@@ -296,7 +296,7 @@ def test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_
         labels = {"alg_label": name, "env_label": "counters", "privacy_label": "tight1"}
         return rows.assign(**identity_columns({"spec": job.spec.to_dict(), "labels": labels}))
 
-    good, leaky = audit("dp_ucbvi"), audit("leaky_ucbvi")
+    good, leaky = audit("hoeffding_ucbvi"), audit("leaky_ucbvi")
     assert list(good["mechanism"]) == ["counter", "episode_l1x2"] and (good["eps_exact"] <= 1.0 + 1e-9).all()
     np.testing.assert_allclose(leaky["eps_exact"], 2.0)
     claims = claims_table({"tabular_audit": pd.concat([good, leaky], ignore_index=True)}, papers=("tabular",))
@@ -308,7 +308,7 @@ def test_the_audit_examines_the_counters_a_plugin_holds_and_v1_flips_on_a_leaky_
 def test_a_plugin_job_is_estimated_at_the_generic_runners_measured_slowdown(site):
     from dprl.config.estimate import PLUGIN_SLOWDOWN, STARTUP_SECONDS, estimate
 
-    cfg = _config({"name": "dp_ucbvi"})
+    cfg = _config({"name": "hoeffding_ucbvi"})
     mine = estimate(_jobs(cfg)[0].spec)
     cfg["experiments"]["mine"]["algorithms"] = [{"name": "pucb"}]
     builtin = estimate(_jobs(cfg)[0].spec)
@@ -317,5 +317,6 @@ def test_a_plugin_job_is_estimated_at_the_generic_runners_measured_slowdown(site
     from dprl.config.estimate import job_resources
 
     measured = {"mem_mb": 300, "runtime": 4, "seconds": 7.5}
-    assert job_resources(measured, _jobs(_config({"name": "dp_ucbvi"}))[0].spec) == {**measured, "runtime": 240}
+    assert job_resources(measured, _jobs(_config({"name": "hoeffding_ucbvi"}))[0].spec) == {**measured, "runtime": 240}
     assert job_resources(measured, _jobs(cfg)[0].spec) == measured
+

@@ -19,7 +19,7 @@ def test_a_plugin_runs_through_the_workflow_like_a_builtin(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     install_example(site)
-    algs = [{"name": "ubev"}, {"name": "pucb"}, {"name": "dp_ucbvi"}]
+    algs = [{"name": "ubev"}, {"name": "pucb"}, {"name": "hoeffding_ucbvi"}]
     wd = copy_workflow(tmp_path / "wf", ("tabular_hard",), {"tabular_hard": {"algorithms": algs}})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     # what the assertions read (not the report pages, manifest and runtimes the default target adds)
@@ -27,13 +27,13 @@ def test_a_plugin_runs_through_the_workflow_like_a_builtin(tmp_path):
     snakemake(wd, *targets, "--config", "preset=smoke", "--cores", "2", env=env)
     out = wd / "results" / "smoke"
     table = pd.read_csv(out / "tables" / "tabular_hard.csv")
-    assert set(table["algorithm"]) == {"ubev", "pucb", "dp_ucbvi"}
-    mine = table[table["algorithm"] == "dp_ucbvi"]
+    assert set(table["algorithm"]) == {"ubev", "pucb", "hoeffding_ucbvi"}
+    mine = table[table["algorithm"] == "hoeffding_ucbvi"]
     assert (mine["accounted_epsilon"] <= mine["epsilon"] * (1 + 1e-9)).all() and mine["regret"].notna().all()
     claims = pd.read_csv(out / "figures" / "claims.csv", keep_default_na=False, na_values=[""])
     rows = claims[claims["source"] == "plug-in"]
-    assert sorted(rows["claim"]) == ["V8", "V9"] and rows["note"].str.contains("DP-UCBVI").all()
+    assert sorted(rows["claim"]) == ["V8", "V9"] and rows["note"].str.contains("Hoeffding UCB-VI").all()
     assert (out / "figures" / "tabular_hard_regret.png").stat().st_size > 0
     # without the plug-in installed, the same config is refused before any job runs
     res = snakemake(wd, "-n", "--config", "preset=smoke", "--cores", "2", check=False)
-    assert res.returncode != 0 and "unknown algorithm 'dp_ucbvi'" in res.output
+    assert res.returncode != 0 and "unknown algorithm 'hoeffding_ucbvi'" in res.output

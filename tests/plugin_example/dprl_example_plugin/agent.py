@@ -16,7 +16,7 @@ from dprl.agents.protocol import BuiltAgent
 from dprl.agents.tabular.statistics import PrivateStats
 
 
-class DPUCBVI:
+class HoeffdingUCBVI:
     """The tabular step protocol of ``dprl.agents.plugin``: ``policy()`` then ``observe()``."""
 
     def __init__(self, source: PrivateStats, beta: float, bonus_scale: float, n_actions: np.ndarray) -> None:
@@ -50,4 +50,4 @@ class DPUCBVI:
 def build(params, privacy, env, n_episodes, agent_rng, noise_rng) -> BuiltAgent:
     """The factory dprl calls (``Algorithm.factory``): ``PrivateStats`` sized for the job."""
     source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, params["beta"], noise_rng)
-    return BuiltAgent(DPUCBVI(source, params["beta"], params["bonus_scale"], env.n_actions), source.calibration())
+    return BuiltAgent(HoeffdingUCBVI(source, params["beta"], params["bonus_scale"], env.n_actions), source.calibration())
