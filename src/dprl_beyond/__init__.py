@@ -1,0 +1,23 @@
+"""Algorithms beyond dprl's papers, as dprl plug-ins (entry-point group ``dprl.algorithms``).
+
+Import-light: dprl validates configs with these declarations; the agents live in the
+modules their factories name.
+"""
+
+from dprl.experiments.base import Algorithm, Param
+
+_BETA = {"beta": Param(0.05, exclusive_minimum=0.0, maximum=0.5, doc="failure probability β of the bonus's ι = log(30HSAK/β)")}
+
+DP_UCBVI = Algorithm(
+    "dp_ucbvi", "pure", dict(_BETA),
+    doc="DP-UCBVI (Qiao & Wang 2023, Algorithm 1): private Bernstein-type bonuses on the Central Privatizer, "
+        "post-processing dprl's Laplace tree counters (PUCB's PrivateStats), ε-JDP",
+    label="DP-UCBVI", colour="#17becf",
+    setting="tabular", factory="dprl_beyond.dp_ucbvi:build", baseline="ucbvi_bernstein",
+)
+UCBVI_BERNSTEIN = Algorithm(
+    "ucbvi_bernstein", "none", dict(_BETA),
+    doc="UCBVI with Bernstein-type bonuses: DP-UCBVI's planner on exact counts (E = 0), non-private",
+    label="UCBVI-Bernstein", colour="#7f7f7f",
+    setting="tabular", factory="dprl_beyond.dp_ucbvi:build_exact",
+)
