@@ -208,3 +208,45 @@ def test_every_plugin_statement_names_the_plugin_and_no_papers_algorithm(site):
     mine = mine[mine["source"] == SOURCES[2]]
     assert len(mine) > 0 and mine["statement"].str.contains("Self Declared", regex=False).all()
     assert not [lb for lb in labels for s in mine["statement"] if lb in s]
+
+
+def _lines_of(fig, text: str) -> list:
+    """The lines of the series labelled with ``text`` (error-bar series: their data line)."""
+    lines = [ln for ax in fig.axes for ln in ax.get_lines() if text in str(ln.get_label())]
+    bars = [c.lines[0] for ax in fig.axes for c in ax.containers if text in str(c.get_label()) and c.lines[0] is not None]
+    return lines + bars
+
+
+def test_figures_draw_a_plugin_in_its_declared_colour(site):
+    """``tabular_regret_loglog`` and ``tabular_hard_regret`` colour private series by ε: a
+    plug-in at ε = 10 was drawn in PUCB ε=10's colour; it is drawn in the colour it declares."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from dprl.analysis.aggregate import identity_columns
+    from dprl.analysis.figures.tabular import hard_regret, regret_loglog
+    from dprl.privacy.setting import PrivacySetting
+    from dprl.runner.job import JobSpec
+
+    colour = registry.declared("algorithms", "colour")["self_declared"]
+    assert colour == "#e377c2"
+    fig = regret_loglog({"tabular_regret": _regret_table(["pucb", "self_declared"], [10.0])})
+    mine, pucb = _lines_of(fig, "Self Declared"), _lines_of(fig, "PUCB")
+    assert mine and pucb and {mcolors.to_hex(ln.get_color()) for ln in mine} == {colour}
+    assert colour not in {mcolors.to_hex(ln.get_color()) for ln in pucb}
+    plt.close(fig)
+
+    def job(name: str, T: int) -> pd.DataFrame:
+        priv = PrivacySetting(epsilon=10.0, calibration="tight")
+        env = {"name": "lowerbound_horizon", "n": 2, "m": 1, "H": 2, "T": T, "gap_scale": 10.0}
+        alg = {"name": name, **registry.get_kind("tabular_hard").algorithms[name].defaults()}
+        spec = JobSpec("tabular_hard", "tabular_hard", alg, env, priv, {"checkpoints": 4}, 0)
+        labels = {"alg_label": name, "env_label": f"lbh_T{T}", "privacy_label": "eps10"}
+        return registry.job_function(registry.get_kind("tabular_hard"))(JobContext(spec)).assign(
+            **identity_columns({"spec": spec.to_dict(), "labels": labels}))
+
+    table = pd.concat([job(a, T) for a in ("pucb", "self_declared") for T in (1000, 2000)], ignore_index=True)
+    fig = hard_regret({"tabular_hard": table})
+    mine = _lines_of(fig, "Self Declared")
+    assert mine and {mcolors.to_hex(ln.get_color()) for ln in mine} == {colour}
+    plt.close(fig)

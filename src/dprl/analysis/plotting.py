@@ -44,7 +44,7 @@ from dprl.analysis.figure_check import (  # noqa: E402
     stands_for,
 )
 from dprl.analysis.stats import bootstrap_ci  # noqa: E402
-from dprl.experiments.registry import declared  # noqa: E402
+from dprl.experiments.registry import declared, plugins  # noqa: E402
 from dprl.runner.io import atomic_write_bytes  # noqa: E402
 
 # --------------------------------------------------------------------------- display names
@@ -165,10 +165,14 @@ def categorical_colors(values: Iterable[Any]) -> dict[Any, str]:
 def series_style(algorithm: str | None = None, epsilon: float | None = None, calibration: str | None = None,
                  by: str = "epsilon") -> dict[str, Any]:
     """Colour, line style and label of a series. ``by="epsilon"``: private series coloured by
-    their ε (non-private ones by algorithm); ``by="algorithm"``: coloured by algorithm.
-    Calibration sets the line style (tight solid, paper dashed)."""
+    their ε (non-private ones by algorithm); ``by="algorithm"``: coloured by algorithm. A
+    plug-in is always drawn in the colour it declares (ε colours are the papers'
+    algorithms'; its ε are told apart by the label). Calibration sets the line style
+    (tight solid, paper dashed)."""
     private = calibration not in (None, "none") and epsilon is not None and np.isfinite(epsilon)
-    if by == "epsilon" and private:
+    if algorithm is not None and algorithm in plugins():
+        color = algorithm_color(algorithm)
+    elif by == "epsilon" and private:
         color = epsilon_color(float(epsilon))
     elif algorithm is not None:
         color = algorithm_color(algorithm)
