@@ -49,6 +49,11 @@ shift are :func:`privatize_counts`, a post-processing of the released counters (
 unchanged). ``ucbvi_bernstein`` is the same planner on exact counts (``ExactStats``,
 ``E = 0``), where the projection is the identity.
 
+Two implementations of lines 3-8, giving the same numbers (``tests/beyond/test_dp_ucbvi.py``):
+the NumPy step protocol (:meth:`DPUCBVI.policy` / :meth:`DPUCBVI.observe`) and the compiled
+block protocol of :mod:`dprl.agents.plugin` (:func:`kernel_plan` / :func:`kernel_learn` on
+the counters' ``kernel_state``, the agent's ``block_kernel``), which the runner uses.
+
 Deviations (each also stated where it is made):
 
 - rewards: the paper's rewards are known; dprl's are Bernoulli with unknown means, so
@@ -65,9 +70,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
+from dprl.agents.plugin import TabularBlockKernel
 from dprl.agents.protocol import BuiltAgent
-from dprl.agents.tabular.statistics import ExactStats, PrivateStats, ReleasedStats
+from dprl.agents.tabular.statistics import ExactStats, PrivateStats, ReleasedStats, feed_stats, release_stats
 
 # The bonus's lower-order coefficients (module docstring: to be checked against the paper)
 LOWER_ORDER = 5.0
@@ -125,12 +132,103 @@ def bernstein_bonus(var_next: np.ndarray, gap2_next: np.ndarray, n: np.ndarray, 
     return transitions + lower_order + reward
 
 
+@njit(cache=True)
+def _privatize_one(n_hat: float, m_hat: np.ndarray, e_paper: float, m_out: np.ndarray) -> float:
+    """:func:`privatize_counts` for one ``(h, s, a)`` in compiled code, operation for
+    operation (sequential sums over ``s'``): writes ``ñ(s,a,·)`` into ``m_out``, returns ``ñ(s,a)``."""
+    S = m_hat.shape[0]
+    if e_paper == 0.0:
+        m_out[:] = m_hat
+        return n_hat
+    lower = n_hat - e_paper / 4.0
+    upper = max(n_hat + e_paper / 4.0, 0.0)
+    lo_t, top = 0.0, 0.0
+    for j in range(S):
+        lo_t = max(lo_t, -m_hat[j])
+        top = max(top, abs(m_hat[j]))
+    hi_t = top + abs(n_hat) + e_paper
+    for _ in range(PROJECTION_STEPS):
+        mid = 0.5 * (lo_t + hi_t)
+        low_sum, high_sum = 0.0, 0.0
+        for j in range(S):
+            low_sum += max(m_hat[j] - mid, 0.0)
+            high_sum += max(m_hat[j] + mid, 0.0)
+        if low_sum <= upper and high_sum >= lower:
+            hi_t = mid
+        else:
+            lo_t = mid
+    s_lo, s_hi = 0.0, 0.0
+    for j in range(S):
+        s_lo += max(m_hat[j] - hi_t, 0.0)
+        s_hi += max(m_hat[j] + hi_t, 0.0)
+    target = min(max(n_hat, max(lower, s_lo)), min(upper, s_hi))
+    width = s_hi - s_lo
+    lam = (target - s_lo) / width if width > 0 else 0.0
+    total = 0.0
+    for j in range(S):
+        box_lo = max(m_hat[j] - hi_t, 0.0)
+        box_hi = max(m_hat[j] + hi_t, 0.0)
+        m_out[j] = box_lo + lam * (box_hi - box_lo) + e_paper / (2.0 * S)
+        total += m_out[j]
+    return total
+
+
+@njit(cache=True)
+def kernel_plan(state: tuple, k: int, policy_out: np.ndarray) -> None:
+    """Lines 3-7 in compiled code (:meth:`DPUCBVI.plan`, operation for operation) from the
+    counters' compiled release (:func:`~dprl.agents.tabular.statistics.release_stats`)."""
+    ks, iota, unavailable, upper, lower, m_row = state
+    S, A, H = ks[11], ks[12], ks[13]
+    values, e = release_stats(ks)
+    e_paper = 4.0 * e
+    K = S * A * H
+    upper[H, :] = 0.0
+    lower[H, :] = 0.0
+    for h in range(H - 1, -1, -1):
+        for s in range(S):
+            best, best_low, arg = -np.inf, 0.0, 0
+            for a in range(A):
+                i = (h * S + s) * A + a
+                n = _privatize_one(values[K + i], values[2 * K + i * S:2 * K + (i + 1) * S], e_paper, m_row)
+                if n > 0:
+                    mean_up, second, gap2, mean_low = 0.0, 0.0, 0.0, 0.0
+                    for j in range(S):
+                        p = m_row[j] / n
+                        u = upper[h + 1, j]
+                        g = u - lower[h + 1, j]
+                        mean_up += p * u
+                        second += p * (u * u)
+                        gap2 += p * (g * g)
+                        mean_low += p * lower[h + 1, j]
+                    var = max(second - mean_up * mean_up, 0.0)
+                    transitions = 2.0 * np.sqrt(var * iota / n) + 2.0 * np.sqrt(gap2 * iota / n)
+                    lower_order = (LOWER_ORDER * H * S * iota + PRIVACY_TERM * H * S * e_paper) / n
+                    b = transitions + lower_order + (np.sqrt(2.0 * iota / n) + e / n)
+                    reward = min(max(values[i] / n, 0.0), 1.0)
+                    q_up = min(reward + mean_up + b, H - h)
+                    q_low = max(reward + mean_low - b, 0.0)
+                else:
+                    q_up, q_low = float(H - h), 0.0
+                if not unavailable[s, a] and q_up > best:
+                    best, best_low, arg = q_up, q_low, a
+            policy_out[h, s] = arg
+            upper[h, s] = best
+            lower[h, s] = best_low
+
+
+@njit(cache=True)
+def kernel_learn(state: tuple, k: int, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
+    """Line 8 in compiled code: the trajectory into the counters (:func:`feed_stats`)."""
+    feed_stats(state[0], states, actions, rewards)
+
+
 class DPUCBVI:
     """DP-UCBVI's agent (Algorithm 1) on dprl's counters (``source``: :class:`PrivateStats`
     for DP-UCBVI, :class:`ExactStats` for UCBVI-Bernstein): ``policy()`` plans lines 3-7
     from the counters' release, ``observe()`` is line 8."""
 
-    def __init__(self, source: PrivateStats | ExactStats, n_episodes: int, beta: float, n_actions: np.ndarray) -> None:
+    def __init__(self, source: PrivateStats | ExactStats, n_episodes: int, beta: float, n_actions: np.ndarray,
+                 compiled: bool = True) -> None:
         self.source = source
         self.S, self.A, self.H = source.S, source.A, source.H
         self.iota = log_term(self.S, self.A, self.H, n_episodes, beta)
@@ -138,6 +236,11 @@ class DPUCBVI:
         # the last plan's upper and lower values (H+1, S): what the optimism tests read
         self.upper = np.zeros((self.H + 1, self.S))
         self.lower = np.zeros((self.H + 1, self.S))
+        # the block protocol (dprl.agents.plugin): the same plan and learn compiled, on the
+        # agent's own arrays and counters; without it the runner takes the NumPy step path
+        if compiled:
+            state = (source.kernel_state(), self.iota, self.unavailable, self.upper, self.lower, np.empty(self.S))
+            self.block_kernel = TabularBlockKernel(kernel_plan, kernel_learn, state)
 
     def plan(self, st: ReleasedStats) -> np.ndarray:
         """Lines 3-7 from one release: the greedy policy ``(H, S)`` of ``Q̄``."""
@@ -155,12 +258,14 @@ class DPUCBVI:
         rows = np.arange(S)
         for h in range(H - 1, -1, -1):
             up, low = self.upper[h + 1], self.lower[h + 1]
-            mean_up = P[h] @ up
-            var = np.maximum(P[h] @ (up * up) - mean_up**2, 0.0)
-            gap2 = P[h] @ ((up - low) ** 2)
+            # elementwise products summed over s' (not BLAS): the compiled plan's operations
+            mean_up = (P[h] * up).sum(-1)
+            var = np.maximum((P[h] * (up * up)).sum(-1) - mean_up * mean_up, 0.0)
+            gap = up - low
+            gap2 = (P[h] * (gap * gap)).sum(-1)
             b = bernstein_bonus(var, gap2, n_safe[h], self.iota, H, S, e_paper, st.e)
             q_up = np.minimum(reward[h] + mean_up + b, H - h)  # line 5 (H − h + 1 with 1-based h)
-            q_low = np.maximum(reward[h] + P[h] @ low - b, 0.0)  # line 6
+            q_low = np.maximum(reward[h] + (P[h] * low).sum(-1) - b, 0.0)  # line 6
             # deviation: never-visited (h, s, a) (exact counts only) planned at the range
             q_up = np.where(seen[h], q_up, H - h)
             q_low = np.where(seen[h], q_low, 0.0)

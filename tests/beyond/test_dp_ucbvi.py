@@ -149,3 +149,30 @@ def test_bad_beta_is_refused_before_any_episode(beta):
                                     "settings": {"episodes": 100, "checkpoints": 2}, "seeds": {"count": 1}}}}
     with pytest.raises(ConfigError, match="beta"):
         load_config(cfg)
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_the_compiled_block_gives_the_step_paths_numbers(private):
+    """The block protocol (``block_kernel``: compiled plan/learn on the agent's own counters)
+    and the NumPy step path give the same regret table, the same last plan and the same
+    counters, private (same noise seed) and exact."""
+    env = garnet(np.random.default_rng(4), S=3, A=2, H=3, branching=2)
+    T = 600
+
+    def run(compiled: bool):
+        if private:
+            source = PrivateStats(env.S, env.A, env.H, T, PRIV, 0.05, np.random.default_rng(9))
+        else:
+            source = ExactStats(env.S, env.A, env.H)
+        agent = D.DPUCBVI(source, T, 0.05, env.n_actions, compiled=compiled)
+        tab = run_tabular_episodes(BuiltAgent(agent, None), env, T, np.random.default_rng(3), np.array([300, 600]),
+                                   block=256)
+        return tab, agent
+
+    (step_tab, step), (block_tab, block) = run(False), run(True)
+    assert not hasattr(step, "block_kernel") and hasattr(block, "block_kernel")
+    assert step_tab.equals(block_tab)
+    np.testing.assert_array_equal(step.source.release().values, block.source.release().values)
+    np.testing.assert_array_equal(step.policy(), block.policy())
+    np.testing.assert_array_equal(step.upper, block.upper)
+    np.testing.assert_array_equal(step.lower, block.lower)
