@@ -55,7 +55,8 @@ def test_the_privatizer_output_meets_the_papers_conditions():
     assert (dev <= np.abs(m - m_hat).max(-1) + 1e-9).all()  # the true counts are feasible
     # exact counts (E = 0): the identity
     n0, m0 = D.privatize_counts(n, m, 0.0)
-    np.testing.assert_array_equal(m0, m) and np.testing.assert_array_equal(n0, n)
+    np.testing.assert_array_equal(m0, m)
+    np.testing.assert_array_equal(n0, n)
 
 
 def _optimism_gap(env, T: int = 400, seed: int = 0) -> float:
