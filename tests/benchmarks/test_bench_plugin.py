@@ -1,6 +1,7 @@
 """The rate of a plug-in through the generic step runner (``dprl.agents.plugin``), against
 PUCB's compiled loop measured in the same run: what a researcher's plain-Python plug-in
-pays per episode, on the family hard at T's instance and on garnet.
+pays per episode, on the family hard at T's instance and on garnet; and a plug-in through the
+compiled block protocol (Private-UCB-VI, ``dprl_beyond``) against the same compiled loop.
 
 Run: ``pytest tests/benchmarks/test_bench_plugin.py --benchmark-only -o addopts=""``.
 CPU time (``time.process_time``); episodes/s and the compiled loop's are in ``extra_info``.
@@ -42,19 +43,37 @@ def _pucb(params, privacy, env, T, agent_rng, noise_rng):
     return build_agent("pucb", params, privacy, env, T, agent_rng, noise_rng)
 
 
-@pytest.mark.benchmark(timer=time.process_time)
-@pytest.mark.parametrize("env_name", sorted(ENVS))
-def test_bench_example_plugin_against_compiled_pucb(benchmark, env_name):
-    env, T, T_compiled = ENVS[env_name](), 2_000, 100_000
-    _run(_pucb, run_episodes, env, 10)  # compiled once, outside the timings
+def _against_compiled_pucb(benchmark, build, env, T: int, T_compiled: int) -> tuple[float, float]:
+    """Episodes/s of the plug-in ``build`` through :func:`run_tabular_episodes` (best of 3) and
+    of PUCB's compiled loop on ``env`` in the same run, both compiled outside the timings."""
+    _run(_pucb, run_episodes, env, 10)
+    _run(build, run_tabular_episodes, env, 10)
     t = time.process_time()
     _run(_pucb, run_episodes, env, T_compiled)
     compiled = T_compiled / (time.process_time() - t)
-    benchmark.pedantic(_run, args=(build_example, run_tabular_episodes, env, T), rounds=3, iterations=1)
+    benchmark.pedantic(_run, args=(build, run_tabular_episodes, env, T), rounds=3, iterations=1)
     rate = T / benchmark.stats.stats.min
     benchmark.extra_info.update(episodes_per_s=rate, compiled_pucb_episodes_per_s=compiled, ratio_to_compiled=rate / compiled)
+    return rate, compiled
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+@pytest.mark.parametrize("env_name", sorted(ENVS))
+def test_bench_example_plugin_against_compiled_pucb(benchmark, env_name):
+    rate, compiled = _against_compiled_pucb(benchmark, build_example, ENVS[env_name](), 2_000, 100_000)
     assert rate > 0 and compiled > rate  # a plain-Python plug-in is slower than the compiled loop
 
+
+@pytest.mark.benchmark(timer=time.process_time)
+@pytest.mark.parametrize("env_name", sorted(ENVS))
+def test_bench_private_ucb_vi_block_kernel_against_compiled_pucb(benchmark, env_name):
+    """Private-UCB-VI (``dprl_beyond``) through the compiled block protocol
+    (``TabularBlockKernel``: its njit plan/learn on dprl's counters, one compiled loop per
+    block), against PUCB's compiled loop on the same instance in the same run."""
+    from dprl_beyond.private_ucb_vi import build as build_private_ucb_vi
+
+    rate, compiled = _against_compiled_pucb(benchmark, build_private_ucb_vi, ENVS[env_name](), 100_000, 100_000)
+    assert rate > 0 and compiled > 0
 
 
 def _lq(step: bool, K: int) -> None:
