@@ -142,7 +142,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
     summary = per_experiment(table, validate_h)
     for r in summary.itertuples(index=False):
-        print(f"{r.experiment:24s} {r.jobs:6d} jobs projected {r.projected_h:9.3f} h   validate {r.validate_h:9.3f} h   ratio {r.ratio:6.2f}")
+        print(f"{r.experiment:24s} {r.jobs:6d} jobs projected {r.projected_h:9.3f} h   validate {r.validate_h:9.3f} h   "
+              f"ratio {r.ratio:6.2f}   mean job {r.projected_mean_s:8.2f} s (default run measured {r.measured_default_mean_s:.2f} s)")
     print(f"{'total':24s} {summary.jobs.sum():6d} jobs projected {summary.projected_h.sum():9.3f} h   validate "
           f"{summary.validate_h.sum():9.3f} h (preset {preset}; slice {args.slice}; table {out})")
     bad = problems(table, args.config)
@@ -174,9 +175,31 @@ def _json_payload(text: str, option: str):
         raise ConfigError(f"{option}: not valid JSON ({err})") from None
 
 
-def cmd_run_job(args: argparse.Namespace) -> int:
-    from dprl.experiments.run import run_job
+def _run_or_report(spec, out: str, labels: dict, log_path: str | None, what: str = "") -> int:
+    """Run one job; if it fails, its traceback (for the job log) and then one line naming
+    the job, its log and the error's first line: the workflow rule copies that last line to
+    the console, where a plug-in's error (a float policy, an action out of range) would
+    otherwise show only as the rule's failure. 0, or 1 on failure."""
+    import traceback
 
+    from dprl.config.load import ConfigError
+    from dprl.experiments.plugins import first_line
+    from dprl.experiments.run import run_job
+    from dprl.runner.io import storage_error
+
+    try:
+        run_job(spec, out, labels)
+    except Exception as err:
+        if isinstance(err, ConfigError) or storage_error(err) is not None:
+            raise  # main's one-line errors
+        traceback.print_exc()
+        where = f", log {log_path}" if log_path else ""
+        print(f"dprl: error: job {out}{what} failed{where}: {first_line(err)}", file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
+def cmd_run_job(args: argparse.Namespace) -> int:
     if args.spec:
         from dprl.config.job_spec import check_job_spec
 
@@ -194,8 +217,7 @@ def cmd_run_job(args: argparse.Namespace) -> int:
         out = args.out or f"{cfg.preset_dir}/{job.path}"
     if not out:
         raise SystemExit("--out is required with --spec")
-    run_job(spec, out, labels)
-    return 0
+    return _run_or_report(spec, out, labels, args.log)
 
 
 def cmd_run_bundle(args: argparse.Namespace) -> int:
@@ -203,7 +225,6 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
 
     from dprl.config.job_spec import check_job_spec
     from dprl.config.load import ConfigError
-    from dprl.experiments.run import run_job
 
     members = _json_payload(args.specs, "--specs")
     if not isinstance(members, list):
@@ -221,7 +242,8 @@ def cmd_run_bundle(args: argparse.Namespace) -> int:
         todo.append((spec, labels, m["out"]))
     t0 = time.perf_counter()
     for i, (spec, labels, out) in enumerate(todo, 1):
-        run_job(spec, out, labels)
+        if _run_or_report(spec, out, labels, args.log, f" (simulation {i} of {len(todo)} of the bundle)"):
+            return 1
         el = time.perf_counter() - t0
         log.info("bundle: %d/%d simulations done, %.1f s, %.2f simulations/min", i, len(todo), el, 60 * i / el)
     return 0
@@ -379,10 +401,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--spec", help="JSON {spec, labels} (what the Snakemake rule passes)")
     sp.add_argument("--job", help="job path as listed by `dprl jobs`")
     sp.add_argument("--out")
+    log_help = "the job's log file (named in the one-line failure message; the rule redirects stderr to it)"
+    sp.add_argument("--log", help=log_help)
     sp.set_defaults(func=cmd_run_job)
 
     sp = sub.add_parser("run-bundle", help="run several jobs in one process")
     sp.add_argument("--specs", required=True, help="JSON list of {spec, labels, out} (what a bundle rule passes)")
+    sp.add_argument("--log", help=log_help)
     sp.set_defaults(func=cmd_run_bundle)
 
     sp = sub.add_parser("aggregate", help="aggregate job results")

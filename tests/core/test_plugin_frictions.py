@@ -7,6 +7,7 @@ the error. The plug-ins are planted in a temporary site directory (``plugin_site
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 import pandas as pd
@@ -250,3 +251,39 @@ def test_figures_draw_a_plugin_in_its_declared_colour(site):
     mine = _lines_of(fig, "Self Declared")
     assert mine and {mcolors.to_hex(ln.get_color()) for ln in mine} == {colour}
     plt.close(fig)
+
+
+def _rule_shell(rule_text: str, **values: str) -> str:
+    """The shell command of a rule of ``workflow/rules/simulate.smk`` with its placeholders
+    filled (as Snakemake fills them: ``{x:q}`` shell-quoted, ``{{``/``}}`` braces)."""
+    import re
+
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', rule_text.split("shell:", 1)[1].split("\n\n", 1)[0])
+    template = "".join(parts)
+    return re.sub(r"\{\{|\}\}|\{([A-Za-z_.]+)(:q)?\}",
+                  lambda m: m[0][0] if m[1] is None else shlex.quote(values[m[1]]) if m[2] else values[m[1]], template)
+
+
+def test_a_failing_job_names_itself_its_log_and_the_error_on_the_console(site, tmp_path):
+    """A float policy fails inside the job: the rule's command (run through bash as Snakemake
+    runs it) prints, on the console, one line naming the job, its log and the error's first
+    line; the traceback is in the log."""
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    job = load_config(_config([{"name": "float_policy"}]), "default").experiments["mine"].jobs[0]
+    rules = (Path(__file__).resolve().parents[2] / "workflow" / "rules" / "simulate.smk").read_text()
+    out, log = tmp_path / "jobs" / "x.csv", tmp_path / "logs" / "x.log"
+    log.parent.mkdir()
+    cmd = _rule_shell(rules.split("rule simulate:", 1)[1], DPRL=f"{shlex.quote(sys.executable)} -m dprl",
+                      **{"params.payload": json.dumps({"spec": job.spec.to_dict(), "labels": job.labels}, default=float),
+                         "output": str(out), "log": str(log)})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(["bash", "-c", f"set -euo pipefail; {cmd}"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and not out.exists()
+    console = done.stderr.strip().splitlines()
+    assert len(console) == 1, done.stderr
+    assert console[0].startswith(f"dprl: error: job {out} failed, log {log}: ValueError: episode 1: policy() must return")
+    assert "Traceback" in log.read_text()

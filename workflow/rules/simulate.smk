@@ -26,7 +26,9 @@ if not BUNDLES:
         message:
             "simulate {wildcards.experiment}: {wildcards.job}"
         shell:
-            "{DPRL} run-job --spec {params.payload:q} --out {output:q} 2> {log:q}"
+            # on failure the log's last line (job, log path, the error's first line) on the console
+            "{DPRL} run-job --spec {params.payload:q} --out {output:q} --log {log:q} 2> {log:q} "
+            "|| {{ tail -n 1 {log:q} >&2; exit 1; }}"
 
 
 # A bundle's outputs are the per-simulation result files of its members, so downstream
@@ -58,7 +60,8 @@ for _b in BUNDLES:
         message:
             f"simulate {_b.experiment}: bundle {_b.index} of {len(_b.paths)} simulations (~{_b.seconds:.0f} s)"
         shell:
-            "{DPRL} run-bundle --specs {params.payload:q} 2> {log:q}"
+            "{DPRL} run-bundle --specs {params.payload:q} --log {log:q} 2> {log:q} "
+            "|| {{ tail -n 1 {log:q} >&2; exit 1; }}"
 
 
 # Above every bundle's: an experiment's table is made as soon as its last simulation ends,
