@@ -37,7 +37,7 @@ def test_rehearsal_writes_the_table(tmp_path, capsys) -> None:
     assert (table["projected_s"] >= table["t2_s"]).all() and (table["peak_rss_mb"] > 50).all()
     assert table["jobs"].sum() == 4
     text = capsys.readouterr().out
-    assert "tabular_regret" in text and "validate" in text and "total" in text
+    assert "tabular_regret" in text and "validate" in text and "total" in text and "default run measured" in text
 
 
 def test_a_job_over_its_request_is_named(tmp_path, monkeypatch, capsys) -> None:

@@ -260,7 +260,11 @@ def problems(table: pd.DataFrame, config_path: str = "config.yaml") -> list[str]
 
 def per_experiment(table: pd.DataFrame, estimated_hours: Mapping[str, float]) -> pd.DataFrame:
     """Projected CPU-hours per experiment beside ``dprl validate``'s estimate."""
-    got = table.groupby("experiment", sort=False).agg(jobs=("jobs", "sum"), projected_h=("group_cpu_s", "sum"))
+    got = table.groupby("experiment", sort=False).agg(jobs=("jobs", "sum"), projected_h=("group_cpu_s", "sum"),
+                                                        measured_default_mean_s=("measured_default_mean_s", "first"))
+    # on `default` the projected mean seconds of a job check the extrapolation against the
+    # measured ones of the run that went to the end (workflow/resources.yaml)
+    got["projected_mean_s"] = got["projected_h"] / got["jobs"]
     got["projected_h"] /= 3600.0
     got["validate_h"] = [float(estimated_hours.get(e, math.nan)) for e in got.index]
     got["ratio"] = got["projected_h"] / got["validate_h"]
