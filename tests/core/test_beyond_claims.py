@@ -28,7 +28,7 @@ def _later_claim(beyond: bool = True) -> Claim:
         return [ClaimResult(verdict=verdict, measured=slope, ci_low=slope - 0.05, ci_high=slope + 0.05,
                             regime="reached", algorithm="later_alg")]
 
-    return Claim(id="B9", paper=PAPER, statement="regret grows like sqrt(T)", metric="slope", expected="<= 0.6",
+    return Claim(id="L9", paper=PAPER, statement="regret grows like sqrt(T)", metric="slope", expected="<= 0.6",
                  reads=("later_regret",), compute=compute, why_code="a test claim", beyond=beyond)
 
 
@@ -76,10 +76,10 @@ def test_the_reports_give_later_claims_a_section_of_their_own(installed):
     md = to_markdown(table)
     assert md.splitlines()[0].startswith("Verdicts of 1 rows (1 claims of the papers)")
     head, section = md.split("## Beyond the four papers (claims of later papers; not counted above)")
-    assert "| **B9** |" not in head and "| **B9** |" in section and "| B9 |" in section
+    assert "| **L9** |" not in head and "| **L9** |" in section and "| L9 |" in section
     assert "Beyond the four papers" in claims_html(table)
     readme = verdict_table(table, {"preset": "default", "git_commit": "0" * 40, "date_utc": "2026-12-02"})
-    assert f"- **B9** ({PAPER}): regret grows like sqrt(T): 1 reproduced; claim reproduced." in readme
+    assert f"- **L9** ({PAPER}): regret grows like sqrt(T): 1 reproduced; claim reproduced." in readme
     assert "1 claims of the papers in 1 rows" in readme
 
 
@@ -93,3 +93,25 @@ def test_a_broken_declaration_names_its_entry_point(installed):
     installed("not a claim")
     with pytest.raises(RuntimeError, match=r"claims entry point later = later_claims_pkg:CLAIMS .* holds a str"):
         claims_registry.all_claims()
+
+
+def test_the_later_regret_claims_are_v9s_rule_on_their_algorithm(monkeypatch):
+    """L1 and L2 (declared by this repository's dprl_beyond package) are V9's rows of
+    Private-UCB-VI and DP-UCBVI; an algorithm the run did not put in tabular_hard gets one
+    inconclusive row saying how to add it."""
+    import dprl_beyond.claims as later
+
+    ids = [c.id for c in claims_registry.all_claims()]
+    assert {"L1", "L2"} <= set(ids) and all(c.beyond for c in claims_registry.all_claims() if c.id in ("L1", "L2"))
+
+    class FakeV9:
+        def evaluate(self, tables):
+            return [ClaimResult(verdict="not reproduced", measured=1.0, algorithm="private_ucb_vi", regime="reached"),
+                    ClaimResult(verdict="reproduced", measured=0.5, algorithm="pucb", regime="reached")]
+
+    monkeypatch.setattr(later, "_RATE", FakeV9())
+    l1, l2 = (c for c in later.CLAIMS)
+    rows = l1.compute({})
+    assert [(r.algorithm, r.verdict) for r in rows] == [("private_ucb_vi", "not reproduced")]
+    (missing,) = l2.compute({})
+    assert missing.verdict == "inconclusive" and "{name: dp_ucbvi}" in missing.note
