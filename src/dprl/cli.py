@@ -136,7 +136,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     from dprl.config.rehearse import RehearsalFailed, per_experiment, problems, rehearse, write_table
 
     preset = args.preset or load_config_file(args.config).preset
-    table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or ())
+    table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or (), args.min_seconds)
     out = args.out or f"results/{preset}/rehearsal.csv"
     write_table(table, out)
     validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
@@ -378,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     cfg_args(sp)
     sp.add_argument("--resources", default="workflow/resources.yaml", help="measured per-simulation resources of the default run")
     sp.add_argument("--slice", type=int, default=20_000, help="horizon units (episodes, runs, ...) of the timed slice (a quarter of it is timed too)")
+    sp.add_argument("--min-seconds", type=float, default=2.0, help="the slice grows 4x until its timed run lasts this long (or is the whole job)")
     sp.add_argument("--workers", type=int, default=1, help="representatives measured at a time (one process each)")
     sp.add_argument("--experiment", action="append", help="only this experiment (repeatable)")
     sp.add_argument("--out", help="the table (CSV, written atomically; default results/<preset>/rehearsal.csv)")

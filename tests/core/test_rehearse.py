@@ -10,7 +10,7 @@ from dprl.cli import main
 from dprl.config import rehearse
 from dprl.config.load import load_config_file
 
-SLICE = ["--preset", "smoke", "--experiment", "tabular_regret", "--slice", "40"]
+SLICE = ["--preset", "smoke", "--experiment", "tabular_regret", "--slice", "40", "--min-seconds", "0"]
 
 
 def test_groups_one_representative_per_kind_of_job() -> None:
@@ -62,3 +62,17 @@ def test_a_bad_slice_is_refused_before_any_run() -> None:
         rehearse.rehearse("smoke", slice_units=4)
     with pytest.raises(ValueError, match="no experiment nosuch"):
         rehearse.rehearse("smoke", only=["nosuch"])
+
+
+def test_a_slice_the_job_refuses_grows() -> None:
+    # a hard family's instance is tuned to its T: lowerbound_horizon needs T >= 4·gap_scale²·n·m
+    # (here 4·25·2·1 = 200), so slices (n1, n2) = (10, 40), (40, 160), (160, 640) are refused
+    # and the first accepted one is (640, 2560)
+    exps = load_config_file("config.yaml", "smoke").experiments
+    rep = next(g for g in rehearse.groups({"tabular_hard": exps["tabular_hard"]}) if g.algorithm == "pucb").representative
+    d = rep.to_dict()
+    d["environment"].update(n=2, m=1, T=8000, gap_scale=5.0)
+    m = rehearse.measure(d, 40, min_seconds=0.0)
+    assert m["horizon_key"] == "environment.T"
+    assert (m["n1"], m["n2"], m["whole"]) == (640, 2560, False)
+    assert m["t2"] > 0 and m["per_unit"] >= 0

@@ -10,7 +10,8 @@ work: the largest horizon, and the largest instance at it) through the one job r
 of its horizon:
 
 1. a warm-up run of ``n1`` horizon units (Numba compilation, the first checkpoints);
-2. timed runs of ``n1`` and ``n2 > n1`` units, in the same process (compiled).
+2. timed runs of ``n1 = n2 / 4`` and ``n2`` units, in the same process (compiled); ``n2``
+   starts at the slice and grows 4x until its run lasts ``min_seconds`` (:func:`measure`).
 
 Projection (linear in the horizon, as the loops are: one episode, run or trajectory
 costs the same at every point of a job):
@@ -134,9 +135,15 @@ def _timed(spec: JobSpec) -> float:
     return time.perf_counter() - t0
 
 
-def measure(spec_dict: dict[str, Any], slice_units: int) -> dict[str, Any]:
+def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.0) -> dict[str, Any]:
     """Run one representative's slice (module docstring) in this process; its times and
-    peak RSS. Called in a fresh process per representative, so that the RSS is its own."""
+    peak RSS. Called in a fresh process per representative, so that the RSS is its own.
+
+    The slice starts at ``slice_units`` and grows 4x until its timed run lasts
+    ``min_seconds`` (so that timer noise and the fixed cost do not decide the per-unit
+    time), or the whole horizon. A slice the job refuses (a hard family's instance is tuned
+    to its horizon: ``lowerbound_horizon`` needs ``T >= 4·gap_scale²·n·m``) grows the same way.
+    """
     import logging
 
     from dprl.experiments.run import peak_rss_mb
@@ -145,16 +152,34 @@ def measure(spec_dict: dict[str, Any], slice_units: int) -> dict[str, Any]:
     spec = JobSpec.from_dict(spec_dict)
     key = horizon_key(spec)
     full = None if key is None else int(_get(spec, key))
-    if key is None or full <= slice_units:
+
+    def whole() -> dict[str, Any]:
         _timed(spec)  # compilation
         t = _timed(spec)
         return {"horizon_key": "" if key is None else ".".join(key), "horizon": full or 0, "n1": 0, "n2": full or 0,
                 "t1": 0.0, "t2": t, "per_unit": 0.0, "whole": True, "rss_mb": peak_rss_mb()}
-    n2 = int(slice_units)
-    n1 = max(1, n2 // 4)
-    _timed(with_horizon(spec, key, n1))  # compilation and the first checkpoints
-    t1 = _timed(with_horizon(spec, key, n1))
-    t2 = _timed(with_horizon(spec, key, n2))
+
+    if key is None or full <= slice_units:
+        return whole()
+    n2, warm = int(slice_units), False
+    while True:
+        n1 = max(1, n2 // 4)
+        try:
+            if not warm:
+                _timed(with_horizon(spec, key, n1))  # compilation and the first checkpoints
+                warm = True
+            t1 = _timed(with_horizon(spec, key, n1))
+            t2 = _timed(with_horizon(spec, key, n2))
+        except ValueError:
+            if 4 * n2 >= full:
+                return whole()  # no slice pair the job accepts below its horizon
+            n2 *= 4
+            continue
+        if t2 >= min_seconds:
+            break
+        if 4 * n2 >= full:
+            return whole()
+        n2 *= 4
     return {"horizon_key": ".".join(key), "horizon": full, "n1": n1, "n2": n2, "t1": t1, "t2": t2,
             "per_unit": max(t2 - t1, 0.0) / (n2 - n1), "whole": False, "rss_mb": peak_rss_mb()}
 
@@ -201,7 +226,8 @@ def _limits(config_path: str) -> tuple[float, float]:
 
 
 def rehearse(preset: str, config_path: str = "config.yaml", resources_path: str = "workflow/resources.yaml",
-             slice_units: int = 20_000, workers: int = 1, only: Sequence[str] = ()) -> pd.DataFrame:
+             slice_units: int = 20_000, workers: int = 1, only: Sequence[str] = (),
+             min_seconds: float = 2.0) -> pd.DataFrame:
     """The rehearsal table of ``preset``: one row per group (:func:`groups`), each with its
     measurement, projection and request; ``only`` restricts it to these experiments."""
     import yaml
@@ -220,7 +246,7 @@ def rehearse(preset: str, config_path: str = "config.yaml", resources_path: str 
     measured_default = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
     # one fresh process per representative: its own compilation and its own peak RSS
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
-        futures = [pool.submit(measure, g.representative.to_dict(), slice_units) for g in gs]
+        futures = [pool.submit(measure, g.representative.to_dict(), slice_units, min_seconds) for g in gs]
         results = [f.result() for f in futures]
     rows = []
     for g, m in zip(gs, results):
