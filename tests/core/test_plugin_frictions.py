@@ -104,6 +104,7 @@ def test_a_plugin_over_the_limits_of_another_preset_warns_there_and_runs_in_the_
     cfg["experiments"]["mine"]["presets"] = {"full": {"settings": {"episodes": 10**10}}}
     with caplog.at_level("WARNING", logger="dprl.config.load"):
         jobs = load_config(cfg, "smoke").experiments["mine"].jobs
+        load_config(cfg, "smoke")  # `dprl validate` loads the config more than once: warned once
     assert {j.spec.algorithm["name"] for j in jobs} == {"pucb", "slow_walker"}
     warned = [r.getMessage() for r in caplog.records]
     assert len(warned) == 1 and "preset 'full'" in warned[0] and "experiment 'mine'" in warned[0]

@@ -44,6 +44,7 @@ from dprl.privacy.setting import PrivacySetting
 from dprl.runner.job import JobSpec, job_path, short_hash
 
 log = logging.getLogger(__name__)
+_WARNED: set[tuple[str, str, str]] = set()  # the other presets' over-limit warnings already logged
 
 PRESETS = ("smoke", "default", "full")
 # A component of a job path (labels, string parameters): matched in full (fullmatch: a
@@ -535,7 +536,8 @@ def resolve_all_presets(cfg: dict[str, Any], selected: str | None = None, report
             except LimitError as err:
                 if selected is None or preset == selected:
                     found.setdefault(str(err), []).append(preset)
-                elif report:
+                elif report and (preset, name, str(err)) not in _WARNED:  # once per process (validate loads twice)
+                    _WARNED.add((preset, name, str(err)))
                     log.warning("preset %r (not the one run, %r), experiment %r: %s", preset, selected, name, err)
             except ConfigError as err:
                 for p in err.problems:
