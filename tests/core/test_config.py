@@ -1,6 +1,7 @@
 """config.yaml validation: malformed configs are rejected before any job, with a message
 naming the key path and what is allowed; expansion is stable under added sweep values."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -234,9 +235,6 @@ MORE_BAD = [
                              "settings": {"log10_c_min": 3.0, "log10_c_max": 1.0}, "seeds": {"count": 1}}), r"pe_lambda\.settings\.log10_c_max: must be >= log10_c_min"),
     # sizes that cannot fit: refused with the estimate, not a MemoryError
     (put(TR + ["environments", 0, "S"], 1000000), r"tabular_regret\.environments\[0\]: job ubev/garnet_S1000000.* memory [0-9.e+]+ GiB > limits\.job_memory_gb = 16"),
-    (put(TR + ["settings", "episodes"], 10**12), r"tabular_regret\.settings: job .* time [0-9.e+]+ h > limits\.job_hours = 24 .*T = 1e\+12 episodes"),
-    (put(CE + ["seeds"], {"count": 10**9}), r"counter_error\.seeds: the experiment expands to 4e\+09 jobs \(4 algorithm and privacy settings × 1 environments × 1e\+09 seeds\), above limits\.max_jobs = 100000"),
-    (put(CE + ["presets", "full", "seeds"], {"count": 10**9}), r"counter_error\.presets\.full\.seeds: the experiment expands to"),
     (put(["limits", "job_memory_gb"], 0.1), r"experiments\.counter_error: job laplace_tree/stream_T64 is estimated to need memory 0\.24\d* GiB > limits\.job_memory_gb = 0\.1"),
     (put(["limits"], {"job_hours": 0}), r"limits\.job_hours: 0 is less than or equal to the minimum of 0"),
     (put(["limits"], {"max_job": 10}), r"limits: unknown key 'max_job'.*did you mean 'max_jobs'"),
@@ -280,6 +278,33 @@ def test_every_preset_is_validated_and_the_key_path_named(cfg, pattern, preset):
     """Refused whichever preset is selected (one pass validates all three)."""
     with pytest.raises(ConfigError, match=pattern):
         load_config(cfg, preset)
+
+
+# Over the limits in some presets only (smoke sizes its own): refused in those, a warning
+# naming the preset and the experiment when another preset is run.
+OTHER_PRESET_LIMITS = [
+    (put(TR + ["settings", "episodes"], 10**12), r"tabular_regret\.settings: job .* time [0-9.e+]+ h > limits\.job_hours = 24 .*T = 1e\+12 episodes",
+     ("default", "full")),
+    (put(CE + ["seeds"], {"count": 10**9}), r"counter_error\.seeds: the experiment expands to 4e\+09 jobs \(4 algorithm and privacy settings × 1 environments × 1e\+09 seeds\), above limits\.max_jobs = 100000",
+     ("default", "full")),
+    (put(CE + ["presets", "full", "seeds"], {"count": 10**9}), r"counter_error\.presets\.full\.seeds: the experiment expands to", ("full",)),
+]
+
+
+@pytest.mark.parametrize("cfg,pattern,refused_in", OTHER_PRESET_LIMITS, ids=[f"limits{i}" for i in range(len(OTHER_PRESET_LIMITS))])
+def test_a_limit_of_another_preset_is_a_warning_and_of_the_one_run_an_error(cfg, pattern, refused_in, caplog, monkeypatch):
+    from dprl.config import load
+
+    for preset in ("smoke", "default", "full"):
+        if preset in refused_in:
+            with pytest.raises(ConfigError, match=pattern):
+                load_config(cfg, preset)
+            continue
+        caplog.clear()
+        monkeypatch.setattr(load, "_WARNED", set())  # logged once per process
+        with caplog.at_level("WARNING", logger="dprl.config.load"):
+            assert load_config(cfg, preset).experiments
+        assert [r for r in caplog.records if re.search(pattern, r.getMessage()) and f"preset {refused_in[-1]!r}" in r.getMessage()]
 
 
 @pytest.mark.parametrize("text,pattern", YAML_BAD, ids=[f"yaml{i}" for i in range(len(YAML_BAD))])

@@ -13,6 +13,7 @@ import sys
 import pandas as pd
 import pytest
 
+from dprl.config import load
 from dprl.config.load import ConfigError, load_config
 from dprl.experiments import registry
 from dprl.runner.job import JobContext
@@ -96,12 +97,13 @@ def _config(algs: list[dict], kind: str = "tabular_regret", eps: float = 1.0) ->
         "seeds": {"count": 1}}}}
 
 
-def test_a_plugin_over_the_limits_of_another_preset_warns_there_and_runs_in_the_one_asked_for(site, caplog):
+def test_a_plugin_over_the_limits_of_another_preset_warns_there_and_runs_in_the_one_asked_for(site, caplog, monkeypatch):
     """A plug-in is budgeted at PLUGIN_SLOWDOWN× the compiled loop in every preset: a full
     run over ``limits.job_hours`` must not block ``--preset smoke``; it is a warning naming
     the preset, the experiment and the override that leaves the plug-in out of it."""
     cfg = _config([{"name": "pucb"}, {"name": "slow_walker"}])
     cfg["experiments"]["mine"]["presets"] = {"full": {"settings": {"episodes": 10**10}}}
+    monkeypatch.setattr(load, "_WARNED", set())  # logged once per process
     with caplog.at_level("WARNING", logger="dprl.config.load"):
         jobs = load_config(cfg, "smoke").experiments["mine"].jobs
         load_config(cfg, "smoke")  # `dprl validate` loads the config more than once: warned once
