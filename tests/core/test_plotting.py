@@ -295,7 +295,9 @@ def test_catalog_claims_match_the_claims_registry():
         assert set(fig.claims) <= ids, (fid, fig.claims)
         assert isinstance(fig.claims, tuple)
     for c in all_claims():
-        if c.figure:
+        if c.figure and c.beyond:  # a later paper's claim (installed package) names a figure that shows its rows
+            assert c.figure in FIGURES, (c.id, c.figure)
+        elif c.figure:
             assert c.id in FIGURES[c.figure].claims, (c.id, c.figure)
 
 

@@ -59,8 +59,9 @@ PAPER_CITATIONS = {
 def claims_declared_table(claims: Sequence[Claim], figures: Sequence[Figure]) -> str:
     """Markdown: per paper (in :data:`PAPER_CITATIONS` order), its claims, the package's
     findings about it, the tables they read and the figures that show them, all read off
-    the declarations (:class:`~dprl.analysis.base.Claim`, :mod:`dprl.analysis.figures.catalog`)."""
-    unknown = sorted({c.paper for c in claims} - set(PAPER_CITATIONS))
+    the declarations (:class:`~dprl.analysis.base.Claim`, :mod:`dprl.analysis.figures.catalog`); then the later
+    papers' claims that installed packages declare (cited as they declare their paper)."""
+    unknown = sorted({c.paper for c in claims if not c.beyond} - set(PAPER_CITATIONS))
     if unknown:
         raise ValueError(f"no citation for paper(s) {unknown}: add them to PAPER_CITATIONS")
     lines = ["| paper | claims | package findings (not counted) | tables read | figures (`paper_figures/<id>.pdf/.png`) |",
@@ -74,6 +75,13 @@ def claims_declared_table(claims: Sequence[Claim], figures: Sequence[Figure]) ->
         tables = ", ".join(f"`{t}`" for t in dict.fromkeys(t for c in mine for t in c.experiments))
         figs = ", ".join(f"`{f.id}`" for f in figures if f.paper == paper)
         lines.append(_md_cells([cite, own, found, tables, figs]))
+    later = [c for c in claims if c.beyond]
+    for paper in dict.fromkeys(c.paper for c in later):
+        mine = [c for c in later if c.paper == paper]
+        tables = ", ".join(f"`{t}`" for t in dict.fromkeys(t for c in mine for t in c.experiments))
+        figs = ", ".join(f"`{f}`" for f in dict.fromkeys(c.figure for c in mine if c.figure)) or "—"
+        lines.append(_md_cells([f"{paper} (beyond the four papers; not counted)", ", ".join(c.id for c in mine), "—",
+                                tables, figs]))
     return "\n".join(lines) + "\n"
 
 
