@@ -31,10 +31,11 @@ ratio (their horizons and sizes are smaller): the measured compute time times
 from __future__ import annotations
 
 import copy
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -53,6 +54,7 @@ HORIZON_KEYS: tuple[tuple[str, str], ...] = (
     ("settings", "episodes"), ("settings", "runs"), ("settings", "m_max"),
     ("environment", "T"), ("environment", "K"), ("environment", "episodes"),
 )
+log = logging.getLogger("dprl.rehearse")
 LINEARITY_TOLERANCE = 0.2  # work(N/4) / work(N) within 20% of 1/4
 
 
@@ -144,7 +146,6 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
     time), or the whole horizon. A slice the job refuses (a hard family's instance is tuned
     to its horizon: ``lowerbound_horizon`` needs ``T >= 4·gap_scale²·n·m``) grows the same way.
     """
-    import logging
 
     from dprl.experiments.run import peak_rss_mb
 
@@ -246,7 +247,11 @@ def rehearse(preset: str, config_path: str = "config.yaml", resources_path: str 
     measured_default = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
     # one fresh process per representative: its own compilation and its own peak RSS
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
-        futures = [pool.submit(measure, g.representative.to_dict(), slice_units, min_seconds) for g in gs]
+        futures = {pool.submit(measure, g.representative.to_dict(), slice_units, min_seconds): g for g in gs}
+        for done, f in enumerate(as_completed(futures), 1):
+            m = f.result()
+            log.info("rehearsed %d/%d %s: %s = %d of %d, %.3g s", done, len(gs), futures[f].label,
+                     m["horizon_key"] or "whole job", m["n2"], m["horizon"], m["t2"])
         results = [f.result() for f in futures]
     rows = []
     for g, m in zip(gs, results):
