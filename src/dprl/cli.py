@@ -378,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     cfg_args(sp)
     sp.add_argument("--resources", default="workflow/resources.yaml", help="measured per-simulation resources of the default run")
     sp.add_argument("--slice", type=int, default=20_000, help="horizon units (episodes, runs, ...) of the timed slice (a quarter of it is timed too)")
-    sp.add_argument("--min-seconds", type=float, default=2.0, help="the slice grows 4x until its timed run lasts this long (or is the whole job)")
+    sp.add_argument("--min-seconds", type=float, default=2.0, help="the slice grows 4x until t(n2) - t(n1) lasts this long (or is the whole job)")
     sp.add_argument("--workers", type=int, default=1, help="representatives measured at a time (one process each)")
     sp.add_argument("--experiment", action="append", help="only this experiment (repeatable)")
     sp.add_argument("--out", help="the table (CSV, written atomically; default results/<preset>/rehearsal.csv)")
