@@ -35,11 +35,25 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUME
 log = logging.getLogger("dprl.cli")
 
 
+class _StderrHandler(logging.StreamHandler):
+    """A handler writing to whatever ``sys.stderr`` is when a record is emitted, not the stream
+    of the first call (a captured stream a test closed would turn every later record into a
+    "Logging error")."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def setup_logging(level: int = logging.INFO) -> None:
     """One stderr handler on the root logger (added once: tests call ``main`` repeatedly)."""
     root = logging.getLogger()
     if not any(getattr(h, "_dprl", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         handler._dprl = True  # type: ignore[attr-defined]
         root.addHandler(handler)

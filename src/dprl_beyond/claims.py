@@ -39,10 +39,9 @@ def _rate_rows(algorithm: str, label: str):
 
 _WHY = "the rows are claim V9's rule applied to this algorithm (tuned family, regime, below uniform play)"
 _NON_LEARNER = PlantedBug(
-    "a plug-in whose regret is uniform play's (real jobs through the plug-in runner): the worst case over fixed gaps "
-    "grows like T, not reproduced",
-    "tests/tabular/test_non_learners.py::test_v9_a_plugin_at_uniform_play_is_not_reproduced_in_real_jobs")
-
+    "V9's rule finds the algorithm's regret growing like T (a non-learner: V9's plug-in rows of a plug-in at uniform "
+    "play in real jobs, tests/tabular/test_non_learners.py): the later claim's row is not reproduced",
+    "tests/core/test_beyond_claims.py::test_the_later_regret_claims_are_v9s_rule_on_their_algorithm")
 
 
 def _rate_claim(cid: str, paper: str, statement: str, algorithm: str, label: str) -> Claim:

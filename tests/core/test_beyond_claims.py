@@ -106,12 +106,15 @@ def test_the_later_regret_claims_are_v9s_rule_on_their_algorithm(monkeypatch):
 
     class FakeV9:
         def evaluate(self, tables):
-            return [ClaimResult(verdict="not reproduced", measured=1.0, algorithm="private_ucb_vi", regime="reached"),
+            return [ClaimResult(verdict="not reproduced", measured=1.0, algorithm=self.algorithm, regime="reached"),
                     ClaimResult(verdict="reproduced", measured=0.5, algorithm="pucb", regime="reached")]
 
-    monkeypatch.setattr(later, "_RATE", FakeV9())
     l1, l2 = (c for c in later.CLAIMS)
-    rows = l1.compute({})
-    assert [(r.algorithm, r.verdict) for r in rows] == [("private_ucb_vi", "not reproduced")]
-    (missing,) = l2.compute({})
-    assert missing.verdict == "inconclusive" and "{name: dp_ucbvi}" in missing.note
+    for claim_, algorithm, other in ((l1, "private_ucb_vi", "dp_ucbvi"), (l2, "dp_ucbvi", "private_ucb_vi")):
+        fake = FakeV9()
+        fake.algorithm = algorithm  # V9's rule gives this algorithm a not-reproduced row: so does L1 / L2
+        monkeypatch.setattr(later, "_RATE", fake)
+        assert [(r.algorithm, r.verdict) for r in claim_.compute({})] == [(algorithm, "not reproduced")]
+        fake.algorithm = other  # the run has no row of the claim's algorithm
+        (missing,) = claim_.compute({})
+        assert missing.verdict == "inconclusive" and f"{{name: {algorithm}}}" in missing.note
