@@ -137,6 +137,22 @@ def _timed(spec: JobSpec) -> float:
     return time.perf_counter() - t0
 
 
+def own_peak_rss_mb() -> float:
+    """This process's own peak resident memory in MB: ``VmHWM`` of its address space (reset by
+    ``exec``), where Linux has it. ``ru_maxrss`` survives ``exec``, so a child spawned by a
+    large parent (a test worker of 670 MB) would report the parent's size as its own."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    from dprl.experiments.run import peak_rss_mb
+
+    return peak_rss_mb()
+
+
 def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.0) -> dict[str, Any]:
     """Run one representative's slice (module docstring) in this process; its times and
     peak RSS. Called in a fresh process per representative, so that the RSS is its own.
@@ -147,9 +163,6 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
     2-s job), or the whole horizon. A slice the job refuses (a hard family's instance is tuned
     to its horizon: ``lowerbound_horizon`` needs ``T >= 4·gap_scale²·n·m``) grows the same way.
     """
-
-    from dprl.experiments.run import peak_rss_mb
-
     logging.getLogger("dprl.job").setLevel(logging.WARNING)
     spec = JobSpec.from_dict(spec_dict)
     key = horizon_key(spec)
@@ -159,7 +172,7 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
         _timed(spec)  # compilation
         t = _timed(spec)
         return {"horizon_key": "" if key is None else ".".join(key), "horizon": full or 0, "n1": 0, "n2": full or 0,
-                "t1": 0.0, "t2": t, "per_unit": 0.0, "whole": True, "rss_mb": peak_rss_mb()}
+                "t1": 0.0, "t2": t, "per_unit": 0.0, "whole": True, "rss_mb": own_peak_rss_mb()}
 
     if key is None or full <= slice_units:
         return whole()
@@ -183,7 +196,7 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
             return whole()
         n2 *= 4
     return {"horizon_key": ".".join(key), "horizon": full, "n1": n1, "n2": n2, "t1": t1, "t2": t2,
-            "per_unit": max(t2 - t1, 0.0) / (n2 - n1), "whole": False, "rss_mb": peak_rss_mb()}
+            "per_unit": max(t2 - t1, 0.0) / (n2 - n1), "whole": False, "rss_mb": own_peak_rss_mb()}
 
 
 def project(group: Group, m: Mapping[str, Any]) -> dict[str, float]:
