@@ -48,8 +48,10 @@ def test_smoke_dag_end_to_end(smoke_run):
     assert claims.loc[private & no_runs, "measured"].isna().all()  # and it measured nothing
     ofu = (claims["claim"] == "C2") & claims["note"].str.contains(": OFU-RL on", na=False)
     assert ofu.any() and claims.loc[ofu, "epsilon"].isna().all()
-    # the papers' claims and this package's findings are told apart
-    assert set(claims["source"]) == {"paper claim", "package finding"}
+    # the papers' claims, this package's findings and the later papers' claims (this repository's
+    # dprl_beyond declares them through dprl.claims) are told apart
+    assert set(claims["source"]) == {"paper claim", "package finding", "beyond the four papers"}
+    assert set(claims.loc[claims["source"] == "beyond the four papers", "claim"]) == {"L1", "L2"}
     assert (figs / "tables" / "tabular_regret.csv").exists() and (figs / "tables" / "tabular_regret.inputs.json").exists()
     assert (figs / "claims.md").read_text().count("| M1 |") >= 1
     assert (figs / "claims.tex").read_text().startswith("\\begin{tabular}")
