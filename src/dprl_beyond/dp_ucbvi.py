@@ -7,7 +7,7 @@ through the search tool only as excerpts of its opening (abstract: regret
 ``Õ(√(SAH²T) + S²AH³/ε)``, optimal for ``ε > S^1.5 A^0.5 H² / √T``, "privately releasing
 Bernstein-type exploration bonuses and an improved method for releasing visitation
 statistics"). The algorithm box, the Privatizer conditions and the bonus below are
-written from the paper's Sections 3-5 as read from its text elsewhere; the constants of
+written from recollection of the paper's Sections 3-5, not from its text; the constants of
 the lower-order bonus terms (:data:`LOWER_ORDER`, :data:`PRIVACY_TERM`) are the ones this
 module uses and must be checked against the paper's bonus equation before a claim rests
 on them.
@@ -49,7 +49,9 @@ shift are :func:`privatize_counts`, a post-processing of the released counters (
 unchanged). ``ucbvi_bernstein`` is the same planner on exact counts (``ExactStats``,
 ``E = 0``), where the projection is the identity.
 
-Two implementations of lines 3-8, giving the same numbers (``tests/beyond/test_dp_ucbvi.py``):
+Two implementations of lines 3-8, giving the same numbers (``tests/beyond/test_dp_ucbvi.py``;
+the NumPy one is the readable statement the compiled one is tested against, and the path the
+planted-bonus test plants in):
 the NumPy step protocol (:meth:`DPUCBVI.policy` / :meth:`DPUCBVI.observe`) and the compiled
 block protocol of :mod:`dprl.agents.plugin` (:func:`kernel_plan` / :func:`kernel_learn` on
 the counters' ``kernel_state``, the agent's ``block_kernel``), which the runner uses.

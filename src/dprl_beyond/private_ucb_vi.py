@@ -6,8 +6,8 @@ setting: the step protocol (``policy``/``observe``) and the compiled block proto
 
 Source. The paper's text was reachable through the search tool only as the opening of its
 TeX (introduction and Table 1: ε-JDP regret ``Õ(√(SAH³T) + S²AH³/ε)``); the algorithm box
-below is written from the paper's Section 4 (private optimistic value iteration) as read
-from its text elsewhere, and the bonus constants are derived here from the Privatizer's
+below is written from recollection of the paper's Section 4 (private optimistic value
+iteration), not from its text, and the bonus constants are derived here from the Privatizer's
 accuracy assumption (derivation in :func:`plan_into`), not copied from the printed bonus:
 they must be checked against the paper's bonus equation before a claim rests on them.
 
