@@ -6,11 +6,22 @@ Source. The stored ar5iv page (https://ar5iv.labs.arxiv.org/html/2212.04680) was
 through the search tool only as excerpts of its opening (abstract: regret
 ``Õ(√(SAH²T) + S²AH³/ε)``, optimal for ``ε > S^1.5 A^0.5 H² / √T``, "privately releasing
 Bernstein-type exploration bonuses and an improved method for releasing visitation
-statistics"). The algorithm box, the Privatizer conditions and the bonus below are
-written from recollection of the paper's Sections 3-5, not from its text; the constants of
-the lower-order bonus terms (:data:`LOWER_ORDER`, :data:`PRIVACY_TERM`) are the ones this
-module uses and must be checked against the paper's bonus equation before a claim rests
-on them.
+statistics"). The authors' later paper on Markov games (DP-Nash-VI, Qiao & Wang; its text
+was readable through the search tool's code index) states that its Assumption 3.1 and its
+Privatizers generalise this paper's to two players, and that with one min-player action
+(``B = 1``) it reduces to this paper's setting and bounds. From that text, with ``B = 1``,
+this module's Privatizer is confirmed line by line: the assumption (probability
+``1 − β/3``; ``|ñ − n| ≤ E_{ε,β}`` for both counts; ``ñ(s,a,s') > 0``; ``ñ(s,a) = Σ_{s'}
+ñ(s,a,s') ≥ n(s,a)``), ``ι = log(30HSAK/β)``, the Central Privatizer's binary mechanism
+accurate to ``E_{ε,β}/4``, the min-max projection (its equation (8)) and the shift
+``E_{ε,β}/(2S)`` per next state, ``E_{ε,β}/2`` per pair (its equation (9)). The bonus is not
+confirmed: the later paper's is Nash-VI's (``γ = (C₁/H) P̃(V̄ − V̲)`` added to both bounds, and
+``Γ = C₂√(Var_P̃((V̄+V̲)/2) ι/ñ) + C₂HSE_{ε,β}ι/ñ + C₂H²Sι/ñ`` with unnamed universal
+constants), which differs from the bonus below in its lower-order terms; the bonus below
+(its Bernstein term on ``V̄``, a correction on ``V̄ − V̲``, the lower-order terms
+:data:`LOWER_ORDER`, :data:`PRIVACY_TERM`) is written from recollection of this paper's
+Section 4, not from its text, and is a documented uncertainty of this module: both have the
+Bernstein variance term, the privacy term ``∝ H S E_{ε,β}/ñ`` and the regret bound's form.
 
 Algorithm 1 (DP-UCBVI), with ``T = KH`` steps and ``ι = log(30 H S A K / β)``:
 

@@ -7,9 +7,24 @@ setting: the step protocol (``policy``/``observe``) and the compiled block proto
 Source. The paper's text was reachable through the search tool only as the opening of its
 TeX (introduction and Table 1: ε-JDP regret ``Õ(√(SAH³T) + S²AH³/ε)``); the algorithm box
 below is written from recollection of the paper's Section 4 (private optimistic value
-iteration), not from its text, and the bonus constants are derived here from the Privatizer's
-accuracy assumption (derivation in :func:`plan_into`), not copied from the printed bonus:
-they must be checked against the paper's bonus equation before a claim rests on them.
+iteration), not from its text. Checked against the authors' public code (a ``UCBVI_JDP``
+agent, read through the search tool's code index, not copied): its estimates are the ones of
+line 3 (``P̃ = Ñ(s,a,·)/max{1, Ñ + E}``, ``r̃ = C̃/max{1, Ñ + E}``), its bonuses have this
+module's form (a Hoeffding root at ``ñ`` plus ``S·E/ñ``, the transition bonus scaled by the
+steps to go), with a constant ``2 ln 3`` in place of ``ι`` and no clipping at ``H``; it draws
+fresh Laplace noise at every call instead of keeping tree counters (not a private
+mechanism over time). The bonus constants here are derived from the Privatizer's accuracy
+assumption (derivation in :func:`plan_into`), not copied from the printed bonus, which could
+not be read: a documented deviation in constants, not in form.
+
+PUCB in the paper's Table 1 (what this package could read of it). The table restates PUCB's
+ε-JDP regret as ``Õ(√(S²AH³T) + S²AH³/ε)`` with a footnote, where Vietri et al. (2020,
+Theorem 4) state ``H²√(SAT)`` over ``T`` episodes, i.e. ``√(SAH³T)`` in steps: the restated
+non-private term carries an extra ``√S``. The footnote's text was not reachable; Qiao & Wang's
+later Markov-game paper (DP-Nash-VI, its Table 1) restates the same ``√(S²AH³T)`` for PUCB
+and defers to this footnote ("more discussions about this bound can be found in Chowdhury
+and Zhou [2022]"). This is reported beside the claims, never counted against Vietri et al.:
+the claims of that paper (V2, V9) are judged on the rate in ``T``, which both forms share.
 
 Algorithm (Private-UCB-VI), ``K`` episodes, confidence ``β``:
 
