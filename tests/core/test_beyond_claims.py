@@ -97,8 +97,8 @@ def test_a_broken_declaration_names_its_entry_point(installed):
 
 def test_the_later_regret_claims_are_v9s_rule_on_their_algorithm(monkeypatch):
     """L1 and L2 (declared by this repository's dprl_beyond package) are V9's rows of
-    Private-UCB-VI and DP-UCBVI; an algorithm the run did not put in tabular_hard gets one
-    inconclusive row saying how to add it."""
+    Private-UCB-VI and DP-UCBVI on beyond_hard (not on the papers' tabular_hard); an algorithm
+    the run did not put there gets one inconclusive row saying how to add it."""
     import dprl_beyond.claims as later
 
     ids = [c.id for c in claims_registry.all_claims()]
@@ -109,11 +109,12 @@ def test_the_later_regret_claims_are_v9s_rule_on_their_algorithm(monkeypatch):
             return [ClaimResult(verdict="not reproduced", measured=1.0, algorithm=self.algorithm, regime="reached"),
                     ClaimResult(verdict="reproduced", measured=0.5, algorithm="pucb", regime="reached")]
 
-    l1, l2 = (c for c in later.CLAIMS)
+    l1, l2 = (c for c in later.CLAIMS if c.id in ("L1", "L2"))
+    assert l1.reads == l2.reads == ("beyond_hard",) and later._RATE_HERE.rows.tables == ("beyond_hard",)
     for claim_, algorithm, other in ((l1, "private_ucb_vi", "dp_ucbvi"), (l2, "dp_ucbvi", "private_ucb_vi")):
         fake = FakeV9()
         fake.algorithm = algorithm  # V9's rule gives this algorithm a not-reproduced row: so does L1 / L2
-        monkeypatch.setattr(later, "_RATE", fake)
+        monkeypatch.setattr(later, "_RATE_HERE", fake)
         assert [(r.algorithm, r.verdict) for r in claim_.compute({})] == [(algorithm, "not reproduced")]
         fake.algorithm = other  # the run has no row of the claim's algorithm
         (missing,) = claim_.compute({})
