@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.colors import to_hex, to_rgb
+from matplotlib.figure import Figure
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
@@ -129,7 +131,7 @@ def _series(row: Row, eps: float, pairs: dict[str, str]) -> tuple[list[tuple[str
     return out, notes
 
 
-def _panel(ax, row: Row, eps: float) -> list[str]:
+def _panel(ax: Axes, row: Row, eps: float) -> list[str]:
     """One (row, ε) panel: each private algorithm at ``eps`` solid in its colour, each
     baseline (no ε) dashed in a darker shade of its private algorithm's colour, the seed mean
     of the regret against the row's x with its 95% bootstrap band (error bars on a grid of
@@ -167,8 +169,9 @@ def _panel(ax, row: Row, eps: float) -> list[str]:
     return drawn
 
 
-def regret_comparison(tables: Tables):
-    """Cumulative exact regret ``R(T) = Σ_t (ρ* − ρ^{π_t})`` (Vietri et al. 2020, Section 2)
+def regret_comparison(tables: Tables) -> Figure:
+    """Cumulative exact regret ``R(T) = Σ_t (ρ* − ρ^{π_t})`` (the jobs' ``regret`` column,
+    ``experiments/tabular/jobs.py``)
     of every private tabular algorithm against T, beside the non-private baseline it declares
     (PUCB: UBEV; Private-UCB-VI: UCB-VI; DP-UCBVI: UCBVI-Bernstein), log-log. Rows: garnet
     (``beyond_regret``, checkpoints of one run, 95% bootstrap band over seeds) and the Figure 1
