@@ -102,7 +102,8 @@ def test_the_later_regret_claims_are_v9s_rule_on_their_algorithm(monkeypatch):
     import dprl_beyond.claims as later
 
     ids = [c.id for c in claims_registry.all_claims()]
-    assert {"L1", "L2"} <= set(ids) and all(c.beyond for c in claims_registry.all_claims() if c.id in ("L1", "L2"))
+    assert {"L1", "L2", "L3"} <= set(ids)
+    assert all(c.beyond for c in claims_registry.all_claims() if c.id in ("L1", "L2", "L3"))
 
     class FakeV9:
         def evaluate(self, tables):

@@ -51,7 +51,7 @@ def test_smoke_dag_end_to_end(smoke_run):
     # the papers' claims, this package's findings and the later papers' claims (this repository's
     # dprl_beyond declares them through dprl.claims) are told apart
     assert set(claims["source"]) == {"paper claim", "package finding", "beyond the four papers"}
-    assert set(claims.loc[claims["source"] == "beyond the four papers", "claim"]) == {"L1", "L2"}
+    assert set(claims.loc[claims["source"] == "beyond the four papers", "claim"]) == {"L1", "L2", "L3"}
     assert (figs / "tables" / "tabular_regret.csv").exists() and (figs / "tables" / "tabular_regret.inputs.json").exists()
     assert (figs / "claims.md").read_text().count("| M1 |") >= 1
     assert (figs / "claims.tex").read_text().startswith("\\begin{tabular}")
