@@ -87,6 +87,7 @@ from numba import njit
 
 from dprl.agents.plugin import TabularBlockKernel
 from dprl.agents.protocol import BuiltAgent
+from dprl.agents.tabular.regime import bonus_burn_in, clamp_watch, error_bound
 from dprl.agents.tabular.statistics import ExactStats, PrivateStats, ReleasedStats, feed_stats, release_stats
 
 # The bonus's lower-order coefficients (module docstring: to be checked against the paper)
@@ -190,8 +191,9 @@ def _privatize_one(n_hat: float, m_hat: np.ndarray, e_paper: float, m_out: np.nd
 def kernel_plan(state: tuple, k: int, policy_out: np.ndarray) -> None:
     """Lines 3-7 in compiled code (:meth:`DPUCBVI.plan`, operation for operation) from the
     counters' compiled release (:func:`~dprl.agents.tabular.statistics.release_stats`)."""
-    ks, iota, unavailable, upper, lower, m_row = state
+    ks, iota, unavailable, upper, lower, m_row, watch, last = state
     S, A, H = ks[11], ks[12], ks[13]
+    clamped = False
     values, e = release_stats(ks)
     e_paper = 4.0 * e
     K = S * A * H
@@ -222,11 +224,15 @@ def kernel_plan(state: tuple, k: int, policy_out: np.ndarray) -> None:
                     q_low = max(reward + mean_low - b, 0.0)
                 else:
                     q_up, q_low = float(H - h), 0.0
+                if q_up >= H - h and watch[h, s, a]:
+                    clamped = True
                 if not unavailable[s, a] and q_up > best:
                     best, best_low, arg = q_up, q_low, a
             policy_out[h, s] = arg
             upper[h, s] = best
             lower[h, s] = best_low
+    if clamped:
+        last[0] = k + 1  # the run's episodes are 1-based in last_clamped_episode
 
 
 @njit(cache=True)
@@ -238,11 +244,17 @@ def kernel_learn(state: tuple, k: int, states: np.ndarray, actions: np.ndarray, 
 class DPUCBVI:
     """DP-UCBVI's agent (Algorithm 1) on dprl's counters (``source``: :class:`PrivateStats`
     for DP-UCBVI, :class:`ExactStats` for UCBVI-Bernstein): ``policy()`` plans lines 3-7
-    from the counters' release, ``observe()`` is line 8."""
+    from the counters' release, ``observe()`` is line 8. ``last_clamped_episode``: the last
+    episode (1-based) in which a pair of ``watch`` (``(H, S, A)``; default none) still had
+    ``Q̄_h`` at its cap ``H − h + 1``, the measured end of the burn-in :func:`burn_in` predicts."""
 
     def __init__(self, source: PrivateStats | ExactStats, n_episodes: int, beta: float, n_actions: np.ndarray,
-                 compiled: bool = True) -> None:
+                 compiled: bool = True, watch: np.ndarray | None = None) -> None:
         self.source = source
+        self.watch = (np.zeros((source.H, source.S, source.A), dtype=np.bool_) if watch is None
+                      else np.asarray(watch, dtype=np.bool_))
+        self._last = np.zeros(1, dtype=np.int64)
+        self._k = 0
         self.S, self.A, self.H = source.S, source.A, source.H
         self.iota = log_term(self.S, self.A, self.H, n_episodes, beta)
         self.unavailable = np.arange(self.A)[None, :] >= np.asarray(n_actions)[:, None]
@@ -252,7 +264,8 @@ class DPUCBVI:
         # the block protocol (dprl.agents.plugin): the same plan and learn compiled, on the
         # agent's own arrays and counters; without it the runner takes the NumPy step path
         if compiled:
-            state = (source.kernel_state(), self.iota, self.unavailable, self.upper, self.lower, np.empty(self.S))
+            state = (source.kernel_state(), self.iota, self.unavailable, self.upper, self.lower, np.empty(self.S),
+                     self.watch, self._last)
             self.block_kernel = TabularBlockKernel(kernel_plan, kernel_learn, state)
 
     def plan(self, st: ReleasedStats) -> np.ndarray:
@@ -266,6 +279,7 @@ class DPUCBVI:
         # deviation: unknown Bernoulli rewards, estimated from the released sums
         reward = np.clip(st.r / n_safe, 0.0, 1.0)
         pi = np.empty((H, S), dtype=np.int64)
+        self._clamped = False
         self.upper[H] = 0.0
         self.lower[H] = 0.0
         rows = np.arange(S)
@@ -282,14 +296,23 @@ class DPUCBVI:
             # deviation: never-visited (h, s, a) (exact counts only) planned at the range
             q_up = np.where(seen[h], q_up, H - h)
             q_low = np.where(seen[h], q_low, 0.0)
+            self._clamped |= bool(np.any((q_up >= H - h) & self.watch[h]))
             q_up[self.unavailable] = -np.inf
             pi[h] = q_up.argmax(axis=1)  # line 7
             self.upper[h] = q_up[rows, pi[h]]
             self.lower[h] = q_low[rows, pi[h]]
         return pi
 
+    @property
+    def last_clamped_episode(self) -> int:
+        return int(self._last[0])
+
     def policy(self) -> np.ndarray:
-        return self.plan(self.source.release())
+        pi = self.plan(self.source.release())
+        if self._clamped:
+            self._last[0] = self._k + 1
+        self._k += 1
+        return pi
 
     def observe(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Line 8: the episode's trajectory to the Privatizer (the tree counters)."""
@@ -300,10 +323,39 @@ def build(params: dict, privacy, env, n_episodes: int, agent_rng, noise_rng) -> 
     """DP-UCBVI's factory (``Algorithm.factory``): PUCB's tree counters sized for the job;
     the calibration is the one these counters hold (``PrivateStats.calibration``)."""
     source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, params["beta"], noise_rng)
-    return BuiltAgent(DPUCBVI(source, n_episodes, params["beta"], env.n_actions), source.calibration())
+    return BuiltAgent(DPUCBVI(source, n_episodes, params["beta"], env.n_actions, watch=clamp_watch(env, caps_of(env.H))),
+                      source.calibration())
 
 
 def build_exact(params: dict, privacy, env, n_episodes: int, agent_rng, noise_rng) -> BuiltAgent:
     """UCBVI-Bernstein's factory: the same planner on exact counts (``E = 0``), no calibration."""
     source = ExactStats(env.S, env.A, env.H)
-    return BuiltAgent(DPUCBVI(source, n_episodes, params["beta"], env.n_actions), None)
+    return BuiltAgent(DPUCBVI(source, n_episodes, params["beta"], env.n_actions, watch=clamp_watch(env, caps_of(env.H))),
+                      None)
+
+
+def bonus_width(n: float, E: float, S: int, H: int, iota: float) -> float:
+    """An upper bound of :func:`bernstein_bonus` at true count ``n`` (``ñ ≈ n + E_{ε,β}/2``
+    after the shift (9), ``E_{ε,β} = 4E``), with ``Var_P̃(V̄) <= H²/4`` and ``E_P̃(V̄ − V̲)² <= H²``:
+    a prediction that errs late, never early."""
+    e_paper = 4.0 * E
+    m = max(1.0, n + e_paper / 2.0)
+    transitions = 2.0 * math.sqrt(H * H / 4.0 * iota / m) + 2.0 * math.sqrt(H * H * iota / m)
+    return (transitions + (LOWER_ORDER * H * S * iota + PRIVACY_TERM * H * S * e_paper) / m
+            + math.sqrt(2.0 * iota / m) + E / m)
+
+
+def burn_in(params, privacy, env, n_episodes: int) -> tuple[float, float]:
+    """Predicted ``(first untie, T*)`` of a ``K = n_episodes`` run (``Algorithm.burn_in``):
+    episodes of uniform play until every watched ``Q̄_h`` leaves its cap ``H − h + 1``
+    (line 5; ``agents/tabular/regime.bonus_burn_in`` with :func:`bonus_width`); ``E`` is the
+    counters' bound for ``K`` (0 for UCBVI-Bernstein)."""
+    beta = params["beta"]
+    E = 0.0 if privacy is None else error_bound(privacy, env.S, env.A, env.H, n_episodes, beta)
+    iota = log_term(env.S, env.A, env.H, n_episodes, beta)
+    return bonus_burn_in(env, lambda n: bonus_width(n, E, env.S, env.H, iota), caps=caps_of(env.H))
+
+
+def caps_of(H: int) -> np.ndarray:
+    """Where line 5 clamps ``Q̄_h``: ``H − h + 1`` for ``h = 1..H``."""
+    return np.arange(H, 0, -1, dtype=float)

@@ -65,6 +65,7 @@ from numba import njit
 
 from dprl.agents.plugin import TabularBlockKernel
 from dprl.agents.protocol import BuiltAgent
+from dprl.agents.tabular.regime import bonus_burn_in, clamp_watch, error_bound
 from dprl.agents.tabular.statistics import ExactStats, PrivateStats, feed_stats, release_stats
 
 
@@ -76,9 +77,11 @@ def log_term(S: int, A: int, H: int, K: int, beta: float) -> float:
 
 @njit(cache=True)
 def plan_into(values: np.ndarray, E: float, S: int, A: int, H: int, n_actions: np.ndarray, iota: float,
-              V: np.ndarray, W: np.ndarray, policy_out: np.ndarray) -> None:
+              V: np.ndarray, W: np.ndarray, policy_out: np.ndarray, watch: np.ndarray) -> bool:
     """Lines 3-6 on the released flat ``[C̃ | Ñ | Ñ(s')]`` vector ``values`` with error bound ``E``,
-    writing ``πᵏ`` into ``policy_out`` (``V``, ``W``: scratch of ``S``).
+    writing ``πᵏ`` into ``policy_out`` (``V``, ``W``: scratch of ``S``). Returns whether a
+    watched pair (``watch``, ``(H, S, A)``: ``agents/tabular/regime.clamp_watch``) is still
+    clamped at ``Q̃ = H``: the burn-in the plug-in's :func:`burn_in` predicts, measured.
 
     Bonuses, with ``ñ = max{1, Ñ + E}`` (``Ñ + E ≥ N`` under the accuracy assumption, and
     ``Ñ + E ≤ N + 2E``): Hoeffding's term at ``ñ`` plus the counts' error, ``|r̃ − r̂| ≤
@@ -87,6 +90,7 @@ def plan_into(values: np.ndarray, E: float, S: int, A: int, H: int, n_actions: n
     - ``β^r = √(ι / (2ñ)) + 3E/ñ`` (rewards in ``[0, 1]``);
     - ``β^{pv} = H√(ι / (2ñ)) + H(S + 2)E/ñ`` (the next-state value, range ``H``)."""
     sah = S * A * H
+    clamped = False
     V[:] = 0.0  # line 4: Ṽ_{H+1} = 0
     for h in range(H - 1, -1, -1):
         for s in range(S):
@@ -101,19 +105,23 @@ def plan_into(values: np.ndarray, E: float, S: int, A: int, H: int, n_actions: n
                 bonus_r = root + 3.0 * E / n
                 bonus_pv = H * root + H * (S + 2.0) * E / n
                 q = min(float(H), values[i] / n + bonus_r + pv + bonus_pv)  # line 5
+                if q >= H and watch[h, s, a]:
+                    clamped = True
                 if q > best:  # line 6: max and first argmax over the available actions
                     best, arg = q, a
             W[s] = best
             policy_out[h, s] = arg
         V[:] = W
+    return clamped
 
 
 @njit(cache=True)
 def _plan(state: tuple, k: int, policy_out: np.ndarray) -> None:
     """Block protocol ``plan``: line 2 (:func:`release_stats`) then lines 3-6."""
-    ks, n_actions, iota, V, W = state
+    ks, n_actions, iota, V, W, watch, last = state
     values, E = release_stats(ks)
-    plan_into(values, E, ks[11], ks[12], ks[13], n_actions, iota, V, W, policy_out)
+    if plan_into(values, E, ks[11], ks[12], ks[13], n_actions, iota, V, W, policy_out, watch):
+        last[0] = k + 1  # the run's episodes are 1-based in last_clamped_episode
 
 
 @njit(cache=True)
@@ -124,19 +132,32 @@ def _learn(state: tuple, k: int, states: np.ndarray, actions: np.ndarray, reward
 
 class PrivateUCBVI:
     """Private-UCB-VI (or UCB-VI on ``ExactStats``) following both tabular protocols of
-    :mod:`dprl.agents.plugin`; ``source`` is dprl's statistics object it releases through."""
+    :mod:`dprl.agents.plugin`; ``source`` is dprl's statistics object it releases through.
+    ``last_clamped_episode``: the last episode (1-based) in which a watched pair of ``watch``
+    still had ``Q̃ = H`` (0: none), the measured end of its burn-in (the job records it)."""
 
-    def __init__(self, source: PrivateStats | ExactStats, n_actions: np.ndarray, iota: float) -> None:
+    def __init__(self, source: PrivateStats | ExactStats, n_actions: np.ndarray, iota: float,
+                 watch: np.ndarray) -> None:
         self.source, self.n_actions, self.iota = source, np.asarray(n_actions, dtype=np.int64), float(iota)
+        self.watch = np.asarray(watch, dtype=np.bool_)
         self._V, self._W = np.empty(source.S), np.empty(source.S)
+        self._last = np.zeros(1, dtype=np.int64)
+        self._k = 0
         self.block_kernel = TabularBlockKernel(
-            _plan, _learn, (source.kernel_state(), self.n_actions, self.iota, self._V, self._W))
+            _plan, _learn,
+            (source.kernel_state(), self.n_actions, self.iota, self._V, self._W, self.watch, self._last))
+
+    @property
+    def last_clamped_episode(self) -> int:
+        return int(self._last[0])
 
     def policy(self) -> np.ndarray:
         """Lines 2-6: the release (``source.release()``), then the planner."""
         st = self.source.release()
         pi = np.empty((st.H, st.S), dtype=np.int64)
-        plan_into(st.values, st.e, st.S, st.A, st.H, self.n_actions, self.iota, self._V, self._W, pi)
+        if plan_into(st.values, st.e, st.S, st.A, st.H, self.n_actions, self.iota, self._V, self._W, pi, self.watch):
+            self._last[0] = self._k + 1
+        self._k += 1
         return pi
 
     def observe(self, states: np.ndarray, actions: np.ndarray, rewards: np.ndarray) -> None:
@@ -148,10 +169,28 @@ def build(params, privacy, env, n_episodes, agent_rng, noise_rng) -> BuiltAgent:
     """``private_ucb_vi``'s factory: dprl's tree counters sized for the job's ``K`` episodes."""
     source = PrivateStats(env.S, env.A, env.H, n_episodes, privacy, params["beta"], noise_rng)
     iota = log_term(env.S, env.A, env.H, n_episodes, params["beta"])
-    return BuiltAgent(PrivateUCBVI(source, env.n_actions, iota), source.calibration())
+    return BuiltAgent(PrivateUCBVI(source, env.n_actions, iota, clamp_watch(env)), source.calibration())
 
 
 def build_exact(params, privacy, env, n_episodes, agent_rng, noise_rng) -> BuiltAgent:
     """``ucb_vi``'s factory: the same planner on exact counts (``E = 0``), non-private."""
     iota = log_term(env.S, env.A, env.H, n_episodes, params["beta"])
-    return BuiltAgent(PrivateUCBVI(ExactStats(env.S, env.A, env.H), env.n_actions, iota), None)
+    return BuiltAgent(PrivateUCBVI(ExactStats(env.S, env.A, env.H), env.n_actions, iota, clamp_watch(env)), None)
+
+
+def bonus_width(n: float, E: float, S: int, H: int, iota: float) -> float:
+    """``β^r + β^{pv}`` of :func:`plan_into` at true count ``n`` (released ``Ñ ≈ n``, so
+    ``ñ = max{1, n + E}``): the whole bonus a pair's ``Q̃`` carries above its estimate."""
+    m = max(1.0, n + E)
+    return (1.0 + H) * math.sqrt(iota / (2.0 * m)) + (3.0 + H * (S + 2.0)) * E / m
+
+
+def burn_in(params, privacy, env, n_episodes: int) -> tuple[float, float]:
+    """Predicted ``(first untie, T*)`` of a ``K = n_episodes`` run (``Algorithm.burn_in``):
+    episodes of uniform play until every watched ``Q̃`` leaves ``H``
+    (``agents/tabular/regime.bonus_burn_in`` with :func:`bonus_width`); ``E`` is the
+    counters' bound for ``K`` (the scale :class:`PrivateStats` calibrates, 0 for UCB-VI)."""
+    beta = params["beta"]
+    E = 0.0 if privacy is None else error_bound(privacy, env.S, env.A, env.H, n_episodes, beta)
+    iota = log_term(env.S, env.A, env.H, n_episodes, beta)
+    return bonus_burn_in(env, lambda n: bonus_width(n, E, env.S, env.H, iota))

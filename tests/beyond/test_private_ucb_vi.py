@@ -112,7 +112,7 @@ def test_private_ucb_vi_audited_on_its_counters_and_a_broken_mechanism_fails():
     ok = audit_episode(built, 50_000, np.random.default_rng(7))
     src = built.agent.source
     broken_src = PrivateStats(src.S, src.A, src.H, src.T, privacy, 0.05, np.random.default_rng(2), noise_multiplier=0.4)
-    broken = BuiltAgent(PrivateUCBVI(broken_src, env.n_actions, 1.0), broken_src.calibration())
+    broken = BuiltAgent(PrivateUCBVI(broken_src, env.n_actions, 1.0, built.agent.watch), broken_src.calibration())
     bad = audit_episode(broken, 50_000, np.random.default_rng(7))  # claims ε = 6 with 0.4 of the noise
     assert ok.passed and not bad.passed
 

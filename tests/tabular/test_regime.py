@@ -9,8 +9,8 @@ import pytest
 
 from dprl.agents.tabular.episodes import _all_tied, feed_episodes
 from dprl.agents.tabular.build import build_agent
-from dprl.agents.tabular.regime import (clamp_watch, confidence_width, job_burn_in, pucb_burn_in, unclamp_count,
-                                        uniform_visit_rates)
+from dprl.agents.tabular.regime import (bonus_burn_in, clamp_watch, confidence_width, job_burn_in, pucb_burn_in,
+                                        unclamp_count, uniform_visit_rates)
 from dprl.agents.tabular.planner import priv_q
 from dprl.analysis.claims import tabular as tc
 from dprl.envs.tabular import garnet, riverswim
@@ -255,3 +255,18 @@ def test_burn_in_ignores_pairs_already_at_h():
     assert np.any(np.isclose(env.optimal_q[0, :2], 2.0))
     first, t_star = job_burn_in(env, PrivacySetting(epsilon=10, **TIGHT), 10**7, 0.05)
     assert np.isfinite(t_star) and first <= t_star
+
+
+def test_a_plugins_bonus_burn_in_is_pucbs_analysis_with_its_width():
+    """``bonus_burn_in`` (a plug-in's declared prediction) with PUCB's ``conf`` is PUCB's T*;
+    a wider bonus, or a lower cap, predicts a later burn-in; a cap at Q* leaves the pair out."""
+    env, E = _garnet(), 40.0
+    S, A, H = env.S, env.A, env.H
+    conf = lambda n: confidence_width(n, E, S, A, H, 0.05)  # noqa: E731
+    assert bonus_burn_in(env, conf, max(2 * E, 1.0)) == pucb_burn_in(env, E, 0.05)
+    wider = bonus_burn_in(env, lambda n: 2.0 * conf(n), max(2 * E, 1.0))[1]
+    assert wider > pucb_burn_in(env, E, 0.05)[1]
+    lower = bonus_burn_in(env, conf, max(2 * E, 1.0), caps=np.array([H, H - 0.5]))[1]
+    assert lower >= pucb_burn_in(env, E, 0.05)[1]
+    capped = clamp_watch(env, np.full(H, -1.0))
+    assert not capped.any() and bonus_burn_in(env, conf, 1.0, caps=np.full(H, -1.0))[1] == 0.0

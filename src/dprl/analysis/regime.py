@@ -11,7 +11,7 @@ from dprl.analysis.base import NOT_LEARNED, RegimeCheck
 from dprl.analysis.burn_in import ONSET_DECADES, burn_in_margin
 from dprl.experiments.registry import plugins
 
-__all__ = ["ONSET_DECADES", "is_plugin", "measured_regime", "median_onset", "no_escape_horizon", "onset_regime",
+__all__ = ["ONSET_DECADES", "has_predicted_burn_in", "is_plugin", "measured_regime", "median_onset", "no_escape_horizon", "onset_regime",
            "plugin_regime"]
 
 
@@ -79,9 +79,23 @@ def is_plugin(g: pd.DataFrame) -> bool:
 
 
 def plugin_regime(g: pd.DataFrame, k_max: float) -> RegimeCheck | None:
-    """The regime criterion's half that applies to ``g``'s algorithm when it is a plug-in:
-    :func:`measured_regime` (its measured onset alone; still in its burn-in: ``not reached``,
-    with the horizon it needs, never ``n/a``); ``None`` for a built-in, whose regime function
-    applies the whole criterion (:func:`onset_regime` with its predicted burn-in). A built-in
-    regime function starts with ``if (check := plugin_regime(g, k_max)) is not None: return check``."""
-    return measured_regime(g, k_max) if is_plugin(g) else None
+    """The regime criterion's half that applies to ``g``'s algorithm when it is a plug-in
+    without a predicted burn-in: :func:`measured_regime` (its measured onset alone; still in
+    its burn-in: ``not reached``, with the horizon it needs, never ``n/a``); ``None`` for a
+    built-in, and for a plug-in whose jobs recorded the burn-in it declares
+    (``Algorithm.burn_in``: a finite ``burn_in_episodes``), whose regime function applies the
+    whole criterion (:func:`onset_regime` with that prediction, its no-escape horizon at
+    :data:`~dprl.analysis.burn_in.DEFAULT_MARGIN`). A built-in regime function starts with
+    ``if (check := plugin_regime(g, k_max)) is not None: return check``."""
+    if not is_plugin(g) or has_predicted_burn_in(g):  # is_plugin: every algorithm of g is declared
+        return None
+    return measured_regime(g, k_max)
+
+
+def has_predicted_burn_in(g: pd.DataFrame) -> bool:
+    """Whether ``g``'s plug-in declares its burn-in (``Algorithm.burn_in``) and every job of
+    ``g`` recorded it (a finite ``burn_in_episodes``)."""
+    declared = plugins()
+    return (bool(len(g)) and "burn_in_episodes" in g
+            and all(declared[a].burn_in for a in g["algorithm"].unique() if a in declared)
+            and bool(np.isfinite(g["burn_in_episodes"].to_numpy(dtype=float)).all()))

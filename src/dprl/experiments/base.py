@@ -69,6 +69,25 @@ class Algorithm:
     # regret, paired by seed (common random numbers), its privacy cost is measured against
     # (PUCB: UBEV). Empty: no privacy-cost rows. A plug-in names a built-in or another plug-in.
     baseline: str = ""
+    # A tabular plug-in whose agent implements the compiled block protocol (a ``block_kernel``,
+    # ``dprl.agents.plugin.TabularBlockKernel``): its jobs are budgeted at
+    # ``dprl.config.estimate.BLOCK_PLUGIN_SLOWDOWN`` times the compiled loop's time instead of
+    # the step runner's ``PLUGIN_SLOWDOWN``. Declared, so validation builds no agent (building
+    # one compiles its kernels, seconds per plug-in).
+    block_protocol: bool = False
+    # A tabular plug-in's predicted burn-in, ``"module:function"`` called as
+    # ``burn_in(params, privacy, env, n_episodes) -> (first untie, T*)`` (episodes of uniform
+    # play until every watched optimistic value leaves ``H``; ``agents/tabular/regime.bonus_burn_in``
+    # computes it from the plug-in's bonus). With it the plug-in's rate rows get the whole regime
+    # criterion, a run that never learns included (past the no-escape horizon its rows are not
+    # reproduced); without it only its measured onset decides (a non-learner's rows stay "not reached").
+    burn_in: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.block_protocol and self.setting != "tabular":
+            raise ValueError(f"{self.name}: block_protocol is the tabular setting's (setting {self.setting!r})")
+        if self.burn_in and self.setting != "tabular":
+            raise ValueError(f"{self.name}: a declared burn_in is the tabular setting's (setting {self.setting!r})")
 
     @property
     def display(self) -> str:

@@ -34,6 +34,7 @@ measured end, and is then fitted over the last decade ``[T/10, T]``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -59,19 +60,26 @@ def unclamp_count(margin: float, E: float, S: int, A: int, H: int, beta: float, 
     """Smallest released count ``n >= max(2E, 1)`` with ``conf(n) < margin`` (``inf`` if
     ``margin <= 0``). ``conf`` decreases in ``n`` on the known branch, so bisection on
     ``log n`` finds the crossing."""
-    lo = max(2.0 * E, 1.0)
+    return crossing_count(margin, lambda n: confidence_width(n, E, S, A, H, beta, bonus_scale), max(2.0 * E, 1.0))
+
+
+def crossing_count(margin: float, width: Callable[[float], float], start: float = 1.0) -> float:
+    """Smallest count ``n >= start`` with ``width(n) < margin`` for a bonus ``width``
+    decreasing in ``n`` (``inf`` when ``margin <= 0`` or beyond ``e^100``), by bisection on
+    ``log n``: the unclamping count of any planner that clamps its optimistic values at ``H``."""
+    lo = start
     if margin <= 0:
         return math.inf
-    if confidence_width(lo, E, S, A, H, beta, bonus_scale) < margin:
+    if width(lo) < margin:
         return lo
     a, b = math.log(lo), math.log(lo) + 1.0
-    while confidence_width(math.exp(b), E, S, A, H, beta, bonus_scale) >= margin:
+    while width(math.exp(b)) >= margin:
         a, b = b, b + 1.0
         if b > 100:
             return math.inf
     for _ in range(80):
         m = 0.5 * (a + b)
-        if confidence_width(math.exp(m), E, S, A, H, beta, bonus_scale) < margin:
+        if width(math.exp(m)) < margin:
             b = m
         else:
             a = m
@@ -95,24 +103,46 @@ def unclamp_episodes(env: TabularMDP, E: float, beta: float, bonus_scale: float 
     """Episodes of uniform play until each ``(h, s, a)`` reaches its unclamping count
     ``n*`` (margin ``H − Q*(s, a, h)``), ``(H, S, A)``; ``inf`` where never visited."""
     S, A, H = env.S, env.A, env.H
+    return width_unclamp_episodes(env, lambda m: unclamp_count(m, E, S, A, H, beta, bonus_scale))
+
+
+def width_unclamp_episodes(env: TabularMDP, count_of_margin: Callable[[float], float],
+                           caps: np.ndarray | None = None) -> np.ndarray:
+    """Episodes of uniform play until each reachable ``(h, s, a)`` reaches the count
+    ``count_of_margin(cap_h − Q*(s, a, h))`` at which its bonus falls below its margin,
+    ``(H, S, A)``; ``caps`` (one per step, default ``H``) is where the planner clamps."""
     rates = uniform_visit_rates(env)
-    margin = H - env.optimal_q
-    out = np.full((H, S, A), math.inf)
+    cap = np.full(env.H, float(env.H)) if caps is None else np.asarray(caps, dtype=float)
+    margin = cap[:, None, None] - env.optimal_q
+    out = np.full((env.H, env.S, env.A), math.inf)
     cache: dict[float, float] = {}
     for idx in zip(*np.nonzero(rates > 0)):
         m = round(float(margin[idx]), 12)
         if m not in cache:
-            cache[m] = unclamp_count(m, E, S, A, H, beta, bonus_scale)
+            cache[m] = count_of_margin(m)
         out[idx] = cache[m] / rates[idx]
     return out
 
 
-def clamp_watch(env: TabularMDP) -> np.ndarray:
+def bonus_burn_in(env: TabularMDP, width: Callable[[float], float], start: float = 1.0,
+                  caps: np.ndarray | None = None) -> tuple[float, float]:
+    """``(first untie, T*)`` of an optimistic planner that clamps its values at ``caps`` (one
+    per step; default ``H``) and adds a bonus ``width(n)`` (summed over rewards and
+    next-state values) at true count ``n``: this module's analysis of PUCB with ``width`` in
+    place of ``conf``. Tabular plug-ins declare their predicted burn-in with it
+    (``Algorithm.burn_in``), so their rate rows get the whole regime criterion, the
+    no-escape horizon included."""
+    return _burn_in(env, width_unclamp_episodes(env, lambda m: crossing_count(m, width, start), caps), caps)
+
+
+def clamp_watch(env: TabularMDP, caps: np.ndarray | None = None) -> np.ndarray:
     """The pairs whose clamp :func:`pucb_burn_in`'s ``T*`` waits for, ``(H, S, A)``:
     reachable under uniform play and ``Q* < H`` (a pair whose true value is ``H`` stays at
-    ``H`` rightly). The compiled loop records the last episode one of them was still at
+    ``H`` rightly); with ``caps`` (one per step) ``Q*_h < cap_h`` for a planner clamping
+    there. The compiled loop records the last episode one of them was still at
     ``H`` (``agent.last_clamped_episode``): the measured end of the same burn-in."""
-    return (uniform_visit_rates(env) > 0) & (env.optimal_q < env.H)
+    cap = float(env.H) if caps is None else np.asarray(caps, dtype=float)[:, None, None]
+    return (uniform_visit_rates(env) > 0) & (env.optimal_q < cap)
 
 
 def error_bound(privacy: PrivacySetting, S: int, A: int, H: int, T: int, beta: float, l1_per_step: int = 2) -> float:
@@ -124,9 +154,14 @@ def pucb_burn_in(env: TabularMDP, E: float, beta: float, bonus_scale: float = 1.
     """``(first untie, T*)`` of PUCB with error bound ``E`` on ``env`` (``E = 0``: UBEV),
     module docstring: from :func:`unclamp_episodes`, the first untie and the max over every
     reachable pair."""
-    eps = unclamp_episodes(env, E, beta, bonus_scale)
-    # pairs with Q* = H (margin 0) never leave H, which is their true value: no burn-in there
-    reach = clamp_watch(env)
+    return _burn_in(env, unclamp_episodes(env, E, beta, bonus_scale))
+
+
+def _burn_in(env: TabularMDP, eps: np.ndarray, caps: np.ndarray | None = None) -> tuple[float, float]:
+    """``(first untie, T*)`` from the unclamping episodes ``eps`` of every ``(h, s, a)``, the
+    planner clamping at ``caps`` (one per step; default ``H``)."""
+    # pairs with Q* = cap (margin 0) never leave it, which is their true value: no burn-in there
+    reach = clamp_watch(env, caps)
     t_star = float(eps[reach].max()) if reach.any() else 0.0
     # a pair unties its state only if the state has >= 2 actions, and (h < H) only once the
     # later steps it looks ahead to have unclamped (bounded by their slowest reachable pair)

@@ -28,6 +28,8 @@ from dprl.experiments.registry import kinds
 COMPARISON_EPSILONS = (1.0, 10.0)
 REGRET_TABLE = "beyond_regret"  # checkpoints of R(T) on tabular_regret's instances
 HARD_TABLE = "beyond_hard"  # one run per T on the Figure 1 family hard at T
+# further algorithms on the same family, stacked with HARD_TABLE (config.yaml: DP-UCBVI's, at its own T)
+HARD_EXTRA = ("beyond_hard_dp",)
 GARNET = "garnet"  # the environment of the regret row
 REGRET_EXPONENT = 0.5  # the √T envelope of every bound compared here
 # a baseline is drawn dashed in a darker shade of its private algorithm's colour
@@ -80,7 +82,8 @@ def _rows(tables: Tables) -> list[Row]:
             out.append(Row(P.environment_name(env), garnet[garnet["env_label"] == env], "episode", False))
         if garnet.empty:
             out.append(Row("Garnet", None, "episode", False, f"no garnet instance in {REGRET_TABLE}"))
-    hard = tables.get(HARD_TABLE)
+    parts = [tables[n] for n in (HARD_TABLE, *HARD_EXTRA) if tables.get(n) is not None]
+    hard = pd.concat(parts, ignore_index=True) if parts else None
     if hard is None or hard.empty:
         out.append(Row("Figure 1 family hard at T", None, "T", True, f"no {HARD_TABLE} table in this run"))
         return out

@@ -74,7 +74,7 @@ FIGURES: dict[str, Figure] = _register(
     # every private tabular algorithm (PUCB and the plug-ins beyond the four papers) against
     # the non-private baseline it declares, on garnet and on the Figure 1 family hard at T
     Figure("beyond_regret_comparison", "beyond", ("beyond_regret",), "beyond:regret_comparison",
-           optional=("beyond_hard",)),
+           optional=("beyond_hard", "beyond_hard_dp")),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3", "F2")),

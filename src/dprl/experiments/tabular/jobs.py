@@ -20,6 +20,7 @@ from dprl.agents.tabular.privacy import (
 )
 from dprl.envs.bandit import mab
 from dprl.envs.tabular import TabularMDP, hard_gap, make_tabular_env
+from dprl.experiments.base import load_ref
 from dprl.experiments.plugins import build_plugin, plugin_calibration, plugin_of
 from dprl.runner.job import JobContext, JobSpec, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
@@ -59,10 +60,15 @@ def build_job_agent(ctx: JobContext) -> tuple[TabularMDP, BuiltAgent]:
 
 
 def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, dict, pd.DataFrame]:
-    """A plug-in's run (:func:`dprl.agents.plugin.run_tabular_episodes`). The burn-in and
-    onset columns belong to PUCB's analysis and are NaN: the regime of a plug-in's rate is
-    not predicted, so its rate rows say so."""
+    """A plug-in's run (:func:`dprl.agents.plugin.run_tabular_episodes`). The regime columns
+    are PUCB's where the plug-in provides their parts, else NaN: the measured end of its
+    burn-in (``onset_episode``) from an agent attribute ``last_clamped_episode`` (the last
+    1-based episode a watched optimistic value was still at its cap; PUCB's compiled loop
+    records the same), and its predicted burn-in and the horizon its rate needs from its
+    declared ``Algorithm.burn_in``. Without a prediction its measured onset alone decides its
+    rows (``analysis/regime.plugin_regime``)."""
     T = _horizon(ctx)
+    plugin = plugin_of(ctx.spec)
     env, built = build_job_agent(ctx)
     df = run_tabular_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])),
                               ctx.progress, alpha=alpha)
@@ -72,6 +78,15 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
     info = {"optimal_value": env.optimal_value, "e_eps": nan, "t_exploit_possible": nan, "first_untie_predicted": nan,
             "burn_in_episodes": nan, "horizon_needed": nan, "onset_episode": nan, "first_untie_episode": nan,
             "all_tied_episodes": nan}
+    clamped = getattr(built.agent, "last_clamped_episode", None)
+    if clamped is not None:
+        info["onset_episode"] = float(clamped + 1) if clamped < T else nan
+    if plugin.burn_in:
+        params = {k: v for k, v in ctx.spec.algorithm.items() if k != "name"}
+        predict = load_ref(plugin.burn_in)
+        info["first_untie_predicted"], info["burn_in_episodes"] = predict(params, ctx.spec.privacy, env, T)
+        # the horizon its rate needs: smallest T with T >= 10^ONSET_DECADES·T*(T), as PUCB's
+        info["horizon_needed"] = fixed_point(lambda k: predict(params, ctx.spec.privacy, env, k)[1], 10**ONSET_DECADES)
     return env, info, df
 
 
