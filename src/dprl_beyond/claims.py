@@ -35,11 +35,11 @@ from dprl.analysis.stats import Estimate, bootstrap_seed_rows, loglog_slope
 
 # the paper module's declaration, not the registry's (which loads this module)
 _RATE = next(c for c in TABULAR_CLAIMS if c.id == "V9")
-# the experiment that runs the later algorithms on the Figure 1 family hard at T (config.yaml); V9's
-# family rows (gap scale >= 10, the T inside the regime, below uniform play) read it instead of tabular_hard
-BEYOND_HARD = "beyond_hard"
-_RATE_HERE = dataclasses.replace(_RATE, reads=(BEYOND_HARD,), optional=(),
-                                 rows=dataclasses.replace(V9_ROWS, tables=(BEYOND_HARD,)))
+# the experiments that run the later algorithms on the Figure 1 family hard at T (config.yaml); V9's
+# family rows (gap scale >= 10, the T inside the regime, below uniform play) read them instead of tabular_hard
+BEYOND_HARD = ("beyond_hard", "beyond_hard_dp")
+_RATE_HERE = dataclasses.replace(_RATE, reads=BEYOND_HARD[:1], optional=BEYOND_HARD[1:],
+                                 rows=dataclasses.replace(V9_ROWS, tables=BEYOND_HARD))
 
 
 def _rate_rows(algorithm: str, label: str):
@@ -50,7 +50,7 @@ def _rate_rows(algorithm: str, label: str):
         if rows:
             return rows
         return [ClaimResult(verdict="inconclusive", algorithm=algorithm,
-                            note=f"{label} is not among {BEYOND_HARD}'s algorithms in this run: add "
+                            note=f"{label} is not among the algorithms of {' or '.join(BEYOND_HARD)} in this run: add "
                                  f"{{name: {algorithm}}} to its algorithms in config.yaml")]
 
     return compute
@@ -61,19 +61,27 @@ _NON_LEARNER = PlantedBug(
     "V9's rule finds the algorithm's regret growing like T (a non-learner: V9's plug-in rows of a plug-in at uniform "
     "play in real jobs, tests/tabular/test_non_learners.py): the later claim's row is not reproduced",
     "tests/core/test_beyond_claims.py::test_the_later_regret_claims_are_v9s_rule_on_their_algorithm")
+_PLANTED_IN_JOBS = PlantedBug(
+    "in real beyond_hard jobs, Private-UCB-VI planted as uniform play (its bonus's ι at 1e30, every Q̃ at H; its "
+    "declared burn-in still the correct one's): past its no-escape horizon L1's row is not reproduced, and the "
+    "correct plug-in's is reproduced",
+    "tests/beyond/test_later_non_learners.py::test_l1_is_reproduced_and_a_planted_non_learner_is_not")
+# the figure that draws the later algorithms (src/dprl/analysis/figures/beyond.py)
+_FIGURE = "beyond_regret_comparison"
 
 
-def _rate_claim(cid: str, paper: str, statement: str, algorithm: str, label: str) -> Claim:
+def _rate_claim(cid: str, paper: str, statement: str, algorithm: str, label: str,
+                in_jobs: tuple[PlantedBug, ...] = ()) -> Claim:
     """A later paper's regret claim about ``algorithm``, judged by V9's rule (module docstring)."""
-    return Claim(id=cid, paper=paper, beyond=True, statement=statement, reads=_RATE_HERE.reads, optional=(),
+    return Claim(id=cid, paper=paper, beyond=True, statement=statement, reads=_RATE_HERE.reads, optional=_RATE_HERE.optional,
                  metric=_RATE.metric, expected=_RATE.expected, compute=_rate_rows(algorithm, label), why_code=_WHY,
-                 figure=_RATE.figure, kind=_RATE.kind, planted_bugs=(_NON_LEARNER,))
+                 figure=_FIGURE, kind=_RATE.kind, planted_bugs=(_NON_LEARNER, *in_jobs))
 
 
 _LATER_RATES = (
     _rate_claim("L1", "Chowdhury & Zhou 2022 (AAAI), Private-UCB-VI",
                 "Private-UCB-VI's regret is Õ(√(SAH³T) + S²AH³/ε) under ε-JDP: on the Figure 1 family hard at T it "
-                "grows like √T", "private_ucb_vi", "Private-UCB-VI"),
+                "grows like √T", "private_ucb_vi", "Private-UCB-VI", in_jobs=(_PLANTED_IN_JOBS,)),
     _rate_claim("L2", "Qiao & Wang 2023 (AISTATS), DP-UCBVI",
                 "DP-UCBVI's regret is Õ(√(SAH²T) + S²AH³/ε) under ε-JDP: on the Figure 1 family hard at T it grows "
                 "like √T", "dp_ucbvi", "DP-UCBVI"),

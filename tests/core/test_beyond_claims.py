@@ -111,7 +111,7 @@ def test_the_later_regret_claims_are_v9s_rule_on_their_algorithm(monkeypatch):
                     ClaimResult(verdict="reproduced", measured=0.5, algorithm="pucb", regime="reached")]
 
     l1, l2 = (c for c in later.CLAIMS if c.id in ("L1", "L2"))
-    assert l1.reads == l2.reads == ("beyond_hard",) and later._RATE_HERE.rows.tables == ("beyond_hard",)
+    assert l1.reads == l2.reads == ("beyond_hard",) and later._RATE_HERE.rows.tables == ("beyond_hard", "beyond_hard_dp")
     for claim_, algorithm, other in ((l1, "private_ucb_vi", "dp_ucbvi"), (l2, "dp_ucbvi", "private_ucb_vi")):
         fake = FakeV9()
         fake.algorithm = algorithm  # V9's rule gives this algorithm a not-reproduced row: so does L1 / L2
