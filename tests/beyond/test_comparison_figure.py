@@ -175,7 +175,7 @@ def test_the_figure_is_registered_with_its_tables_and_caption():
     from pathlib import Path
 
     fig = FIGURES[FID]
-    assert fig.experiments == ("beyond_regret",) and fig.optional == ("beyond_hard",)
+    assert fig.experiments == ("beyond_regret",) and fig.optional == ("beyond_hard", "beyond_hard_dp")
     assert fig.function() is regret_comparison
     assert (Path(__file__).resolve().parents[2] / "workflow" / "report" / fig.caption).exists()
 
