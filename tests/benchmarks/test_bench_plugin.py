@@ -1,7 +1,9 @@
 """The rate of a plug-in through the generic step runner (``dprl.agents.plugin``), against
 PUCB's compiled loop measured in the same run: what a researcher's plain-Python plug-in
-pays per episode, on the family hard at T's instance and on garnet; and a plug-in through the
-compiled block protocol (Private-UCB-VI, ``dprl_beyond``) against the same compiled loop.
+pays per episode, on the family hard at T's instance and on garnet; and the plug-ins through the
+compiled block protocol (``dprl_beyond``: Private-UCB-VI, DP-UCBVI and their non-private
+planners UCB-VI and UCBVI-Bernstein) against the same compiled loop, which is what
+``dprl.config.estimate.BLOCK_PLUGIN_SLOWDOWN`` budgets them at.
 
 Run: ``pytest tests/benchmarks/test_bench_plugin.py --benchmark-only -o addopts=""``.
 CPU time (``time.process_time``); episodes/s and the compiled loop's are in ``extra_info``.
@@ -34,8 +36,8 @@ ENVS = {
 }
 
 
-def _run(build, runner, env, T: int) -> None:
-    built = build(PARAMS, PRIVACY, env, T, np.random.default_rng(1), np.random.default_rng(2))
+def _run(build, runner, env, T: int, privacy: PrivacySetting | None = PRIVACY) -> None:
+    built = build(PARAMS, privacy, env, T, np.random.default_rng(1), np.random.default_rng(2))
     runner(built, env, T, np.random.default_rng(3), np.array([T]))
 
 
@@ -43,15 +45,17 @@ def _pucb(params, privacy, env, T, agent_rng, noise_rng):
     return build_agent("pucb", params, privacy, env, T, agent_rng, noise_rng)
 
 
-def _against_compiled_pucb(benchmark, build, env, T: int, T_compiled: int) -> tuple[float, float]:
+def _against_compiled_pucb(benchmark, build, env, T: int, T_compiled: int,
+                           privacy: PrivacySetting | None = PRIVACY) -> tuple[float, float]:
     """Episodes/s of the plug-in ``build`` through :func:`run_tabular_episodes` (best of 3) and
-    of PUCB's compiled loop on ``env`` in the same run, both compiled outside the timings."""
+    of PUCB's compiled loop (at ``PRIVACY``) on ``env`` in the same run, both compiled outside
+    the timings; ``privacy`` is the plug-in's (``None``: a non-private one, as its jobs get)."""
     _run(_pucb, run_episodes, env, 10)
-    _run(build, run_tabular_episodes, env, 10)
+    _run(build, run_tabular_episodes, env, 10, privacy)
     t = time.process_time()
     _run(_pucb, run_episodes, env, T_compiled)
     compiled = T_compiled / (time.process_time() - t)
-    benchmark.pedantic(_run, args=(build, run_tabular_episodes, env, T), rounds=3, iterations=1)
+    benchmark.pedantic(_run, args=(build, run_tabular_episodes, env, T, privacy), rounds=3, iterations=1)
     rate = T / benchmark.stats.stats.min
     benchmark.extra_info.update(episodes_per_s=rate, compiled_pucb_episodes_per_s=compiled, ratio_to_compiled=rate / compiled)
     return rate, compiled
@@ -73,6 +77,29 @@ def test_bench_private_ucb_vi_block_kernel_against_compiled_pucb(benchmark, env_
     from dprl_beyond.private_ucb_vi import build as build_private_ucb_vi
 
     rate, compiled = _against_compiled_pucb(benchmark, build_private_ucb_vi, ENVS[env_name](), 100_000, 100_000)
+    assert rate > 0 and compiled > 0
+
+
+BLOCK_PLUGINS = {  # the other block-protocol plug-ins of dprl_beyond: factory and whether private
+    "dp_ucbvi": ("dprl_beyond.dp_ucbvi:build", True),
+    "ucb_vi": ("dprl_beyond.private_ucb_vi:build_exact", False),
+    "ucbvi_bernstein": ("dprl_beyond.dp_ucbvi:build_exact", False),
+}
+
+
+@pytest.mark.benchmark(timer=time.process_time)
+@pytest.mark.parametrize("env_name", sorted(ENVS))
+@pytest.mark.parametrize("algorithm", sorted(BLOCK_PLUGINS))
+def test_bench_beyond_block_kernel_against_compiled_pucb(benchmark, algorithm, env_name):
+    """DP-UCBVI and the two non-private planners (UCB-VI, UCBVI-Bernstein on exact counts)
+    through the compiled block protocol, against PUCB's compiled loop on the same instance in
+    the same run; a non-private one is built without privacy, as its jobs are."""
+    from dprl.experiments.base import load_ref
+
+    factory, private = BLOCK_PLUGINS[algorithm]
+    build = load_ref(factory)
+    rate, compiled = _against_compiled_pucb(benchmark, build, ENVS[env_name](), 100_000, 100_000,
+                                            PRIVACY if private else None)
     assert rate > 0 and compiled > 0
 
 
