@@ -308,6 +308,9 @@ class Config:
     figures_dir: str
     experiments: dict[str, Experiment]
     bundle_seconds: float = 0.0
+    rehearse: bool = False  # targets: rehearsal slices (dprl.config.rehearse), not results
+    rehearse_slice: int = 20_000
+    rehearse_min_seconds: float = 2.0
 
     @property
     def jobs(self) -> dict[str, Job]:
@@ -556,7 +559,8 @@ def load_config(raw: dict[str, Any], preset: str | None = None) -> Config:
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}{_suggest(preset, PRESETS)}")
     experiments = resolve_all_presets(cfg, preset)[preset]
-    return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]))
+    return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]),
+                  bool(cfg["rehearse"]), int(cfg["rehearse_slice"]), float(cfg["rehearse_min_seconds"]))
 
 
 def read_config(path: str) -> dict[str, Any]:
