@@ -9,6 +9,8 @@ Subcommands:
              horizon, compare with the workflow's requests (non-zero exit naming a job over);
              --collect: the slices the workflow ran (config rehearse: true, e.g. on SLURM)
   rehearse-slice  run one rehearsal slice (the workflow's rule rehearse_slice)
+  parts      a preset cut into parts (by paper or experiment): CPU-hours, claims decided,
+             the Snakemake targets that run (and resume) each
   verify     check every job file and aggregate table of a preset (checksums, spec vs path
              and config, tables vs their inputs); names every bad file
   aggregate  verify and concatenate job results into one tidy table (+ checksums of its inputs)
@@ -179,6 +181,32 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         for line in bad:
             print(f"over: {line}", file=sys.stderr)
         raise RehearsalFailed(bad)
+    return 0
+
+
+def cmd_parts(args: argparse.Namespace) -> int:
+    from dprl.analysis.parts import preset_parts, targets
+    from dprl.config.load import ConfigError, load_config_file
+
+    cfg = load_config_file(args.config, args.preset)
+    ps = preset_parts(cfg.preset, args.by, args.config, args.resources)
+    if args.targets:
+        chosen = [p for p in ps if p.name == args.targets]
+        if not chosen:
+            raise ConfigError(f"--targets {args.targets}: no such part by {args.by}; parts: {', '.join(p.name for p in ps)}")
+        print(" ".join(targets(cfg.preset_dir, chosen[0])))
+        return 0
+    run = f"snakemake --workflow-profile workflow/profiles/slurm --config preset={cfg.preset}"
+    print(f"preset {cfg.preset} by {args.by}: run (and, after an interruption, resume) a part with\n"
+          f"  {run} $(dprl parts --preset {cfg.preset} --by {args.by} --targets PART)\n"
+          f"then everything else (figures, claims) with `{run}`; hours: `dprl validate`'s estimate\n")
+    print(f"{'part':24s} {'exps':>4s} {'jobs':>6s} {'CPU-h':>9s}  decides | with other parts | adds rows to")
+    for p in ps:
+        others = ", ".join(f"{c} (+{'+'.join(q)})" for c, q in p.with_others.items())
+        print(f"{p.name:24s} {len(p.experiments):4d} {p.jobs:6d} {p.hours:9.2f}  {' '.join(p.decides) or '-'} | "
+              f"{others or '-'} | {' '.join(p.adds_rows) or '-'}")
+    print(f"{'total':24s} {sum(len(p.experiments) for p in ps):4d} {sum(p.jobs for p in ps):6d} "
+          f"{sum(p.hours for p in ps):9.2f}")
     return 0
 
 
@@ -426,6 +454,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "instead of running them here; also writes <out>_jobs.csv, one row per real Snakemake job")
     sp.add_argument("--results", help="with --collect: the preset's results directory (default: the config's)")
     sp.set_defaults(func=cmd_rehearse)
+
+    sp = sub.add_parser("parts", help="a preset cut into parts (by paper or experiment): cost, claims decided, targets")
+    cfg_args(sp)
+    sp.add_argument("--resources", default="workflow/resources.yaml", help="measured per-simulation resources of the default run")
+    sp.add_argument("--by", choices=("paper", "experiment"), default="paper")
+    sp.add_argument("--targets", metavar="PART", help="print only this part's Snakemake targets (its experiments' tables)")
+    sp.set_defaults(func=cmd_parts)
 
     sp = sub.add_parser("rehearse-slice", help="run one rehearsal slice (what the workflow's rule rehearse_slice calls)")
     sp.add_argument("--spec", required=True, help="JSON {spec, labels} of the representative job")
