@@ -24,13 +24,15 @@ from conftest import copy_workflow, snakemake  # tests/workflow is on pythonpath
 from test_slurm import merged_slurm_profile
 
 from dprl.cli import main
+from dprl.config.load import load_config_file
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 EXPERIMENTS = ("tabular_regret", "tabular_gaps")
 TOO_SMALL_MB = 100
 
 
+@pytest.mark.slurm
 def test_rehearsal_through_slurm_names_the_job_whose_request_is_too_small(slurm_cluster, tmp_path, capsys):
     wd = copy_workflow(tmp_path / "wd", EXPERIMENTS)
     res_file = wd / "workflow/resources.yaml"
@@ -78,3 +80,23 @@ def test_rehearsal_through_slurm_names_the_job_whose_request_is_too_small(slurm_
     assert main([*args, "--experiment", "tabular_gaps"]) == 2
     err = capsys.readouterr().err
     assert "no rehearsal slice" in err and "jobs/tabular_gaps/ubev/" in err and "logs/rehearsal/tabular_gaps" in err, err
+
+
+def test_rehearsal_through_the_local_workflow_requests_each_simulate_job(tmp_path, capsys):
+    """Without bundles (and without SLURM) the real job of a representative is its own
+    simulate job: the slice gets that rule's request, and a request that fits passes."""
+    wd = copy_workflow(tmp_path / "wd", ("tabular_gaps",), bundle_seconds=0)
+    snakemake(wd, "--cores", "1", "--config", "preset=smoke", "rehearse=True", "rehearse_slice=40",
+              "rehearse_min_seconds=0", timeout=300)
+    res = wd / "results/smoke"
+    requests = json.loads((res / "rehearsal/requests.json").read_text())["jobs"]
+    paths = list(load_config_file(str(wd / "config.yaml"), "smoke").jobs)
+    assert sorted(requests) == sorted(paths) and all(r["members"] == [name] for name, r in requests.items())
+    capsys.readouterr()
+    assert main(["rehearse", "--preset", "smoke", "--collect", "--config", str(wd / "config.yaml"),
+                 "--resources", str(wd / "workflow/resources.yaml"), "--results", str(res),
+                 "--out", str(res / "rehearsal.csv")]) == 0
+    table = pd.read_csv(res / "rehearsal.csv")
+    assert len(table) == 1 and table["request_job"][0] == table["job"][0]  # its own simulate job
+    assert table["granted_mem_mb"].isna().all()  # not a SLURM job: nothing granted to record
+    assert "tabular_gaps" in capsys.readouterr().out
