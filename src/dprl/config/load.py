@@ -36,7 +36,7 @@ import yaml
 
 from dprl.config import rules
 from dprl.config.bounds import output_dir_problems, path_text, value_problems
-from dprl.config.estimate import estimate
+from dprl.config.estimate import estimate, plugin_slowdown
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import ENTRY_POINT_GROUP, kinds, plugin_problems, plugins
@@ -425,14 +425,15 @@ class Limits:
 
 def _exclude_hint(name: str, preset: str, kind: ExperimentKind, alg: Component, entries: list[dict[str, Any]]) -> str:
     """For a plug-in's job over the limits: the override that leaves it out of ``preset``
-    (its budget is ``PLUGIN_SLOWDOWN``× the compiled loop's in every preset)."""
+    (its budget, ``dprl.config.estimate.plugin_slowdown``× the compiled loop's, holds in every preset)."""
     alg_name = alg.params["name"]
     if not kind.algorithms[alg_name].factory:
         return ""
     others = [e for e in entries if e.get("name") != alg_name]
     flow = yaml.safe_dump(others, default_flow_style=True, sort_keys=False, width=10**6).strip()
-    return (f"; plug-in {alg_name!r} is budgeted at PLUGIN_SLOWDOWN× the compiled loop's time "
-            f"(dprl.config.estimate): to leave it out of preset {preset!r}, set "
+    factor = plugin_slowdown(kind.algorithms[alg_name])
+    return (f"; plug-in {alg_name!r} is budgeted at {factor:g}× the compiled loop's time "
+            f"(dprl.config.estimate.plugin_slowdown): to leave it out of preset {preset!r}, set "
             f"experiments.{name}.presets.{preset}.algorithms: {flow}")
 
 
