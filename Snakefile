@@ -17,6 +17,7 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/rehearse.smk"
 
 
 # The report's landing page: workflow/report/workflow.rst rendered with the run's preset,
@@ -28,4 +29,5 @@ report: LANDING_PAGE
 rule all:
     default_target: True
     input:
-        ALL_TARGETS,
+        # config `rehearse: True`: the rehearsal slices only (workflow/rules/rehearse.smk)
+        REHEARSAL_TARGETS if CFG.rehearse else ALL_TARGETS,

@@ -6,7 +6,11 @@ Subcommands:
   run-job    run one job (by --spec JSON or by --job path in --config) and write its result
   run-bundle run several jobs in one process (a Snakemake job of a bundled workflow)
   rehearse   time a slice of every distinct kind of job of a preset, project it to its
-             horizon, compare with the workflow's requests (non-zero exit naming a job over)
+             horizon, compare with the workflow's requests (non-zero exit naming a job over);
+             --collect: the slices the workflow ran (config rehearse: true, e.g. on SLURM)
+  rehearse-slice  run one rehearsal slice (the workflow's rule rehearse_slice)
+  parts      a preset cut into parts (by paper or experiment): CPU-hours, claims decided,
+             the Snakemake targets that run (and resume) each
   verify     check every job file and aggregate table of a preset (checksums, spec vs path
              and config, tables vs their inputs); names every bad file
   aggregate  verify and concatenate job results into one tidy table (+ checksums of its inputs)
@@ -150,21 +154,70 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     from dprl.config.rehearse import RehearsalFailed, per_experiment, problems, rehearse, write_table
 
     preset = args.preset or load_config_file(args.config).preset
-    table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or (), args.min_seconds)
     out = args.out or f"results/{preset}/rehearsal.csv"
+    missing: list[str] = []
+    if args.collect:  # the slices the workflow ran (config `rehearse: true`), e.g. through the SLURM profile
+        from dprl.config.rehearse import collect
+
+        table, real_jobs, missing = collect(preset, args.config, args.resources, args.results, args.experiment or ())
+        write_table(real_jobs, out[: -len(".csv")] + "_jobs.csv" if out.endswith(".csv") else out + ".jobs")
+    else:
+        table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or (), args.min_seconds)
     write_table(table, out)
+    if table.empty:
+        for line in missing:
+            print(f"over: {line}", file=sys.stderr)
+        raise RehearsalFailed(missing or ["no job rehearsed"])
     validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
     summary = per_experiment(table, validate_h)
+    how = "slices run by the workflow" if args.collect else f"slice {args.slice}"
     for r in summary.itertuples(index=False):
         print(f"{r.experiment:24s} {r.jobs:6d} jobs projected {r.projected_h:9.3f} h   validate {r.validate_h:9.3f} h   "
               f"ratio {r.ratio:6.2f}   mean job {r.projected_mean_s:8.2f} s (default run measured {r.measured_default_mean_s:.2f} s)")
     print(f"{'total':24s} {summary.jobs.sum():6d} jobs projected {summary.projected_h.sum():9.3f} h   validate "
-          f"{summary.validate_h.sum():9.3f} h (preset {preset}; slice {args.slice}; table {out})")
-    bad = problems(table, args.config)
+          f"{summary.validate_h.sum():9.3f} h (preset {preset}; {how}; table {out})")
+    bad = missing + problems(real_jobs if args.collect else table, args.config)
     if bad:
         for line in bad:
             print(f"over: {line}", file=sys.stderr)
         raise RehearsalFailed(bad)
+    return 0
+
+
+def cmd_parts(args: argparse.Namespace) -> int:
+    from dprl.analysis.parts import preset_parts, targets
+    from dprl.config.load import ConfigError, load_config_file
+
+    cfg = load_config_file(args.config, args.preset)
+    ps = preset_parts(cfg.preset, args.by, args.config, args.resources)
+    if args.targets:
+        chosen = [p for p in ps if p.name == args.targets]
+        if not chosen:
+            raise ConfigError(f"--targets {args.targets}: no such part by {args.by}; parts: {', '.join(p.name for p in ps)}")
+        print(" ".join(targets(cfg.preset_dir, chosen[0])))
+        return 0
+    run = f"snakemake --workflow-profile workflow/profiles/slurm --config preset={cfg.preset}"
+    print(f"preset {cfg.preset} by {args.by}: run (and, after an interruption, resume) a part with\n"
+          f"  {run} $(dprl parts --preset {cfg.preset} --by {args.by} --targets PART)\n"
+          f"then everything else (figures, claims) with `{run}`; hours: `dprl validate`'s estimate\n")
+    print(f"{'part':24s} {'exps':>4s} {'jobs':>6s} {'CPU-h':>9s}  decides | with other parts | adds rows to")
+    for p in ps:
+        others = ", ".join(f"{c} (+{'+'.join(q)})" for c, q in p.with_others.items())
+        print(f"{p.name:24s} {len(p.experiments):4d} {p.jobs:6d} {p.hours:9.2f}  {' '.join(p.decides) or '-'} | "
+              f"{others or '-'} | {' '.join(p.adds_rows) or '-'}")
+    print(f"{'total':24s} {sum(len(p.experiments) for p in ps):4d} {sum(p.jobs for p in ps):6d} "
+          f"{sum(p.hours for p in ps):9.2f}")
+    return 0
+
+
+def cmd_rehearse_slice(args: argparse.Namespace) -> int:
+    from dprl.config.rehearse import run_slice
+
+    rec = run_slice(_json_payload(args.spec, "--spec"), args.slice, args.min_seconds,
+                    _json_payload(args.request, "--request"), args.out)
+    m = rec["measurement"]
+    log.info("rehearsal slice: %s = %d of %d in %.3g s, peak %.0f MB; granted %s", m["horizon_key"] or "whole job",
+             m["n2"], m["horizon"], m["t2"], m["rss_mb"], rec["granted"] or "(not a SLURM job)")
     return 0
 
 
@@ -396,7 +449,26 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--workers", type=int, default=1, help="representatives measured at a time (one process each)")
     sp.add_argument("--experiment", action="append", help="only this experiment (repeatable)")
     sp.add_argument("--out", help="the table (CSV, written atomically; default results/<preset>/rehearsal.csv)")
+    sp.add_argument("--collect", action="store_true",
+                    help="read the slices the workflow ran under `--config rehearse=true` (e.g. with the SLURM profile) "
+                         "instead of running them here; also writes <out>_jobs.csv, one row per real Snakemake job")
+    sp.add_argument("--results", help="with --collect: the preset's results directory (default: the config's)")
     sp.set_defaults(func=cmd_rehearse)
+
+    sp = sub.add_parser("parts", help="a preset cut into parts (by paper or experiment): cost, claims decided, targets")
+    cfg_args(sp)
+    sp.add_argument("--resources", default="workflow/resources.yaml", help="measured per-simulation resources of the default run")
+    sp.add_argument("--by", choices=("paper", "experiment"), default="paper")
+    sp.add_argument("--targets", metavar="PART", help="print only this part's Snakemake targets (its experiments' tables)")
+    sp.set_defaults(func=cmd_parts)
+
+    sp = sub.add_parser("rehearse-slice", help="run one rehearsal slice (what the workflow's rule rehearse_slice calls)")
+    sp.add_argument("--spec", required=True, help="JSON {spec, labels} of the representative job")
+    sp.add_argument("--request", required=True, help="JSON {name, mem_mb, runtime} of the real Snakemake job that runs it")
+    sp.add_argument("--slice", type=int, default=20_000)
+    sp.add_argument("--min-seconds", type=float, default=2.0)
+    sp.add_argument("--out", required=True)
+    sp.set_defaults(func=cmd_rehearse_slice)
 
     sp = sub.add_parser("verify", help="check every job file and table of a preset")
     cfg_args(sp)

@@ -1,4 +1,4 @@
-"""What a new user meets writing a tabular plug-in from the README alone: a preset they did
+"""What a new user meets writing a tabular plug-in from the documentation alone (docs/plugins.md): a preset they did
 not ask for must not block the one they did, a private plug-in that does not release through
 dprl's counters is refused by the audit before any job and its rows say its privacy is
 self-declared, every plug-in row names the plug-in, its declared colour is drawn, and a
@@ -182,7 +182,7 @@ def test_a_private_plugins_rows_say_its_privacy_is_self_declared_when_nothing_au
     assert not again["note"].fillna("").str.contains(NOT_AUDITED, regex=False).any()
 
 
-# the claims that give plug-in rows, by setting (README, "Bring your own algorithm")
+# the claims that give plug-in rows, by setting (docs/plugins.md)
 PLUGIN_CLAIMS = {"tabular": ("V1", "V3", "V8", "V9"), "lq": ("C1", "C2", "C3"), "linmix": ("Z1", "Z2", "Z3", "Z7", "Z8")}
 
 

@@ -1,6 +1,6 @@
 """The README: its verdict table agrees with the committed claims, it names every
-registered claim and figure, its quick start begins with the smoke preset, and its links
-resolve."""
+registered claim, the documentation (README.md and docs/*.md) names every figure, its quick
+start begins with the smoke preset, it stays short, and the links of every page resolve."""
 
 import json
 import re
@@ -17,6 +17,9 @@ from dprl.analysis.readme_table import END, PAPER_NAMES, START, current_block, r
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+DOCUMENTATION = README + "".join(page.read_text() for page in PAGES)  # what a reader can look things up in
+README_LIMIT = 15_000  # characters: what a newcomer reads in five minutes; the rest lives in docs/
 CLAIMS = ROOT / "paper_figures" / "claims.csv"
 MANIFEST = json.loads((ROOT / "paper_figures" / "manifest.json").read_text())
 
@@ -135,9 +138,9 @@ def test_markers_are_required():
     assert current_block(replace_block(f"a\n{START}\nold\n{END}\nb\n", "new\n")) == "new\n"
 
 
-def test_readme_lists_every_figure():
-    missing = [f for f in all_figures() if f"`{f}`" not in README]
-    assert not missing, f"README does not mention figures {missing}"
+def test_documentation_lists_every_figure():
+    missing = [f for f in all_figures() if f"`{f}`" not in DOCUMENTATION]
+    assert not missing, f"neither README.md nor docs/*.md mentions figures {missing}"
 
 
 def test_readme_claims_table_is_generated_from_the_declarations():
@@ -164,10 +167,41 @@ def test_quick_start_installs_from_the_lock_and_runs_the_smoke_preset_first():
     assert 'pip install -e ".[test]" && pytest' in README
 
 
+def _links(text: str) -> list[str]:
+    return re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text)
+
+
 def test_relative_links_resolve():
-    links = re.findall(r"\]\(([^)#:]+)\)", README)
+    links = _links(README)
     missing = [link for link in links if not (ROOT / link).exists()]
     assert links and not missing, f"README links to missing files {missing}"
+    for page in PAGES:
+        missing = [link for link in _links(page.read_text()) if not (page.parent / link).exists()]
+        assert not missing, f"{page.relative_to(ROOT)} links to missing files {missing}"
+
+
+def test_the_link_checker_sees_a_missing_page():
+    assert _links("see [a](docs/a.md), [b](docs/b.md#part) and [web](https://x.org)") == ["docs/a.md", "docs/b.md"]
+
+
+def test_readme_links_to_the_docs_pages_and_every_page_is_reached():
+    """The README links to pages under docs/ (checked to exist above), and every page is
+    reached from it, directly or through a page it links to."""
+    reached, todo = set(), [ROOT / "README.md"]
+    while todo:
+        doc = todo.pop()
+        for link in _links(doc.read_text()):
+            target = (doc.parent / link).resolve()
+            if target.suffix == ".md" and target.parent == ROOT / "docs" and target.exists() and target not in reached:
+                reached.add(target)
+                todo.append(target)
+    assert any(link.startswith("docs/") for link in _links(README))
+    assert not set(PAGES) - reached, f"pages no link from the README reaches: {sorted(p.name for p in set(PAGES) - reached)}"
+
+
+def test_readme_is_short():
+    assert len(README) <= README_LIMIT, (
+        f"README.md has {len(README)} characters (limit {README_LIMIT}): move detail to a page under docs/")
 
 
 def test_findings_are_listed_apart_and_not_counted_in_the_headline():

@@ -86,3 +86,12 @@ def test_a_slice_the_job_refuses_grows() -> None:
     assert m["horizon_key"] == "environment.T"
     assert (m["n1"], m["n2"], m["whole"]) == (640, 2560, False)
     assert m["t2"] > 0 and m["per_unit"] >= 0
+
+
+def test_slurm_times_and_memory_are_read() -> None:
+    # what `scontrol show job` prints for TimeLimit and MinMemoryNode (granted_resources)
+    assert [rehearse._slurm_minutes(t) for t in ("00:02:00", "1-00:00:00", "10:30", "5", "1-02:03:00")] == \
+        [2.0, 1440.0, 10.5, 5.0, 1563.0]
+    assert rehearse._slurm_minutes("UNLIMITED") == float("inf")
+    assert [rehearse._slurm_mb(m) for m in ("400M", "2G", "512", "1T")] == [400.0, 2048.0, 512.0, 1024.0**2]
+    assert rehearse.granted_resources({}) == {}  # not in a SLURM job

@@ -1,7 +1,7 @@
 """requirements.lock (what CI installs) pins every dependency that pyproject.toml and
 environment.yml declare, at a version their specifiers allow, for Python 3.11.
 
-Regenerate it after changing a dependency (README, "Dependencies and the lock file")."""
+Regenerate it after changing a dependency (docs/dependencies.md)."""
 
 import re
 import tomllib
@@ -63,7 +63,7 @@ def check(lock_text: str) -> list[str]:
 
 def test_lock_pins_every_declared_dependency_within_its_specifier():
     problems = check(LOCK.read_text())
-    assert not problems, "regenerate requirements.lock (README, 'Dependencies and the lock file'):\n" + "\n".join(problems)
+    assert not problems, "regenerate requirements.lock (docs/dependencies.md):\n" + "\n".join(problems)
 
 
 def test_lock_is_for_the_python_of_environment_yml():

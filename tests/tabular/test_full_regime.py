@@ -1,5 +1,5 @@
 """`full` puts the tabular rate claims inside their regime at every ε >= 1, at larger S and A
-than `default` (README, "Presets"), checked from the config's own jobs by the predicted
+than `default` (docs/presets.md), checked from the config's own jobs by the predicted
 horizon (the fixed point ``T >= 10·T*(T)`` the jobs record as ``horizon_needed``) times
 the largest measured-over-predicted end of the clamp seen so far (1.3-1.5x T*,
 ``config.yaml`` next to ``tabular_hard`` and ``tabular_regret_eps1``). ``full`` is too

@@ -152,7 +152,7 @@ def test_sigkill_mid_run_then_rerun(target, mini_reference, tmp_path):
     assert all(p.name.startswith(".") and p.suffix == ".tmp" for p in leftovers)
 
 
-# the command the README documents, without the workflow profile
+# the command docs/faults.md documents, without the workflow profile
 PLAIN = (*MINI_TARGETS, "--config", f"preset={PRESET}", "--cores", "2")
 
 
@@ -342,7 +342,7 @@ def test_silently_corrupted_result_caught_on_forced_reaggregation(mini_reference
 
 
 def test_default_profile_applies_when_named(tmp_path):
-    """The local profile works as documented in the README. (Snakemake discovers a
+    """The local profile works as documented in workflow/profiles/README.md. (Snakemake discovers a
     workflow profile automatically only in ``profiles/default`` next to the Snakefile; the
     Snakefile sits at the repository root, whose layout is fixed, so the profile is named
     explicitly. Correctness does not depend on it: results are written atomically, so a

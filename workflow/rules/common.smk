@@ -202,6 +202,14 @@ BUNDLES = (
 )
 
 
+def bundle_resources(bundle):
+    """mem_mb and runtime (min) of a bundle's Snakemake job: one simulation at a time, in one
+    process, so a simulation's memory (measured bundles peak at <= 72% of it); time: 3x the
+    bundle's measured mean compute plus the margin of its slowest simulation."""
+    r = experiment_resources(bundle.experiment)
+    return {"mem_mb": r["mem_mb"], "runtime": r["runtime"] + math.ceil(3 * bundle.seconds / 60)}
+
+
 def bundle_payload(bundle):
     return json.dumps([job_member(JOBS[p], out=f"{RES}/{p}") for p in bundle.paths], sort_keys=True, default=float)
 
@@ -265,3 +273,38 @@ def total_cores(wildcards):
         return workflow.cores
     except Exception:
         return 0
+
+
+# Rehearsal (config `rehearse: true`, dprl.config.rehearse): the targets are one slice of
+# every distinct kind of job, each run by rule rehearse_slice with the resources of the real
+# Snakemake job that would run its representative (its bundle's under `bundle_seconds`, the
+# SLURM profile's, else its own simulate job's), and results/<preset>/rehearsal/requests.json:
+# every real job's request and members, for `dprl rehearse --collect`.
+if CFG.rehearse:
+    from dprl.config import rehearse as _rehearse
+
+    def _real_jobs():
+        if BUNDLES:
+            return {b.rule_name: {**bundle_resources(b), "members": list(b.paths)} for b in BUNDLES}
+        out = {}
+        for p, j in JOBS.items():
+            r = _estimate.job_resources(experiment_resources(j.spec.experiment), j.spec)
+            out[p] = {"mem_mb": r["mem_mb"], "runtime": r["runtime"], "members": [p]}
+        return out
+
+    REAL_JOBS = _real_jobs()
+    _REAL_JOB_OF = {p: name for name, r in REAL_JOBS.items() for p in r["members"]}
+    REHEARSAL_GROUPS = {g.label: g for g in _rehearse.groups(EXPERIMENTS)}
+
+    def rehearsal_request(wildcards):
+        """The request of the real Snakemake job that runs this representative, and its name."""
+        name = _REAL_JOB_OF[f"jobs/{wildcards.experiment}/{wildcards.job}.csv"]
+        return {"name": name, "mem_mb": REAL_JOBS[name]["mem_mb"], "runtime": REAL_JOBS[name]["runtime"]}
+
+    if workflow.is_main_process:
+        _text = json.dumps({"preset": PRESET, "jobs": REAL_JOBS}, sort_keys=True, default=float) + "\n"
+        _file = _Path(f"{RES}/{_rehearse.REQUESTS_FILE}")
+        if not (_file.is_file() and _file.read_text() == _text):
+            atomic_write_text(_file, _text)
+
+    REHEARSAL_TARGETS = [f"{RES}/{_rehearse.slice_path(label)}" for label in REHEARSAL_GROUPS]

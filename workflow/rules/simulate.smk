@@ -49,11 +49,7 @@ for _b in BUNDLES:
         # and few cores idle at the end of a run
         priority: int(_b.seconds)
         resources:
-            # one simulation at a time, in one process: a simulation's memory (measured
-            # bundles peak at <= 72% of it); time: 3x the bundle's measured mean compute
-            # plus the margin of its slowest simulation
-            mem_mb=experiment_resources(_b.experiment)["mem_mb"],
-            runtime=experiment_resources(_b.experiment)["runtime"] + math.ceil(3 * _b.seconds / 60),
+            **bundle_resources(_b),  # common.smk (also what a rehearsal's slice requests)
         params:
             payload=bundle_payload(_b),
             code=code_version_of(_b.experiment),

@@ -15,7 +15,7 @@ import pandas as pd
 
 from dprl.analysis.base import paper_claims
 
-MEANINGFUL = 10.0  # ε at or below which a privacy level is one people deploy (README, "Presets")
+MEANINGFUL = 10.0  # ε at or below which a privacy level is one people deploy (docs/presets.md)
 COLUMNS = ["claim", "paper", "private_rows", "smallest_eps_reached", "verdicts_there", "meaningful",
            "eps_not_reached", "horizon_needed"]
 

@@ -36,7 +36,7 @@ import yaml
 
 from dprl.config import rules
 from dprl.config.bounds import output_dir_problems, path_text, value_problems
-from dprl.config.estimate import estimate
+from dprl.config.estimate import estimate, plugin_slowdown
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import ENTRY_POINT_GROUP, kinds, plugin_problems, plugins
@@ -308,6 +308,9 @@ class Config:
     figures_dir: str
     experiments: dict[str, Experiment]
     bundle_seconds: float = 0.0
+    rehearse: bool = False  # targets: rehearsal slices (dprl.config.rehearse), not results
+    rehearse_slice: int = 20_000
+    rehearse_min_seconds: float = 2.0
 
     @property
     def jobs(self) -> dict[str, Job]:
@@ -422,14 +425,15 @@ class Limits:
 
 def _exclude_hint(name: str, preset: str, kind: ExperimentKind, alg: Component, entries: list[dict[str, Any]]) -> str:
     """For a plug-in's job over the limits: the override that leaves it out of ``preset``
-    (its budget is ``PLUGIN_SLOWDOWN``× the compiled loop's in every preset)."""
+    (its budget, ``dprl.config.estimate.plugin_slowdown``× the compiled loop's, holds in every preset)."""
     alg_name = alg.params["name"]
     if not kind.algorithms[alg_name].factory:
         return ""
     others = [e for e in entries if e.get("name") != alg_name]
     flow = yaml.safe_dump(others, default_flow_style=True, sort_keys=False, width=10**6).strip()
-    return (f"; plug-in {alg_name!r} is budgeted at PLUGIN_SLOWDOWN× the compiled loop's time "
-            f"(dprl.config.estimate): to leave it out of preset {preset!r}, set "
+    factor = plugin_slowdown(kind.algorithms[alg_name])
+    return (f"; plug-in {alg_name!r} is budgeted at {factor:g}× the compiled loop's time "
+            f"(dprl.config.estimate.plugin_slowdown): to leave it out of preset {preset!r}, set "
             f"experiments.{name}.presets.{preset}.algorithms: {flow}")
 
 
@@ -556,7 +560,8 @@ def load_config(raw: dict[str, Any], preset: str | None = None) -> Config:
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}{_suggest(preset, PRESETS)}")
     experiments = resolve_all_presets(cfg, preset)[preset]
-    return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]))
+    return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]),
+                  bool(cfg["rehearse"]), int(cfg["rehearse_slice"]), float(cfg["rehearse_min_seconds"]))
 
 
 def read_config(path: str) -> dict[str, Any]:

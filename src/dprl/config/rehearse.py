@@ -26,6 +26,33 @@ The other jobs of a group are projected from their representative by the work mo
 ratio (their horizons and sizes are smaller): the measured compute time times
 ``work(job) / work(representative)``. The horizon is found, not declared: the parameter
 (among :data:`HORIZON_KEYS`) of largest value that the kind's work model is linear in.
+
+Two ways to run the slices:
+
+- Here (``dprl rehearse``): one fresh local process per representative (:func:`rehearse`),
+  compared with what the simulate rule requests for that job alone
+  (:func:`requested_resources`). Quick, but it tests no scheduler.
+- Through the workflow (``snakemake --workflow-profile workflow/profiles/slurm --config
+  preset=full rehearse=True``, then ``dprl rehearse --preset full --collect``). The
+  workflow's targets become the slices: rule ``rehearse_slice``
+  (workflow/rules/rehearse.smk) runs each representative's slice (``dprl rehearse-slice``:
+  :func:`run_slice`) with the ``resources:`` of the real Snakemake job that would run that
+  representative, computed by the same code the real rules use (workflow/rules/common.smk:
+  ``bundle_resources`` under the profile's ``bundle_seconds``, else the simulate rule's
+  ``job_resources``; both from :mod:`dprl.config.estimate`), and whatever executor the run
+  uses submits it: under the SLURM profile, sbatch with that partition, ``mem_mb``,
+  ``runtime`` and one CPU, the profile's defaults included. A request too small for the
+  slice itself therefore shows as SLURM killing the slice job (its slice missing: named by
+  :func:`collect`); each slice records what SLURM granted (``scontrol show job``:
+  :func:`granted_resources`) beside the request. The workflow also writes
+  ``results/<preset>/rehearsal/requests.json``: every real Snakemake job (bundle or single
+  simulation) with its request and members. :func:`collect` projects every member from its
+  group's slice and compares each real job's projection (its members' seconds summed: a
+  bundle runs them one after another in one process; the largest member's memory) with its
+  request and the ``limits``, naming the real job and its slowest member. This design (a
+  config key, not ``sbatch`` from this module) was chosen because the slice then passes
+  through the profile's own machinery: Snakemake's resource evaluation, the SLURM plugin's
+  sbatch line, the jobstep and its nested ``srun``, exactly as the real job will.
 """
 
 from __future__ import annotations
@@ -111,6 +138,7 @@ class Group:
     specs: tuple[JobSpec, ...]
     representative: JobSpec
     label: str  # the representative's job path
+    paths: tuple[str, ...] = ()  # of ``specs``, in their order
 
 
 def groups(experiments: Mapping[str, Any]) -> list[Group]:
@@ -125,7 +153,7 @@ def groups(experiments: Mapping[str, Any]) -> list[Group]:
     for (e, a, env, p), jobs in by.items():
         model = work_model(jobs[0].spec.kind)
         rep = max(jobs, key=lambda j: model(j.spec)[1]) if model is not None else jobs[0]
-        out.append(Group(e, a, env, p, tuple(j.spec for j in jobs), rep.spec, rep.path))
+        out.append(Group(e, a, env, p, tuple(j.spec for j in jobs), rep.spec, rep.path, tuple(j.path for j in jobs)))
     return out
 
 
@@ -202,22 +230,43 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
 def project(group: Group, m: Mapping[str, Any]) -> dict[str, float]:
     """Projected seconds and peak MB of the representative at its full horizon, and the
     group's projected CPU-seconds (module docstring)."""
-    rep = group.representative
-    model = work_model(rep.kind)
+    per_job = job_seconds(group, m)
+    return {"projected_s": per_job[group.label] if group.label in per_job else _rep_seconds(group, m),
+            "projected_mb": _rep_mb(group, m), "group_cpu_s": sum(per_job.values())}
+
+
+def _compute(group: Group, m: Mapping[str, Any]) -> float:
     if m["whole"]:
-        compute = m["t2"]
-        extra_bytes = 0.0
-    else:
-        compute = m["t2"] + m["per_unit"] * (m["horizon"] - m["n2"])
+        return float(m["t2"])
+    return float(m["t2"] + m["per_unit"] * (m["horizon"] - m["n2"]))
+
+
+def _rep_seconds(group: Group, m: Mapping[str, Any]) -> float:
+    return STARTUP_SECONDS + _compute(group, m)
+
+
+def _rep_mb(group: Group, m: Mapping[str, Any]) -> float:
+    rep = group.representative
+    extra_bytes = 0.0
+    if not m["whole"]:
+        model = work_model(rep.kind)
         key = tuple(m["horizon_key"].split("."))
         extra_bytes = max(model(rep)[0] - model(with_horizon(rep, key, m["n2"]))[0], 0.0)  # type: ignore[arg-type]
-    seconds = STARTUP_SECONDS + compute
+    return float(m["rss_mb"]) + extra_bytes / 2**20
+
+
+def job_seconds(group: Group, m: Mapping[str, Any]) -> dict[str, float]:
+    """Projected seconds of every job of ``group`` (by path; by index where the group has no
+    paths): start-up plus the representative's projected compute times the work ratio."""
+    rep = group.representative
+    model = work_model(rep.kind)
+    compute = _compute(group, m)
     if model is not None and model(rep)[1] > 0:
         ratio = [model(s)[1] / model(rep)[1] for s in group.specs]
     else:
         ratio = [1.0] * len(group.specs)
-    return {"projected_s": seconds, "projected_mb": m["rss_mb"] + extra_bytes / 2**20,
-            "group_cpu_s": sum(STARTUP_SECONDS + compute * r for r in ratio)}
+    keys = group.paths or tuple(str(i) for i in range(len(group.specs)))
+    return {k: STARTUP_SECONDS + compute * r for k, r in zip(keys, ratio)}
 
 
 def requested_resources(preset: str, config_path: str, resources_path: str) -> Callable[[JobSpec], Mapping[str, float]]:
@@ -319,3 +368,139 @@ def per_experiment(table: pd.DataFrame, estimated_hours: Mapping[str, float]) ->
 def write_table(table: pd.DataFrame, path: str | Path) -> None:
     """The rehearsal table as CSV, written atomically."""
     atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))
+
+
+# ----------------------------------------------------------------------------------------
+# Through the workflow (config ``rehearse: true``; module docstring, "Through the workflow")
+
+REQUESTS_FILE = "rehearsal/requests.json"  # under results/<preset>: every real job's request
+
+
+def slice_path(job_path: str) -> str:
+    """Where the slice of the representative ``jobs/<experiment>/<job>.csv`` goes (under
+    results/<preset>)."""
+    return f"rehearsal/slices/{job_path[len('jobs/'):-len('.csv')]}.json"
+
+
+def slice_log(job_path: str) -> str:
+    return f"logs/rehearsal/{job_path[len('jobs/'):-len('.csv')]}.log"
+
+
+def _slurm_minutes(text: str) -> float:
+    """A SLURM time (``[days-]hh:mm:ss``, ``mm:ss``, ``mm``) in minutes; inf for UNLIMITED."""
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return math.inf
+    days, _, rest = text.rpartition("-")
+    parts = [float(x) for x in rest.split(":")]
+    h, mi, sec = ([0.0] * (3 - len(parts)) + parts) if len(parts) > 1 else (0.0, parts[0], 0.0)
+    return (float(days or 0) * 24 + h) * 60 + mi + sec / 60
+
+
+def _slurm_mb(text: str) -> float:
+    """A SLURM memory (``400M``, ``2G``, ``1T``; MB without a unit) in MB."""
+    units = {"K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2}
+    return float(text[:-1]) * units[text[-1]] if text and text[-1] in units else float(text)
+
+
+def granted_resources(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What SLURM holds for the job this process runs in (``scontrol show job``: time limit
+    in minutes, memory in MB, partition, CPUs); ``{}`` outside SLURM or when scontrol cannot
+    answer. The rehearsal records it beside the workflow's request, so that a table shows
+    what the cluster was really asked for."""
+    import os
+    import subprocess
+
+    env = os.environ if env is None else env
+    jobid = env.get("SLURM_JOB_ID")
+    if not jobid:
+        return {}
+    try:
+        out = subprocess.run(["scontrol", "show", "job", "-o", jobid], capture_output=True, text=True, timeout=30,
+                             check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {"slurm_job_id": jobid}
+    fields = dict(f.split("=", 1) for f in out.split() if "=" in f)
+    got: dict[str, Any] = {"slurm_job_id": jobid, "partition": fields.get("Partition", "")}
+    try:
+        got["runtime_min"] = _slurm_minutes(fields["TimeLimit"])
+        mem = fields.get("MinMemoryNode") or fields.get("mem") or ""
+        got["mem_mb"] = _slurm_mb(mem) if mem else math.nan
+        got["cpus"] = int(fields.get("NumCPUs", "0"))
+    except (KeyError, ValueError):
+        pass
+    return got
+
+
+def run_slice(member: Mapping[str, Any], slice_units: int, min_seconds: float, request: Mapping[str, Any],
+              out: str | Path) -> dict[str, Any]:
+    """A rehearsal slice job (``dprl rehearse-slice``, run by the workflow's rule
+    ``rehearse_slice``): :func:`measure` of the representative ``member`` ({spec, labels}) in
+    this process, with the workflow's ``request`` for the real job that runs it and what
+    SLURM granted (:func:`granted_resources`); written as JSON to ``out`` atomically."""
+    import json
+
+    record = {"spec": member["spec"], "request": dict(request), "granted": granted_resources(),
+              "slice": int(slice_units), "min_seconds": float(min_seconds),
+              "measurement": measure(dict(member["spec"]), slice_units, min_seconds)}
+    atomic_write_text(out, json.dumps(record, sort_keys=True, default=float) + "\n")
+    return record
+
+
+def collect(preset: str, config_path: str = "config.yaml", resources_path: str = "workflow/resources.yaml",
+            results_dir: str | None = None, only: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The rehearsal of ``preset`` from the slices its workflow ran (config ``rehearse:
+    true``): the group table (as :func:`rehearse`'s, the request being the real Snakemake
+    job's that runs the representative), one row per real Snakemake job (a bundle rule or a
+    single simulation: every member projected, their sum against the job's ``runtime``, the
+    largest against its ``mem_mb``), and one line per representative whose slice is missing
+    (its job failed, e.g. SLURM killed it at the requested runtime or memory)."""
+    import json
+
+    import yaml
+
+    from dprl.config.load import load_config_file
+
+    cfg = load_config_file(config_path, preset)
+    measured_default = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
+    res = Path(results_dir or cfg.preset_dir)
+    req_file = res / REQUESTS_FILE
+    if not req_file.is_file():
+        raise RehearsalFailed([f"{req_file} missing: run the workflow with `--config preset={preset} rehearse=true` first"])
+    requests = json.loads(req_file.read_text())
+    exps = {n: x for n, x in cfg.experiments.items() if x.jobs and (not only or n in only)}
+    rows, seconds, mb, missing = [], {}, {}, []
+    for g in groups(exps):
+        f = res / slice_path(g.label)
+        if not f.is_file():
+            missing.append(f"{g.label}: no rehearsal slice ({f} missing: its job failed or was killed, e.g. by "
+                           f"SLURM at the requested runtime or memory; log {res / slice_log(g.label)})")
+            continue
+        rec = json.loads(f.read_text())
+        if rec["spec"] != g.representative.to_dict():
+            missing.append(f"{g.label}: {f} was measured for another spec (the config changed): rerun the rehearsal")
+            continue
+        m, rq, gr = rec["measurement"], rec["request"], rec.get("granted", {})
+        p = project(g, m)
+        seconds.update(job_seconds(g, m))
+        mb.update({path: p["projected_mb"] for path in g.paths})
+        rows.append({
+            "experiment": g.experiment, "algorithm": g.algorithm, "environment": g.environment, "privacy": g.privacy,
+            "job": g.label, "jobs": len(g.specs), "horizon_key": m["horizon_key"], "horizon": m["horizon"],
+            "slice_n1": m["n1"], "slice_n2": m["n2"], "t1_s": m["t1"], "t2_s": m["t2"], "per_unit_s": m["per_unit"],
+            "whole": m["whole"], "peak_rss_mb": m["rss_mb"], **p, "request_job": rq["name"],
+            "requested_runtime_min": float(rq["runtime"]), "requested_mem_mb": float(rq["mem_mb"]),
+            "granted_runtime_min": float(gr.get("runtime_min", math.nan)), "granted_mem_mb": float(gr.get("mem_mb", math.nan)),
+            "slurm_job_id": str(gr.get("slurm_job_id", "")),
+            "measured_default_mean_s": float(measured_default.get(g.experiment, {}).get("seconds", math.nan)),
+        })
+    jobs = []
+    for name, rq in requests["jobs"].items():
+        members = [p for p in rq["members"] if p in seconds]
+        if not members:
+            continue  # its experiment not rehearsed (or its slice missing: named above)
+        worst = max(members, key=seconds.__getitem__)
+        jobs.append({"job": f"{name} ({worst}{f' and {len(members) - 1} more' if len(members) > 1 else ''})",
+                     "name": name, "jobs": len(members), "projected_s": sum(seconds[p] for p in members),
+                     "projected_mb": max(mb[p] for p in members),
+                     "requested_runtime_min": float(rq["runtime"]), "requested_mem_mb": float(rq["mem_mb"])})
+    return pd.DataFrame(rows), pd.DataFrame(jobs), missing

@@ -1,6 +1,6 @@
 """The privacy level a private job runs at: one typed, validated value.
 
-A job's ``privacy`` block (``config.yaml``, the README's "Adding a sweep") expands into
+A job's ``privacy`` block (``config.yaml``, docs/sweeps.md) expands into
 one :class:`PrivacySetting` per (ε, δ, calibration); job specifications, agent factories,
 job functions, the papers' calibration builders (``private_ofu_calibration``,
 ``linopt_calibration``, PUCB's ``PrivateStats`` and ``count_error_bounds``) and regime
