@@ -74,9 +74,18 @@ def test_an_interval_wider_than_its_tolerance_cannot_reproduce():
 def test_the_margin_is_the_largest_measured_over_predicted_burn_in_of_the_committed_run():
     """BURN_IN_MARGIN is derived from the committed complete run: each algorithm's largest
     measured/predicted ratio, rounded up to two decimals (a new run that measures a larger one
-    fails here until the constant follows, and a margin padded beyond the evidence fails too)."""
+    fails here until the constant follows, and a margin padded beyond the evidence fails too);
+    a plug-in's evidence stays within DEFAULT_MARGIN, the margin it is held to."""
     tables = {Path(p).stem: pd.read_csv(p) for p in glob.glob(str(ROOT / "paper_figures" / "tables" / "*.csv"))}
     ev = margin_evidence(burn_in_check(tables)).set_index("algorithm")
     for alg, margin in BURN_IN_MARGIN.items():
         assert margin == pytest.approx(np.ceil(ev.loc[alg, "largest"] * 100) / 100), alg
-    assert set(ev.index) <= set(BURN_IN_MARGIN)
+    # a plug-in that declares its burn-in has no entry (src/dprl names no plug-in): it is held to
+    # DEFAULT_MARGIN, which must cover its own evidence, or a correct run of it could be judged not learned
+    from dprl.analysis.burn_in import DEFAULT_MARGIN
+    from dprl.experiments.registry import plugins
+
+    installed = set(plugins())
+    assert set(ev.index) - installed <= set(BURN_IN_MARGIN)
+    for alg in set(ev.index) & installed:
+        assert ev.loc[alg, "largest"] <= DEFAULT_MARGIN, alg
