@@ -50,7 +50,9 @@ def test_smoke_dag_end_to_end(smoke_run):
     assert ofu.any() and claims.loc[ofu, "epsilon"].isna().all()
     # the papers' claims, this package's findings and the later papers' claims (this repository's
     # dprl_beyond declares them through dprl.claims) are told apart
-    assert set(claims["source"]) == {"paper claim", "package finding", "beyond the four papers"}
+    # plug-in: V1's rows of the later algorithms smoke's tabular_audit audits (their counters)
+    assert set(claims["source"]) == {"paper claim", "package finding", "beyond the four papers", "plug-in"}
+    assert set(claims.loc[claims["source"] == "plug-in", "claim"]) == {"V1"}
     assert set(claims.loc[claims["source"] == "beyond the four papers", "claim"]) == {"L1", "L2", "L3"}
     assert (figs / "tables" / "tabular_regret.csv").exists() and (figs / "tables" / "tabular_regret.inputs.json").exists()
     assert (figs / "claims.md").read_text().count("| M1 |") >= 1
