@@ -161,17 +161,13 @@ class FreeCube:
 
     def slope(self, idx: np.ndarray) -> float:
         """Least-squares slope of log ε_c against log T over the checkpoints with a crossover."""
-        c = self.crossovers(idx)
-        ok = np.isfinite(c)
-        return float(np.polyfit(np.log(self.episodes[ok]), np.log(c[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
+        return loglog_slope(self.episodes, self.crossovers(idx))  # NaN crossovers dropped there
 
     def term_slope(self, idx: np.ndarray) -> float:
         """Slope of log(ε_c·R̄) against log T, R̄ the mean non-private regret: the privacy term's
         own T-dependence (ε_c·R̄ is the cost at ε = 1 of a cost ∝ 1/ε), which S²AH³/ε puts at
         a polylog of T."""
-        c = self.crossovers(idx) * self.baseline[idx].mean(axis=0)
-        ok = np.isfinite(c) & (c > 0)
-        return float(np.polyfit(np.log(self.episodes[ok]), np.log(c[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
+        return loglog_slope(self.episodes, self.crossovers(idx) * self.baseline[idx].mean(axis=0))
 
     def baseline_slope(self, idx: np.ndarray) -> float:
         """Log-log slope of the mean non-private regret over the fit range."""
