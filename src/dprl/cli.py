@@ -127,7 +127,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from dprl.config.load import read_config
     from dprl.config.privacy_check import check_privacy_accounting
 
-    from dprl.config.estimate import preset_resources
+    from dprl.config.resources import preset_resources
     from dprl.config.load import ConfigError
 
     try:
@@ -149,12 +149,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_rehearse(args: argparse.Namespace) -> int:
-    from dprl.config.estimate import preset_resources
+    from dprl.config.resources import preset_resources
     from dprl.config.load import load_config_file
-    from dprl.config.rehearse import RehearsalFailed, per_experiment, problems, rehearse, write_table
+    from dprl.config.rehearse import RehearsalFailed, per_experiment, problems, rehearse, write_provenance, write_table
 
     preset = args.preset or load_config_file(args.config).preset
     out = args.out or f"results/{preset}/rehearsal.csv"
+    # what `dprl validate` estimates and the workflow requests now (a committed rehearsal's
+    # projections, if any: read before `out` may replace it), and the work models' estimate
+    validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
+    model_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources, rehearsed=False).items()}
     missing: list[str] = []
     if args.collect:  # the slices the workflow ran (config `rehearse: true`), e.g. through the SLURM profile
         from dprl.config.rehearse import collect
@@ -164,18 +168,19 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     else:
         table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or (), args.min_seconds)
     write_table(table, out)
+    how = "slices run by the workflow (`--config rehearse=true`)" if args.collect else f"local processes, slice {args.slice}"
+    write_provenance(out, preset, how, table.attrs.get("commits", ()))
     if table.empty:
         for line in missing:
             print(f"over: {line}", file=sys.stderr)
         raise RehearsalFailed(missing or ["no job rehearsed"])
-    validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
-    summary = per_experiment(table, validate_h)
-    how = "slices run by the workflow" if args.collect else f"slice {args.slice}"
+    summary = per_experiment(table, validate_h, model_h)
     for r in summary.itertuples(index=False):
+        default = f" (default run measured {r.measured_default_mean_s:.2f} s: x{r.default_ratio:.2f})" if preset == "default" else ""
         print(f"{r.experiment:24s} {r.jobs:6d} jobs projected {r.projected_h:9.3f} h   validate {r.validate_h:9.3f} h   "
-              f"ratio {r.ratio:6.2f}   mean job {r.projected_mean_s:8.2f} s (default run measured {r.measured_default_mean_s:.2f} s)")
+              f"ratio {r.ratio:6.2f}   work model {r.model_h:9.3f} h   mean job {r.projected_mean_s:8.2f} s{default}")
     print(f"{'total':24s} {summary.jobs.sum():6d} jobs projected {summary.projected_h.sum():9.3f} h   validate "
-          f"{summary.validate_h.sum():9.3f} h (preset {preset}; {how}; table {out})")
+          f"{summary.validate_h.sum():9.3f} h   work model {summary.model_h.sum():9.3f} h (preset {preset}; {how}; table {out})")
     bad = missing + problems(real_jobs if args.collect else table, args.config)
     if bad:
         for line in bad:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dprl.config.estimate import STARTUP_SECONDS, preset_resources, scaled_resources
+from dprl.config.estimate import STARTUP_SECONDS, scaled_resources
+from dprl.config.resources import preset_resources
 from dprl.config.load import load_config_file
 
 

@@ -9,7 +9,7 @@ import pytest
 from dprl.analysis.claims import all_claims
 from dprl.analysis.parts import parts, preset_parts
 from dprl.cli import main
-from dprl.config.estimate import preset_resources
+from dprl.config.resources import preset_resources
 from dprl.config.load import load_config_file
 
 

@@ -3,6 +3,8 @@ compared with the workflow's requests (dprl.config.rehearse)."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -33,7 +35,7 @@ def _requests(runtime_of):
     def patched(*args):
         request = real(*args)
         # memory far above any job's (the projections' memory is the child's own peak: rehearse.own_peak_rss_mb)
-        return lambda spec: {**request(spec), "mem_mb": 10**6,
+        return lambda path, spec: {**request(path, spec), "mem_mb": 10**6,
                              **({} if runtime_of(spec) is None else {"runtime": runtime_of(spec)})}
 
     return patched
@@ -52,7 +54,7 @@ def test_rehearsal_writes_the_table(tmp_path, capsys, monkeypatch) -> None:
     assert (table["projected_s"] >= table["t2_s"]).all() and (table["peak_rss_mb"] > 50).all()
     assert table["jobs"].sum() == 4
     text = capsys.readouterr().out
-    assert "tabular_regret" in text and "validate" in text and "total" in text and "default run measured" in text
+    assert "tabular_regret" in text and "validate" in text and "total" in text and "work model" in text
 
 
 def test_a_job_over_its_request_is_named(tmp_path, monkeypatch, capsys) -> None:
@@ -95,3 +97,15 @@ def test_slurm_times_and_memory_are_read() -> None:
     assert rehearse._slurm_minutes("UNLIMITED") == float("inf")
     assert [rehearse._slurm_mb(m) for m in ("400M", "2G", "512", "1T")] == [400.0, 2048.0, 512.0, 1024.0**2]
     assert rehearse.granted_resources({}) == {}  # not in a SLURM job
+
+
+def test_per_experiment_checks_the_projection_on_default_runs():
+    """On `default` the projected mean job is set beside the default run's measured mean (its
+    jobs ran to the end): ``default_ratio`` is their quotient, per experiment."""
+    table = pd.DataFrame({"experiment": ["a", "a", "b"], "jobs": [2, 2, 1], "group_cpu_s": [10.0, 30.0, 7.0],
+                          "measured_default_mean_s": [5.0, 5.0, 14.0]})
+    got = rehearse.per_experiment(table, {"a": 0.02, "b": 0.001}, {"a": 0.01}).set_index("experiment")
+    assert got.loc["a", "projected_mean_s"] == pytest.approx(10.0) and got.loc["a", "default_ratio"] == pytest.approx(2.0)
+    assert got.loc["b", "default_ratio"] == pytest.approx(0.5)
+    assert got.loc["a", "ratio"] == pytest.approx(40.0 / 3600 / 0.02) and got.loc["a", "model_h"] == pytest.approx(0.01)
+    assert math.isnan(got.loc["b", "model_h"])

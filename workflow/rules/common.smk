@@ -139,37 +139,18 @@ _RES_FILE = _Path(workflow.basedir) / "workflow" / "resources.yaml"
 MEASURED = _yaml.safe_load(_RES_FILE.read_text()) if _RES_FILE.exists() else {}
 
 
-# The measurements are of the default preset's jobs; another preset's (`full`: up to 75x
-# the episodes) are scaled by the work models of dprl.config.estimate.
-from dprl.config.estimate import measured_reference, model_resources, scaled_resources
+# What each simulation job requests (dprl.config.resources, one source with `dprl validate`):
+# the default run's measurements for the default preset; for another preset its committed
+# rehearsal (paper_figures/rehearsal/<preset>.csv: every job's projection from a slice run
+# through the SLURM profile), else the measurements scaled by the kinds' work models.
+from dprl.config import resources as _resources
 
 REFERENCE = EXPERIMENTS if PRESET == "default" else load_config(config, "default").experiments
-
-
-def _experiment_resources(experiment):
-    kind = EXPERIMENTS[experiment].kind
-    got = MEASURED.get(experiment, {})
-    base = {
-        "mem_mb": int(got.get("mem_mb", kind.mem_mb)),
-        "runtime": int(got.get("runtime", kind.runtime_min)),
-        # unmeasured: the declared runtime is a generous bound, take a third of it
-        "seconds": float(got.get("seconds", 20.0 * kind.runtime_min)),
-    }
-    # an experiment the default run does not have (lq_regime_long) is scaled from the
-    # measured one of its kind with the largest jobs
-    src = measured_reference(experiment, kind.name, MEASURED, REFERENCE, [j.spec for j in EXPERIMENTS[experiment].jobs])
-    if src is None:
-        # nothing in the default run to scale from (tabular_scaling: full and smoke only): a
-        # stale or declared value could give a 4e8-episode job the 2 minutes measured at 2e7
-        return model_resources([j.spec for j in EXPERIMENTS[experiment].jobs], base)
-    return scaled_resources(
-        MEASURED[src] if src != experiment else base,
-        [j.spec for j in EXPERIMENTS[experiment].jobs],
-        [j.spec for j in REFERENCE[src].jobs],
-    )
-
-
-RESOURCES = {e: _experiment_resources(e) for e in EXPERIMENTS}
+REHEARSAL = _resources.read_rehearsal(CFG.figures_dir, PRESET)
+RESOURCES = {
+    e: _resources.experiment_resources(e, x, MEASURED, REFERENCE, REHEARSAL, same_preset=PRESET == "default")
+    for e, x in EXPERIMENTS.items()
+}
 
 
 def experiment_resources(experiment):
@@ -177,13 +158,11 @@ def experiment_resources(experiment):
     return RESOURCES[experiment]
 
 
-from dprl.config import estimate as _estimate
-
-
 def job_resources(wildcards):
-    """The experiment's measured resources; a plug-in's job (plain Python through the
-    generic runner) gets its runtime times the measured slowdown of its setting."""
-    return _estimate.job_resources(experiment_resources(wildcards.experiment), job_of(wildcards).spec)
+    """One simulation's request (dprl.config.resources.job_request): its own projection when
+    rehearsed, else its experiment's, a plug-in's runtime times its measured slowdown."""
+    job = job_of(wildcards)
+    return _resources.job_request(experiment_resources(wildcards.experiment), job.path, job.spec)
 
 
 # Bundles (config `bundle_seconds` > 0, set by the SLURM profile): several simulations per
@@ -195,7 +174,7 @@ BUNDLES = (
         {e: [j.path for j in x.jobs] for e, x in EXPERIMENTS.items()},
         {e: experiment_resources(e)["seconds"] for e in EXPERIMENTS},
         CFG.bundle_seconds,
-        {p: _estimate.runtime_factor(j.spec) for p, j in JOBS.items()},
+        {p: _resources.packing_factor(experiment_resources(j.spec.experiment), p, j.spec) for p, j in JOBS.items()},
     )
     if CFG.bundle_seconds > 0
     else []
@@ -203,11 +182,8 @@ BUNDLES = (
 
 
 def bundle_resources(bundle):
-    """mem_mb and runtime (min) of a bundle's Snakemake job: one simulation at a time, in one
-    process, so a simulation's memory (measured bundles peak at <= 72% of it); time: 3x the
-    bundle's measured mean compute plus the margin of its slowest simulation."""
-    r = experiment_resources(bundle.experiment)
-    return {"mem_mb": r["mem_mb"], "runtime": r["runtime"] + math.ceil(3 * bundle.seconds / 60)}
+    """mem_mb and runtime (min) of a bundle's Snakemake job (dprl.config.resources.bundle_request)."""
+    return _resources.bundle_request(experiment_resources(bundle.experiment), bundle.paths, bundle.seconds)
 
 
 def bundle_payload(bundle):
@@ -288,7 +264,7 @@ if CFG.rehearse:
             return {b.rule_name: {**bundle_resources(b), "members": list(b.paths)} for b in BUNDLES}
         out = {}
         for p, j in JOBS.items():
-            r = _estimate.job_resources(experiment_resources(j.spec.experiment), j.spec)
+            r = _resources.job_request(experiment_resources(j.spec.experiment), p, j.spec)
             out[p] = {"mem_mb": r["mem_mb"], "runtime": r["runtime"], "members": [p]}
         return out
 

@@ -14,9 +14,8 @@ if not BUNDLES:
         wildcard_constraints:
             job=".+",
         resources:
-            # per experiment, measured from the default run's benchmark files
-            # (workflow/resources.yaml, written by `dprl runtimes`); the kind's declared
-            # values are the fallback
+            # per job (dprl.config.resources, common.smk): measured on the default run
+            # (workflow/resources.yaml), projected by the preset's committed rehearsal, or scaled
             mem_mb=lambda wc: job_resources(wc)["mem_mb"],
             runtime=lambda wc: job_resources(wc)["runtime"],
         params:

@@ -8,20 +8,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 
 import dprl
 from dprl.analysis.reference_speed import cpu_model, reference_speed
-
-
-def _git(*args: str) -> str:
-    try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, check=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+from dprl.runner.code_version import git_state
 
 
 def package_versions() -> dict[str, str | None]:
@@ -86,13 +79,12 @@ def build_manifest(preset: str, jobs_dir: str, cores: int, runtimes_csv: str, co
         starts.append(r.stat().st_mtime - bench.get(key, 0.0))
     wall = now.timestamp() - min(starts) if starts else 0.0
     speed = reference_speed(reference_episodes) if reference_episodes > 0 else None
-    # dirty = uncommitted changes to what produces numbers (not to docs or generated files)
-    status = _git("status", "--porcelain", "--untracked-files=no", "--", "src", "workflow", "Snakefile", "config.yaml", "pyproject.toml")
+    commit, dirty = git_state()  # dirty: uncommitted changes to what produces numbers
     return {
         "package": "dprl",
         "version": dprl.__version__,
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": bool(status) if status != "unknown" else None,
+        "git_commit": commit,
+        "git_dirty": dirty,
         "config_hash": config_hash,
         "preset": preset,
         "date_utc": now.isoformat(timespec="seconds"),

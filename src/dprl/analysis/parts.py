@@ -4,7 +4,7 @@ A part is a set of experiments; running it is building their tables
 (``results/<preset>/tables/<experiment>.csv``), which Snakemake does with those files as
 targets, and the same command resumes it after an interruption (finished job files are
 kept; the SLURM profile has ``rerun-incomplete``). Each part's cost is the estimate
-``dprl validate`` prints (:func:`dprl.config.estimate.preset_resources`: the default run's
+``dprl validate`` prints (:func:`dprl.config.resources.preset_resources`: the default run's
 measured job times scaled by each job's work). What a part decides comes from the claims
 registry (:func:`dprl.analysis.claims.all_claims`): a claim is decided once every table it
 ``reads`` is built, and its ``optional`` tables add rows when they are there; so a claim is
@@ -60,7 +60,7 @@ def preset_parts(preset: str, by: str = "paper", config_path: str = "config.yaml
     """:func:`parts` of ``preset``'s experiments grouped ``by`` paper (the experiment kind's
     paper) or one per experiment, costed by ``dprl validate``'s estimate."""
     from dprl.analysis.claims import all_claims
-    from dprl.config.estimate import preset_resources
+    from dprl.config.resources import preset_resources
     from dprl.config.load import load_config_file
 
     if by not in BY:

@@ -202,38 +202,6 @@ def measured_reference(name: str, kind: str, measured: Mapping[str, Any], refere
     return min(same, key=lambda e: abs(math.log(per_job[e] / target)))
 
 
-def preset_resources(preset: str, config_path: str = "config.yaml",
-                     resources_path: str = "workflow/resources.yaml") -> dict[str, dict[str, float]]:
-    """:func:`scaled_resources` of every measured experiment of ``preset`` (what the workflow's
-    rules get, ``workflow/rules/common.smk``), with ``jobs`` and ``hours`` (``jobs ×
-    seconds``: the preset's estimated job-hours, as in the README). An experiment of a
-    kind with nothing measured gets its work model's estimate (``model_only``)."""
-    import yaml
-
-    from dprl.config.load import load_config_file
-
-    measured = yaml.safe_load(Path(resources_path).read_text()) if Path(resources_path).exists() else {}
-    experiments = load_config_file(config_path, preset).experiments
-    reference = experiments if preset == "default" else load_config_file(config_path, "default").experiments
-    out = {}
-    for name, exp in experiments.items():
-        if not exp.jobs:
-            continue
-        src = measured_reference(name, exp.kind.name, measured, reference, [j.spec for j in exp.jobs])
-        if src is None:
-            # nothing of this kind measured: the kind's work model alone (its seconds per
-            # unit of work were calibrated on the default run)
-            if work_model(exp.kind.name) is None:
-                continue
-            floor = {"mem_mb": exp.kind.mem_mb, "runtime": exp.kind.runtime_min, "seconds": 0.0}
-            r = model_resources([j.spec for j in exp.jobs], floor)
-            out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600, "model_only": True}
-            continue
-        r = scaled_resources(measured[src], [j.spec for j in exp.jobs], [j.spec for j in reference[src].jobs])
-        out[name] = {**r, "jobs": len(exp.jobs), "hours": r["seconds"] * len(exp.jobs) / 3600}
-    return out
-
-
 def calibrate(config_path: str = "config.yaml", resources_path: str = "workflow/resources.yaml") -> dict[str, float]:
     """Seconds per unit of work of every kind: the largest, over the default preset's
     experiments of that kind, of (measured mean seconds - start-up) / mean work."""

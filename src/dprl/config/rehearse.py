@@ -57,32 +57,25 @@ Two ways to run the slices:
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from dprl.config.estimate import STARTUP_SECONDS, job_resources, preset_resources, work_model
+from dprl.config.resources import job_request, preset_resources
+from dprl.config.projection import (horizon_value, groups, horizon_key, job_seconds,
+                                    project, spec_hash, with_horizon)
 from dprl.runner.io import atomic_write_text
 from dprl.runner.job import JobSpec
 
-# Where a kind's horizon lives: settings ``episodes`` (regret loops), ``runs`` (audits),
-# ``m_max`` (policy evaluation's largest batch); the environment's ``T`` / ``K`` (the hard
-# families, tuned to their horizon) or ``episodes`` (the LQ audit stream).
-HORIZON_KEYS: tuple[tuple[str, str], ...] = (
-    ("settings", "episodes"), ("settings", "runs"), ("settings", "m_max"),
-    ("environment", "T"), ("environment", "K"), ("environment", "episodes"),
-)
 log = logging.getLogger("dprl.rehearse")
-LINEARITY_TOLERANCE = 0.2  # work(N/4) / work(N) within 20% of 1/4
+
 
 
 class RehearsalFailed(Exception):
@@ -91,70 +84,6 @@ class RehearsalFailed(Exception):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("rehearsal: " + "; ".join(self.problems))
-
-
-def privacy_kind(spec: JobSpec) -> str:
-    """``none``, ``pure`` or ``approx`` (as ``Algorithm.privacy``)."""
-    return "none" if spec.privacy is None else ("approx" if spec.delta is not None else "pure")
-
-
-def _get(spec: JobSpec, key: tuple[str, str]) -> Any:
-    return getattr(spec, key[0]).get(key[1])
-
-
-def with_horizon(spec: JobSpec, key: tuple[str, str], n: int) -> JobSpec:
-    """``spec`` with its horizon parameter ``key`` set to ``n`` (everything else, seed included, unchanged)."""
-    d = copy.deepcopy(spec.to_dict())
-    d[key[0]][key[1]] = int(n)
-    return JobSpec.from_dict(d)
-
-
-def horizon_key(spec: JobSpec) -> tuple[str, str] | None:
-    """The parameter (of :data:`HORIZON_KEYS`, largest value first) the kind's work model is
-    linear in at ``spec``; ``None`` if there is none (the job then runs whole)."""
-    model = work_model(spec.kind)
-    if model is None:
-        return None
-    found = [(k, v) for k in HORIZON_KEYS if isinstance(v := _get(spec, k), int) and not isinstance(v, bool) and v >= 8]
-    for key, value in sorted(found, key=lambda kv: -kv[1]):
-        full = model(spec)[1]
-        try:
-            quarter = model(with_horizon(spec, key, value // 4))[1]
-        except (KeyError, ValueError, ZeroDivisionError):
-            continue
-        if full > 0 and abs(quarter / full - (value // 4) / value) <= LINEARITY_TOLERANCE * (value // 4) / value:
-            return key
-    return None
-
-
-@dataclass(frozen=True)
-class Group:
-    """Jobs of one (experiment, algorithm, environment, privacy kind) and their representative."""
-
-    experiment: str
-    algorithm: str
-    environment: str
-    privacy: str
-    specs: tuple[JobSpec, ...]
-    representative: JobSpec
-    label: str  # the representative's job path
-    paths: tuple[str, ...] = ()  # of ``specs``, in their order
-
-
-def groups(experiments: Mapping[str, Any]) -> list[Group]:
-    """One :class:`Group` per distinct kind of job of a preset's ``experiments``; the
-    representative is the job of largest modelled work (first in job order on ties)."""
-    by: dict[tuple[str, str, str, str], list[Any]] = {}
-    for name, exp in experiments.items():
-        for job in exp.jobs:
-            s = job.spec
-            by.setdefault((name, s.algorithm["name"], s.environment["name"], privacy_kind(s)), []).append(job)
-    out = []
-    for (e, a, env, p), jobs in by.items():
-        model = work_model(jobs[0].spec.kind)
-        rep = max(jobs, key=lambda j: model(j.spec)[1]) if model is not None else jobs[0]
-        out.append(Group(e, a, env, p, tuple(j.spec for j in jobs), rep.spec, rep.path, tuple(j.path for j in jobs)))
-    return out
 
 
 def _timed(spec: JobSpec) -> float:
@@ -194,7 +123,7 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
     logging.getLogger("dprl.job").setLevel(logging.WARNING)
     spec = JobSpec.from_dict(spec_dict)
     key = horizon_key(spec)
-    full = None if key is None else int(_get(spec, key))
+    full = None if key is None else int(horizon_value(spec, key))
 
     def whole() -> dict[str, Any]:
         _timed(spec)  # compilation
@@ -227,57 +156,14 @@ def measure(spec_dict: dict[str, Any], slice_units: int, min_seconds: float = 2.
             "per_unit": max(t2 - t1, 0.0) / (n2 - n1), "whole": False, "rss_mb": own_peak_rss_mb()}
 
 
-def project(group: Group, m: Mapping[str, Any]) -> dict[str, float]:
-    """Projected seconds and peak MB of the representative at its full horizon, and the
-    group's projected CPU-seconds (module docstring)."""
-    per_job = job_seconds(group, m)
-    return {"projected_s": per_job[group.label] if group.label in per_job else _rep_seconds(group, m),
-            "projected_mb": _rep_mb(group, m), "group_cpu_s": sum(per_job.values())}
-
-
-def _compute(group: Group, m: Mapping[str, Any]) -> float:
-    if m["whole"]:
-        return float(m["t2"])
-    return float(m["t2"] + m["per_unit"] * (m["horizon"] - m["n2"]))
-
-
-def _rep_seconds(group: Group, m: Mapping[str, Any]) -> float:
-    return STARTUP_SECONDS + _compute(group, m)
-
-
-def _rep_mb(group: Group, m: Mapping[str, Any]) -> float:
-    rep = group.representative
-    extra_bytes = 0.0
-    if not m["whole"]:
-        model = work_model(rep.kind)
-        key = tuple(m["horizon_key"].split("."))
-        extra_bytes = max(model(rep)[0] - model(with_horizon(rep, key, m["n2"]))[0], 0.0)  # type: ignore[arg-type]
-    return float(m["rss_mb"]) + extra_bytes / 2**20
-
-
-def job_seconds(group: Group, m: Mapping[str, Any]) -> dict[str, float]:
-    """Projected seconds of every job of ``group`` (by path; by index where the group has no
-    paths): start-up plus the representative's projected compute times the work ratio."""
-    rep = group.representative
-    model = work_model(rep.kind)
-    compute = _compute(group, m)
-    if model is not None and model(rep)[1] > 0:
-        ratio = [model(s)[1] / model(rep)[1] for s in group.specs]
-    else:
-        ratio = [1.0] * len(group.specs)
-    keys = group.paths or tuple(str(i) for i in range(len(group.specs)))
-    return {k: STARTUP_SECONDS + compute * r for k, r in zip(keys, ratio)}
-
-
-def requested_resources(preset: str, config_path: str, resources_path: str) -> Callable[[JobSpec], Mapping[str, float]]:
+def requested_resources(preset: str, config_path: str, resources_path: str) -> Callable[[str, JobSpec], Mapping[str, float]]:
     """What the workflow's simulate rule requests for a job (``mem_mb``, ``runtime`` in
-    minutes): its experiment's resources (:func:`preset_resources`, as
-    ``workflow/rules/common.smk`` computes them) with a plug-in's slowdown
-    (:func:`job_resources`)."""
+    minutes), given its path and spec: :func:`dprl.config.resources.job_request` of its
+    experiment's resources, as ``workflow/rules/common.smk`` computes them."""
     per_exp = preset_resources(preset, config_path, resources_path)
 
-    def request(spec: JobSpec) -> Mapping[str, float]:
-        return job_resources(per_exp[spec.experiment], spec)
+    def request(path: str, spec: JobSpec) -> Mapping[str, float]:
+        return job_request(per_exp[spec.experiment], path, spec)
 
     return request
 
@@ -319,10 +205,10 @@ def rehearse(preset: str, config_path: str = "config.yaml", resources_path: str 
     rows = []
     for g, m in zip(gs, results):
         p = project(g, m)
-        req = request(g.representative)
+        req = request(g.label, g.representative)
         rows.append({
             "experiment": g.experiment, "algorithm": g.algorithm, "environment": g.environment, "privacy": g.privacy,
-            "job": g.label, "jobs": len(g.specs), "horizon_key": m["horizon_key"], "horizon": m["horizon"],
+            "job": g.label, "spec_hash": spec_hash(g.representative), "jobs": len(g.specs), "horizon_key": m["horizon_key"], "horizon": m["horizon"],
             "slice_n1": m["n1"], "slice_n2": m["n2"], "t1_s": m["t1"], "t2_s": m["t2"], "per_unit_s": m["per_unit"],
             "whole": m["whole"], "peak_rss_mb": m["rss_mb"], **p,
             "requested_runtime_min": float(req["runtime"]), "requested_mem_mb": float(req["mem_mb"]),
@@ -352,22 +238,48 @@ def problems(table: pd.DataFrame, config_path: str = "config.yaml") -> list[str]
     return out
 
 
-def per_experiment(table: pd.DataFrame, estimated_hours: Mapping[str, float]) -> pd.DataFrame:
-    """Projected CPU-hours per experiment beside ``dprl validate``'s estimate."""
+def per_experiment(table: pd.DataFrame, estimated_hours: Mapping[str, float],
+                   model_hours: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Projected CPU-hours per experiment beside ``dprl validate``'s estimate (``ratio``) and
+    the work models' (``model_h``); on ``default``, whose jobs ran to the end, the projected
+    mean seconds of a job over the measured ones (``default_ratio``: a check of the
+    extrapolation, ``workflow/resources.yaml``)."""
     got = table.groupby("experiment", sort=False).agg(jobs=("jobs", "sum"), projected_h=("group_cpu_s", "sum"),
                                                         measured_default_mean_s=("measured_default_mean_s", "first"))
-    # on `default` the projected mean seconds of a job check the extrapolation against the
-    # measured ones of the run that went to the end (workflow/resources.yaml)
     got["projected_mean_s"] = got["projected_h"] / got["jobs"]
+    got["default_ratio"] = got["projected_mean_s"] / got["measured_default_mean_s"]
     got["projected_h"] /= 3600.0
     got["validate_h"] = [float(estimated_hours.get(e, math.nan)) for e in got.index]
     got["ratio"] = got["projected_h"] / got["validate_h"]
+    got["model_h"] = [float((model_hours or estimated_hours).get(e, math.nan)) for e in got.index]
     return got.reset_index()
 
 
 def write_table(table: pd.DataFrame, path: str | Path) -> None:
     """The rehearsal table as CSV, written atomically."""
     atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))
+
+
+def write_provenance(path: str | Path, preset: str, how: str, commits: Sequence[tuple[str, bool | None]] = ()) -> dict[str, Any]:
+    """``<table>.json`` beside a rehearsal table: the commit its slices were measured at (the
+    one the slices recorded; without a record, the checkout's now), whether the code was
+    dirty, when, how (``how``: local processes or the workflow's slices, e.g. through the
+    SLURM profile) and on what machine. A table committed beside ``paper_figures/`` becomes
+    the requests of its preset (:mod:`dprl.config.resources`), so where it came from is kept."""
+    import datetime as dt
+    import json
+    import os
+    import platform
+
+    from dprl.runner.code_version import git_state
+
+    seen = sorted({c for c in commits if c[0]}, key=str)
+    commit, dirty = seen[0] if len(seen) == 1 else git_state()
+    record = {"preset": preset, "measured_at_commit": commit, "git_dirty": dirty,
+              "commits_of_slices": [c for c, _ in seen], "date_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+              "how": how, "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"}
+    atomic_write_text(Path(path).with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
 
 
 # ----------------------------------------------------------------------------------------
@@ -439,8 +351,11 @@ def run_slice(member: Mapping[str, Any], slice_units: int, min_seconds: float, r
     SLURM granted (:func:`granted_resources`); written as JSON to ``out`` atomically."""
     import json
 
+    from dprl.runner.code_version import git_state
+
+    commit, dirty = git_state()  # of the run directory: the code the slice runs (an editable install)
     record = {"spec": member["spec"], "request": dict(request), "granted": granted_resources(),
-              "slice": int(slice_units), "min_seconds": float(min_seconds),
+              "slice": int(slice_units), "min_seconds": float(min_seconds), "commit": commit, "git_dirty": dirty,
               "measurement": measure(dict(member["spec"]), slice_units, min_seconds)}
     atomic_write_text(out, json.dumps(record, sort_keys=True, default=float) + "\n")
     return record
@@ -469,6 +384,7 @@ def collect(preset: str, config_path: str = "config.yaml", resources_path: str =
     requests = json.loads(req_file.read_text())
     exps = {n: x for n, x in cfg.experiments.items() if x.jobs and (not only or n in only)}
     rows, seconds, mb, missing = [], {}, {}, []
+    commits: set[tuple[str, bool | None]] = set()
     for g in groups(exps):
         f = res / slice_path(g.label)
         if not f.is_file():
@@ -480,12 +396,13 @@ def collect(preset: str, config_path: str = "config.yaml", resources_path: str =
             missing.append(f"{g.label}: {f} was measured for another spec (the config changed): rerun the rehearsal")
             continue
         m, rq, gr = rec["measurement"], rec["request"], rec.get("granted", {})
+        commits.add((rec.get("commit", ""), rec.get("git_dirty")))
         p = project(g, m)
         seconds.update(job_seconds(g, m))
         mb.update({path: p["projected_mb"] for path in g.paths})
         rows.append({
             "experiment": g.experiment, "algorithm": g.algorithm, "environment": g.environment, "privacy": g.privacy,
-            "job": g.label, "jobs": len(g.specs), "horizon_key": m["horizon_key"], "horizon": m["horizon"],
+            "job": g.label, "spec_hash": spec_hash(g.representative), "jobs": len(g.specs), "horizon_key": m["horizon_key"], "horizon": m["horizon"],
             "slice_n1": m["n1"], "slice_n2": m["n2"], "t1_s": m["t1"], "t2_s": m["t2"], "per_unit_s": m["per_unit"],
             "whole": m["whole"], "peak_rss_mb": m["rss_mb"], **p, "request_job": rq["name"],
             "requested_runtime_min": float(rq["runtime"]), "requested_mem_mb": float(rq["mem_mb"]),
@@ -503,4 +420,6 @@ def collect(preset: str, config_path: str = "config.yaml", resources_path: str =
                      "name": name, "jobs": len(members), "projected_s": sum(seconds[p] for p in members),
                      "projected_mb": max(mb[p] for p in members),
                      "requested_runtime_min": float(rq["runtime"]), "requested_mem_mb": float(rq["mem_mb"])})
-    return pd.DataFrame(rows), pd.DataFrame(jobs), missing
+    table = pd.DataFrame(rows)
+    table.attrs["commits"] = sorted(commits, key=str)  # what the slices ran (write_provenance)
+    return table, pd.DataFrame(jobs), missing

@@ -148,3 +148,24 @@ def code_versions(runs: Iterable[str], cache_file: str | Path | None = None) -> 
         except OSError:
             pass  # a read-only workdir: recompute next time
     return versions
+
+
+# What produces numbers (not docs or generated files): a change here makes a measurement dirty.
+NUMBER_PATHS = ("src", "workflow", "Snakefile", "config.yaml", "pyproject.toml")
+
+
+def git(*args: str) -> str:
+    """``git args`` in the working directory, its output stripped; ``unknown`` when git cannot answer."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def git_state() -> tuple[str, bool | None]:
+    """The checked-out commit and whether :data:`NUMBER_PATHS` have uncommitted changes
+    (``None``: unknown), for provenance records (manifest, rehearsal)."""
+    status = git("status", "--porcelain", "--untracked-files=no", "--", *NUMBER_PATHS)
+    return git("rev-parse", "HEAD"), (bool(status) if status != "unknown" else None)
