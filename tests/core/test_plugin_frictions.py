@@ -68,12 +68,15 @@ SELF_DECLARED = Algorithm("self_declared", "pure", {"beta": Param(0.05)}, settin
                           baseline="ubev")
 RAISES = Algorithm("raises_at_build", "pure", {}, setting="tabular", factory="planted_plugins:build_raises",
                    label="Raises", colour="#7f7f7f", baseline="ubev")
+RAISES_NONPRIVATE = Algorithm("raises_nonprivate", "none", {}, setting="tabular", factory="planted_plugins:build_raises",
+                              label="Raises Too", colour="#8c564b")
 FLOAT_POLICY = Algorithm("float_policy", "none", {}, setting="tabular", factory="planted_plugins:build_float_policy",
                          label="Float Policy", colour="#bcbd22")
 '''
 
 ENTRY_POINTS = {"slow_walker": "planted_plugins:SLOW", "self_declared": "planted_plugins:SELF_DECLARED",
-                "raises_at_build": "planted_plugins:RAISES", "float_policy": "planted_plugins:FLOAT_POLICY"}
+                "raises_at_build": "planted_plugins:RAISES",
+                "raises_nonprivate": "planted_plugins:RAISES_NONPRIVATE", "float_policy": "planted_plugins:FLOAT_POLICY"}
 
 
 @pytest.fixture
@@ -149,6 +152,12 @@ def test_a_plugin_whose_factory_raises_is_refused_naming_key_entry_point_and_fir
     assert "plug-in entry point raises_at_build = planted_plugins:RAISES (group dprl.algorithms, package planted-plugins 0.3)" in text
     assert "factory planted_plugins:build_raises raised RuntimeError: the bonus table needs S >= 4" in text
     assert "second line" not in text and "Traceback" not in text
+    # a non-private plug-in has no accounting to run, but validation builds it all the same
+    with pytest.raises(ConfigError) as err:
+        check_privacy_accounting(_config([{"name": "ubev"}, {"name": "raises_nonprivate"}]), "default")
+    text = str(err.value)
+    assert "experiments.mine.algorithms" in text and "name=raises_nonprivate" in text and "RuntimeError: the bonus table needs S >= 4" in text
+    check_privacy_accounting(_config([{"name": "ubev"}, {"name": "slow_walker"}]), "default")  # one that builds passes
 
 
 def _regret_table(names: list[str], eps: list[float], kind: str = "tabular_regret") -> pd.DataFrame:

@@ -43,11 +43,11 @@ def accounting_of(spec: JobSpec) -> Callable[[JobSpec], float | None] | None:
 def accounted_epsilon(spec: JobSpec) -> float | None:
     """The job's accounted ε under replacement, or ``None`` (non-private, or an algorithm
     that declares no accounting: the audits, which record their own exact ε)."""
-    if spec.privacy is None:
+    if spec.privacy is None and not get_kind(spec.kind).algorithms[spec.algorithm["name"]].factory:
         return None
-    fn = accounting_of(spec)
+    fn = accounting_of(spec)  # a non-private plug-in's is built too: its factory must not raise in a job
     acc = None if fn is None else fn(spec)
-    return None if acc is None else float(acc)
+    return None if acc is None or spec.privacy is None else float(acc)
 
 
 def check_accounting(experiments: Iterable[tuple[str, str, JobSpec]]) -> list[str]:

@@ -69,8 +69,10 @@ def _load_plugin(ep: EntryPoint, builtin_names: set[str]) -> Algorithm:
         load_ref(alg.factory)
     except Exception as err:
         raise ValueError(f"factory {alg.factory!r} does not load: {type(err).__name__}: {err}") from err
-    if alg.privacy != "none" and alg.accounting is None:
-        # a private plug-in is accounted from the noise its built agent holds
+    if alg.accounting is None:
+        # a private plug-in is accounted from the noise its built agent holds; a non-private
+        # one is built the same way (and found to hold no noise), so that validation tries
+        # every plug-in's factory before any job (dprl.experiments.accounting)
         alg = dataclasses.replace(alg, accounting=f"dprl.experiments.{alg.setting}.accounting:held")
     return alg
 
