@@ -147,7 +147,7 @@ def test_job_instances_share_theta_across_S_and_A_not_across_other_parameters():
 
 
 # the measured onset over the predicted T*, at most, in the runs so far (1.07-1.67x:
-# config.yaml, linmix_regime_eps10)
+# docs/experiments.md, linmix_regime_eps10)
 MEASURED_OVER_PREDICTED = 1.7
 
 

@@ -69,7 +69,7 @@ def test_onset_is_where_per_episode_regret_leaves_its_burn_in_level():
 
 
 
-# The experiments whose Private-OFU-RL rows are there to be inside the regime (config.yaml);
+# The experiments whose Private-OFU-RL rows are there to be inside the regime (docs/experiments.md);
 # lq_regret's small K is the out-of-regime grid by design.
 REGIME_EXPERIMENTS = ("lq_regime", "lq_regime_eps10", "lq_regime_long")
 

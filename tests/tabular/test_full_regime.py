@@ -2,7 +2,7 @@
 than `default` (docs/presets.md), checked from the config's own jobs by the predicted
 horizon (the fixed point ``T >= 10·T*(T)`` the jobs record as ``horizon_needed``) times
 the largest measured-over-predicted end of the clamp seen so far (1.3-1.5x T*,
-``config.yaml`` next to ``tabular_hard`` and ``tabular_regret_eps1``). ``full`` is too
+docs/experiments.md, ``tabular_hard`` and ``tabular_regret_eps1``). ``full`` is too
 large to run here (about 128 CPU-hours); these are the horizons its grids were chosen
 from, so a grid edited below them fails here, not after a cluster run."""
 

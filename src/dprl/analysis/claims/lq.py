@@ -86,7 +86,7 @@ def _centre(df: pd.DataFrame) -> pd.Series:
 # lq_regime: high ε and long K, inside the regime; lq_regime_eps10 (`default`): ε = 10 to
 # K = 1e7 (C2 only: no OFU-RL runs); lq_regime_long (`full` only): the paper calibration at
 # ε <= 5 to K = 4e8, inside the regime and where C3's exponents are its calibration's
-# (config.yaml), with OFU-RL at the same K for C3's pairs
+# (docs/experiments.md), with OFU-RL at the same K for C3's pairs
 REGRET_TABLES = ("lq_regret", "lq_regime", "lq_regime_eps10", "lq_regime_long")
 COST_TABLES = ("lq_regret", "lq_regime", "lq_regime_long")
 
