@@ -1,7 +1,8 @@
 """``dprl`` command line: what the Snakemake rules call, usable without Snakemake.
 
 Subcommands:
-  validate   check config.yaml and print the job counts per experiment
+  validate   check config.yaml and print the job counts per experiment, and the regime each
+             private setting of a rate experiment is predicted to reach at its horizon
   jobs       list job result paths (relative to results/<preset>/)
   run-job    run one job (by --spec JSON or by --job path in --config) and write its result
   run-bundle run several jobs in one process (a Snakemake job of a bundled workflow)
@@ -135,6 +136,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         check_privacy_accounting(read_config(args.config), cfg.preset)  # accounted ε <= nominal ε, every preset
     except (RecursionError, MemoryError) as err:  # reading bounds both (yaml_io); a hostile file is still one line
         raise ConfigError(f"{args.config}: {type(err).__name__} while validating; the file is nested too deeply or too large") from None
+    from dprl.analysis.predicted_regime import regime_lines
+
     # job-hours from the default run's measurements scaled by the work models
     hours = preset_resources(cfg.preset, args.config, args.resources)
     total, total_h = 0, 0.0
@@ -142,6 +145,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         h = hours.get(name, {}).get("hours", float("nan"))
         how = " (work model only: nothing of this kind measured)" if hours.get(name, {}).get("model_only") else ""
         print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs {h:9.2f} h{how}")
+        # the regime each private setting reaches at this horizon, predicted (docs/regimes.md)
+        for line in regime_lines([j.spec for j in exp.jobs]):
+            print(line)
         total += len(exp.jobs)
         total_h += 0.0 if h != h else h
     print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours)")

@@ -33,9 +33,11 @@ def onset_episode(episodes: np.ndarray, cum_regret: np.ndarray, fraction: float 
     return float(k[first + 1 + below[0]]) if below.size else float("nan")
 
 
-def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float, k_max: float = 1e15) -> float:
+def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float, k_max: float = 1e15, steps: int = 60) -> float:
     """Smallest ``K`` with ``K >= factor · Λ(K)`` (``inf`` beyond ``k_max``), by bisection
-    on ``log K`` (``K - factor·Λ(K)`` changes sign once: Λ grows only logarithmically)."""
+    on ``log K`` (``K - factor·Λ(K)`` changes sign once: Λ grows only logarithmically), in
+    ``steps`` halvings: the result is at most ``e^(ln(k_max)/2^steps)`` times the smallest such
+    ``K`` (20 steps: 3e-5 relative, what a printed horizon needs; 60 for a recorded one)."""
     def gap(log_k: float) -> float:
         k = int(round(math.exp(log_k)))
         return k - factor * lam_of_k(max(k, 1))
@@ -45,7 +47,7 @@ def burn_in_episodes(lam_of_k: Callable[[int], float], factor: float, k_max: flo
         return 1.0
     if gap(hi) < 0:
         return math.inf
-    for _ in range(60):
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
         if gap(mid) >= 0:
             hi = mid

@@ -4,15 +4,19 @@ measured (``onset_episode``)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
+from dprl.agents.regime import burn_in_episodes as fixed_point
 from dprl.analysis.base import NOT_LEARNED, RegimeCheck
 from dprl.analysis.burn_in import ONSET_DECADES, burn_in_margin
 from dprl.experiments.registry import plugins
 
 __all__ = ["ONSET_DECADES", "has_predicted_burn_in", "is_plugin", "measured_regime", "median_onset", "no_escape_horizon", "onset_regime",
-           "plugin_regime"]
+           "no_escape_at", "plugin_regime", "predicted_horizon"]
 
 
 def no_escape_horizon(predicted: float, algorithm: str) -> float:
@@ -20,6 +24,25 @@ def no_escape_horizon(predicted: float, algorithm: str) -> float:
     decade more: ``10^ONSET_DECADES · predicted · margin`` (:func:`dprl.analysis.burn_in.burn_in_margin`:
     the largest measured-over-predicted burn-in seen on correct runs); NaN without a prediction."""
     return 10**ONSET_DECADES * predicted * burn_in_margin(algorithm) if np.isfinite(predicted) else float("nan")
+
+
+def no_escape_at(t_star: Callable[[int], float], k: int, algorithm: str) -> float:
+    """:func:`no_escape_horizon` of the burn-in ``t_star(k)`` predicted for a run of ``k``
+    episodes; ``inf`` for a burn-in predicted never to end (``T* = inf``), NaN without a prediction."""
+    t = t_star(k)
+    return math.inf if t == math.inf else no_escape_horizon(t, algorithm)
+
+
+def predicted_horizon(t_star: Callable[[int], float], algorithm: str, steps: int = 20) -> float:
+    """The horizon at which a run's regime is reached by prediction, before it runs: the
+    smallest ``K`` past :func:`no_escape_horizon` of the burn-in ``t_star(K)`` predicted for a
+    run of ``K`` episodes (``K >= 10^ONSET_DECADES · T*(K) · margin``, a fixed point as the
+    jobs' ``horizon_needed``, which is the same without the margin; ``inf`` beyond 1e15).
+    A run that long reaches the regime by :func:`onset_regime` if its burn-in ends no later
+    than the worst measured-over-predicted ratio so far, and is :data:`NOT_LEARNED` if it
+    does not end. ``steps`` halvings of the bisection (:func:`~dprl.agents.regime.burn_in_episodes`):
+    20 bound the result within 3e-5 of the fixed point, for a horizon printed in two digits."""
+    return fixed_point(lambda k: no_escape_at(t_star, k, algorithm), 1.0, steps=steps)
 
 
 def onset_regime(k_max: float, predicted: float, onset: float, planned: float = float("nan"),

@@ -157,6 +157,27 @@ class ExperimentKind:
     # as the audit job does and raises ``ValueError`` (the reason) if the audit cannot examine
     # it (no dprl noise objects on the agent); run by the accounting check, before any job
     plugin_check: str | None = None
+    # a rate kind: ``"module:function"`` taking a ``JobSpec`` and returning its :class:`BurnIn`
+    # (``None`` for a job without a predicted burn-in: non-private, a plug-in declaring none),
+    # the prediction its job records as ``burn_in_episodes``/``horizon_needed``, from the same
+    # functions and without building an agent; ``dprl validate`` prints from it the regime each
+    # private setting reaches at the config's horizon (``analysis/predicted_regime.py``)
+    predicted_burn_in: str | None = None
+
+
+@dataclass(frozen=True)
+class BurnIn:
+    """A job's predicted burn-in, before it runs: ``t_star(k)`` is the burn-in ``T*`` its
+    paper's analysis predicts for a run of ``k`` episodes on the job's own instance (``T*``
+    grows with ``k`` through the calibration), ``horizon`` the episodes the job runs, and
+    ``horizon_param`` the environment parameter that is that horizon (a family tuned to it,
+    ``tabular_hard``'s ``T``; empty when the horizon is a setting), ``symbol`` its name in
+    messages (``T`` or ``K``)."""
+
+    horizon: int
+    t_star: Callable[[int], float]
+    symbol: str = "T"
+    horizon_param: str = ""
 
 
 # The settings a plug-in can join: each has a step protocol and a generic runner

@@ -73,6 +73,8 @@ HARD_ENVS = environments(
         label="hard linear mixture tuned to K", rule="dprl.experiments.linmix.rules:hard_linear_horizon")
 )
 
+_BURN_IN = "dprl.experiments.linmix.regime:burn_in"  # the burn-in its jobs record, before they run
+
 _REGRET_SETTINGS = {
     "episodes": Param(2000, minimum=2, doc="number of episodes K"),
     "checkpoints": Param(30, minimum=2, doc="log-spaced checkpoints of cumulative regret"),
@@ -80,7 +82,8 @@ _REGRET_SETTINGS = {
 
 KINDS = [
     ExperimentKind(name, "linmix", "dprl.experiments.linmix.jobs:run_regret", AGENTS, ENVS, dict(_REGRET_SETTINGS), doc, mem_mb=500,
-                   runtime_min=20, work="dprl.experiments.linmix.work:regret", seconds_per_work=seconds, plugins=setting)
+                   runtime_min=20, work="dprl.experiments.linmix.work:regret", seconds_per_work=seconds, plugins=setting,
+                   predicted_burn_in=_BURN_IN)
     # plug-ins of the setting join the kinds whose claims apply to any linear-mixture algorithm
     for name, doc, seconds, setting in (
         ("linmix_regret", "regret vs T for the four algorithms, ε/δ grid, both calibrations (Z2, Z3)", 4.69e-09, "linmix"),
@@ -96,6 +99,7 @@ KINDS = [
         "and its growth with d (Z8)", mem_mb=500, runtime_min=20,
         # not yet measured: linmix_regret's (the same loop)
         work="dprl.experiments.linmix.work:regret", seconds_per_work=4.69e-09, plugins="linmix",
+        predicted_burn_in=_BURN_IN,
     ),
     ExperimentKind(
         name="linmix_audit",

@@ -50,6 +50,7 @@ KINDS = [
         "lq_regret", PAPER, "dprl.experiments.lq.jobs:run_regret", _ALGORITHMS, _ENVIRONMENTS, dict(_REGRET_SETTINGS),
         doc="cumulative exact regret vs K for OFU-RL and Private-OFU-RL (claims C2, C3, C4)", mem_mb=300, runtime_min=5,
         work="dprl.experiments.lq.work:regret", seconds_per_work=1.6e-08, plugins="lq",
+        predicted_burn_in="dprl.experiments.lq.regime:burn_in",
     ),
     ExperimentKind(
         "lq_oracle", PAPER, "dprl.experiments.lq.jobs:run_regret", _ALGORITHMS, _ENVIRONMENTS, dict(_REGRET_SETTINGS),

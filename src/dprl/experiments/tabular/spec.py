@@ -62,12 +62,14 @@ KINDS: list[ExperimentKind] = [
         algorithms(UBEV, PUCB), environments(RIVERSWIM, GARNET, LOWERBOUND), dict(_RUN_SETTINGS),
         doc="cumulative exact regret vs T", mem_mb=600, runtime_min=30,
         work="dprl.experiments.tabular.work:regret", seconds_per_work=2.46e-08, plugins="tabular",
+        predicted_burn_in="dprl.experiments.tabular.regime:burn_in",
     ),
     ExperimentKind(
         "tabular_pac", PAPER, "dprl.experiments.tabular.jobs:run_pac",
         algorithms(UBEV, PUCB), environments(LOWERBOUND), dict(_RUN_SETTINGS),
         doc="alpha-suboptimal episodes on Figure 1 instances, alpha = H gap / (4 n)", mem_mb=600, runtime_min=30,
         work="dprl.experiments.tabular.work:regret", seconds_per_work=1.92e-08, plugins="tabular",
+        predicted_burn_in="dprl.experiments.tabular.regime:burn_in",
     ),
     ExperimentKind(
         "tabular_hard", PAPER, "dprl.experiments.tabular.jobs:run_hard",
@@ -76,12 +78,14 @@ KINDS: list[ExperimentKind] = [
         doc="regret at T on the Figure 1 instance tuned to T (one job per T), Theorem 6", mem_mb=600, runtime_min=30,
         # measured: 1e6 episodes of n=2 m=1 H=2, 2.2 s (UBEV) to 3.7 s (PUCB)
         work="dprl.experiments.tabular.work:hard", seconds_per_work=4.6e-08, plugins="tabular",
+        predicted_burn_in="dprl.experiments.tabular.regime:burn_in",
     ),
     ExperimentKind(
         "tabular_scaling", PAPER, "dprl.experiments.tabular.jobs:run_regret",
         algorithms(UBEV, PUCB), environments(GARNET), dict(_RUN_SETTINGS),
         doc="regret at fixed T vs S (privacy cost)", mem_mb=1200, runtime_min=30,
         work="dprl.experiments.tabular.work:regret", seconds_per_work=3.06e-08, plugins="tabular",
+        predicted_burn_in="dprl.experiments.tabular.regime:burn_in",
     ),
     ExperimentKind(
         "private_mab", PAPER, "dprl.experiments.tabular.jobs:run_private_mab",
