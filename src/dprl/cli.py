@@ -20,7 +20,7 @@ Subcommands:
   report-pages  the claims table as HTML and the report's landing page (from claims and manifest)
   runtimes   summarise Snakemake benchmark files into a per-job runtime table
   manifest   record git commit, config hash, date, wall time, cores, CPU and its reference speed, and package versions of a run
-  readme-table  write (or --check) the verdict table of README.md from the committed claims
+  readme-table  write (or --check) every generated block of README.md and docs/ from the committed data
 """
 
 from __future__ import annotations
@@ -427,13 +427,13 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_readme_table(args: argparse.Namespace) -> int:
-    from dprl.analysis.readme_table import update_readme
+    from dprl.analysis.doc_blocks import Sources, update_docs
 
-    same = update_readme(args.readme, args.claims, args.manifest, check=args.check)
-    if args.check and not same:
-        log.error("%s: the verdict table does not match %s; run `dprl readme-table`", args.readme, args.claims)
+    changed = update_docs(args.root, Sources(args.root, args.claims, args.manifest), check=args.check)
+    if args.check and changed:
+        log.error("generated blocks out of date in %s; run `dprl readme-table`", ", ".join(changed))
         return 1
-    log.info("%s: verdict table %s", args.readme, "up to date" if same else "rewritten")
+    log.info("generated blocks of README.md and docs/: %s", f"rewrote {', '.join(changed)}" if changed else "up to date")
     return 0
 
 
@@ -559,11 +559,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="episodes of the reference workload timed for the machine's speed (0: skip)")
     sp.set_defaults(func=cmd_manifest)
 
-    sp = sub.add_parser("readme-table", help="write the verdict table of README.md from paper_figures/claims.csv")
-    sp.add_argument("--readme", default="README.md")
-    sp.add_argument("--claims", default="paper_figures/claims.csv")
-    sp.add_argument("--manifest", default="paper_figures/manifest.json")
-    sp.add_argument("--check", action="store_true", help="only compare; exit status 1 if the README is out of date")
+    sp = sub.add_parser("readme-table", help="write every generated block of README.md and docs/ (verdicts, claims, "
+                        "the committed run's provenance, full's cost) from the committed data")
+    sp.add_argument("--root", default=".", help="the repository whose README.md and docs/*.md are written")
+    sp.add_argument("--claims", help="claims table (default: ROOT/paper_figures/claims.csv)")
+    sp.add_argument("--manifest", help="run manifest (default: ROOT/paper_figures/manifest.json)")
+    sp.add_argument("--check", action="store_true", help="only compare; exit status 1 if a block is out of date")
     sp.set_defaults(func=cmd_readme_table)
     return p
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 BY = ("paper", "experiment")
 
@@ -56,9 +57,12 @@ def parts(experiments: Mapping[str, Sequence[str]], jobs: Mapping[str, int], hou
 
 
 def preset_parts(preset: str, by: str = "paper", config_path: str = "config.yaml",
-                 resources_path: str = "workflow/resources.yaml") -> list[Part]:
+                 resources_path: str = "workflow/resources.yaml",
+                 estimate: Mapping[str, Mapping[str, Any]] | None = None) -> list[Part]:
     """:func:`parts` of ``preset``'s experiments grouped ``by`` paper (the experiment kind's
-    paper) or one per experiment, costed by ``dprl validate``'s estimate."""
+    paper) or one per experiment, costed by ``dprl validate``'s estimate
+    (:func:`~dprl.config.resources.preset_resources`; ``estimate``: that estimate, when the
+    caller has it already, as the generated documentation does)."""
     from dprl.analysis.claims import all_claims
     from dprl.config.resources import preset_resources
     from dprl.config.load import load_config_file
@@ -70,7 +74,7 @@ def preset_parts(preset: str, by: str = "paper", config_path: str = "config.yaml
     groups: dict[str, list[str]] = {}
     for n, x in exps.items():
         groups.setdefault(x.kind.paper if by == "paper" else n, []).append(n)
-    est = preset_resources(preset, config_path, resources_path)
+    est = estimate if estimate is not None else preset_resources(preset, config_path, resources_path)
     return parts(groups, {n: len(x.jobs) for n, x in exps.items()}, {n: r["hours"] for n, r in est.items()},
                  [(c.id, c.reads, c.optional) for c in all_claims()])
 

@@ -1,14 +1,14 @@
 """The verdict table at the top of README.md, generated from the committed claims.
 
 ``dprl readme-table`` writes it between the marker comments :data:`START` and
-:data:`END` from ``paper_figures/claims.csv`` and ``paper_figures/manifest.json``; a test
+:data:`END` from ``paper_figures/claims.csv`` and ``paper_figures/manifest.json``, with the
+other generated blocks of the documentation (:mod:`dprl.analysis.doc_blocks`); a test
 (``tests/core/test_readme.py``) fails when the README and the committed claims disagree,
 so the README never states a verdict that the code did not compute.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from collections.abc import Sequence
@@ -188,33 +188,18 @@ def _first_clause(note: str) -> str:
     return head[0].upper() + head[1:] + "." if head else ""
 
 
-def replace_block(readme: str, block: str, start: str = START, end: str = END) -> str:
+def replace_block(readme: str, block: str, start: str = START, end: str = END, inline: bool = False) -> str:
     """``readme`` with the text between ``start`` and ``end`` (default :data:`START`,
-    :data:`END`) replaced by ``block``."""
+    :data:`END`) replaced by ``block``: on lines of its own, or ``inline`` (within a line,
+    e.g. a table cell, where a line break would end the table)."""
     START, END = start, end  # noqa: N806 (the markers of this block)
     if readme.count(START) != 1 or readme.count(END) != 1 or readme.index(START) > readme.index(END):
         raise ValueError(f"README must contain the markers {START!r} and {END!r} once each, in this order")
     head, rest = readme.split(START)
     _, tail = rest.split(END)
-    return f"{head}{START}\n{block}{END}{tail}"
+    return f"{head}{START}{'' if inline else chr(10)}{block}{END}{tail}"
 
 
 def current_block(readme: str, start: str = START, end: str = END) -> str:
     """The text between the markers (what :func:`replace_block` put there)."""
     return readme.split(start, 1)[1].split(end, 1)[0].removeprefix("\n")
-
-
-def update_readme(readme: str | Path, claims_csv: str | Path, manifest_json: str | Path, check: bool = False) -> bool:
-    """Write the verdict table and the claims table into ``readme`` (or, with ``check``,
-    only compare). Returns whether the README already held both."""
-    from dprl.analysis.claims import all_claims
-    from dprl.analysis.figures.catalog import FIGURES
-    from dprl.runner.io import atomic_write_text
-
-    text = Path(readme).read_text(encoding="utf-8")
-    block = verdict_table(read_claims(claims_csv), json.loads(Path(manifest_json).read_text()))
-    new = replace_block(text, block)
-    new = replace_block(new, claims_declared_table(all_claims(), list(FIGURES.values())), CLAIMS_START, CLAIMS_END)
-    if new != text and not check:
-        atomic_write_text(readme, new)
-    return new == text
