@@ -138,19 +138,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.config}: {type(err).__name__} while validating; the file is nested too deeply or too large") from None
     from dprl.analysis.predicted_regime import regime_lines
 
-    # job-hours from the default run's measurements scaled by the work models
+    # job-hours: what the workflow requests by (dprl.config.resources): the default run's
+    # measurements, a committed rehearsal's projections, or the work models' scaling
     hours = preset_resources(cfg.preset, args.config, args.resources)
     total, total_h = 0, 0.0
     for name, exp in cfg.experiments.items():
         h = hours.get(name, {}).get("hours", float("nan"))
-        how = " (work model only: nothing of this kind measured)" if hours.get(name, {}).get("model_only") else ""
+        how = {"model": " (work model only: nothing of this kind measured)",
+               "rehearsed": " (projected by the rehearsal)"}.get(hours.get(name, {}).get("source", ""), "")
         print(f"{name:24s} {exp.kind.paper:10s} {len(exp.jobs):6d} jobs {h:9.2f} h{how}")
         # the regime each private setting reaches at this horizon, predicted (docs/regimes.md)
         for line in regime_lines([j.spec for j in exp.jobs]):
             print(line)
         total += len(exp.jobs)
         total_h += 0.0 if h != h else h
-    print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours)")
+    from dprl.config.resources import rehearsal_file
+
+    prov = rehearsal_file(cfg.figures_dir, cfg.preset).with_suffix(".json")
+    rehearsed = sum(r.get("source") == "rehearsed" for r in hours.values())
+    src = (f"; {rehearsed} experiments projected by the rehearsal in {prov}, measured at "
+           f"{json.loads(prov.read_text()).get('measured_at_commit', '?')[:7]}" if rehearsed and prov.is_file() else "")
+    print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours{src})")
     return 0
 
 

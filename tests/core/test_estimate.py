@@ -45,10 +45,23 @@ def test_smaller_jobs_keep_the_measured_values():
 
 
 def test_full_preset_estimate_is_consistent():
-    full = preset_resources("full")
+    full = preset_resources("full", rehearsed=False)  # the work models' estimate
     assert full["lq_regime"]["jobs"] == len(_jobs("full", "lq_regime"))
     assert full["lq_regime"]["hours"] == pytest.approx(full["lq_regime"]["jobs"] * full["lq_regime"]["seconds"] / 3600)
     assert all(r["runtime"] * 60 >= r["seconds"] for r in full.values())
+
+
+def test_full_requests_come_from_its_committed_rehearsal():
+    """paper_figures/rehearsal/full.csv is committed: every experiment of `full` requests its
+    jobs' own projections with the margins, and its hours are their sum."""
+    from dprl.config.resources import MEM_MARGIN, RUNTIME_MARGIN
+
+    full = preset_resources("full")
+    assert {r["source"] for r in full.values()} == {"rehearsed"}
+    for r in full.values():
+        jobs = r["per_job"].values()
+        assert r["hours"] == pytest.approx(sum(j["seconds"] for j in jobs) / 3600)
+        assert all(j["runtime"] * 60 >= RUNTIME_MARGIN * j["seconds"] and j["mem_mb"] > MEM_MARGIN * 100 for j in jobs)
 
 
 def test_a_new_experiment_name_gets_an_estimate_not_nan(tmp_path):
@@ -89,5 +102,5 @@ def test_an_experiment_default_no_longer_runs_gets_its_work_models_time_not_a_st
     slowest = max(estimate(j).seconds for j in jobs)
     assert r["runtime"] * 60 >= 3 * slowest > 100 * measured["seconds"]
     assert r["mem_mb"] >= measured["mem_mb"]
-    full = preset_resources("full")["tabular_scaling"]
+    full = preset_resources("full", rehearsed=False)["tabular_scaling"]
     assert full["model_only"] and full["runtime"] * 60 >= slowest

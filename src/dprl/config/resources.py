@@ -121,10 +121,12 @@ def job_request(res: Mapping[str, Any], path: str, spec: JobSpec) -> dict[str, f
 
 
 def packing_factor(res: Mapping[str, Any], path: str, spec: JobSpec) -> float:
-    """A simulation's seconds over its experiment's mean, for packing bundles: its projection's
-    when rehearsed, else the plug-in factor (:func:`dprl.config.estimate.runtime_factor`)."""
-    own = res.get("per_job", {}).get(path)
-    return own["seconds"] / res["seconds"] if own is not None and res["seconds"] > 0 else runtime_factor(spec)
+    """The ``slowdown`` a simulation is packed into bundles with (:func:`dprl.runner.bundle.make_bundles`:
+    not 1 puts it in a bundle of its own): 1 when rehearsed (a plug-in's slowness is in its
+    experiment's projected mean seconds, which bundles are packed by; each bundle's runtime
+    is its own members' projections, :func:`bundle_request`), else the plug-in factor
+    (:func:`dprl.config.estimate.runtime_factor`)."""
+    return 1.0 if path in res.get("per_job", {}) else runtime_factor(spec)
 
 
 def bundle_request(res: Mapping[str, Any], paths: Sequence[str], bundle_seconds: float) -> dict[str, int]:
