@@ -116,7 +116,17 @@ def rehearsal_provenance(figures_dir: str | Path, preset: str) -> dict[str, Any]
 
     table = rehearsal_file(figures_dir, preset)
     record = table.with_suffix(".json")
-    return json.loads(record.read_text()) if table.is_file() and record.is_file() else None
+    if not (table.is_file() and record.is_file()):
+        return None
+    out = json.loads(record.read_text())
+    jobs = table.with_name(f"{preset}_jobs.csv")  # one row per cluster job, against the requests it ran with
+    if jobs.is_file():
+        import pandas as pd
+
+        j = pd.read_csv(jobs)
+        over = (j["projected_s"] > 60.0 * j["requested_runtime_min"]) | (j["projected_mb"] > j["requested_mem_mb"])
+        out["cluster_jobs"], out["cluster_jobs_over"] = len(j), int(over.sum())
+    return out
 
 
 def rehearsal_line(record: Mapping[str, Any], preset: str) -> str:
@@ -124,7 +134,10 @@ def rehearsal_line(record: Mapping[str, Any], preset: str) -> str:
     dirty = " with uncommitted changes" if record.get("git_dirty") else ""
     return (f"The committed rehearsal (`paper_figures/rehearsal/{preset}.csv`, `{preset}.json`): measured at commit "
             f"`{str(record['measured_at_commit'])[:7]}`{dirty} on {str(record['date_utc'])[:10]}, by "
-            f"{record['how']}, on {record.get('machine', 'an unrecorded machine')}.")
+            f"{record['how']}, on {record.get('machine', 'an unrecorded machine')}"
+            + (f"; against the requests it ran with, {record['cluster_jobs_over']:,} of {record['cluster_jobs']:,} cluster "
+               f"jobs were projected past their request (`{preset}_jobs.csv`; the requests are now its projections)"
+               if "cluster_jobs" in record else "") + ".")
 
 
 def cost_source(estimate: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None, preset: str) -> str:
