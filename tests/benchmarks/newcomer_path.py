@@ -7,7 +7,7 @@ empty Numba cache (a fresh clone has none: the cache lives in the clone's
 Clones the repository's checked-out commit into a temporary directory, runs the first
 ```bash block under README.md's "## Quick start" in one shell (``set -e``: the virtual
 environment it activates stays active), with a clean environment (no ``PYTHONPATH``,
-``VIRTUAL_ENV``, ``NUMBA_CACHE_DIR``), timing each command, and writes the times, the
+``VIRTUAL_ENV``, ``NUMBA_CACHE_DIR``; pip without its download cache), timing each command, and writes the times, the
 commit and the machine as JSON (atomically). Exits non-zero when a command fails or the
 named figure is missing. Run it on an otherwise idle machine: it measures wall time.
 """
@@ -60,6 +60,7 @@ def run(repo: Path, workdir: Path, keep_report: bool = True) -> dict:
         script.append(f"echo {i} end $(date +%s.%N) >> {shlex.quote(str(marks))}")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "NUMBA_CACHE_DIR",
                                                              "_DPRL_NUMBA_CACHE_DIR", "_DPRL_NUMBA_CACHE_BASE")}
+    env["PIP_NO_CACHE_DIR"] = "1"  # a newcomer's pip has downloaded nothing yet
     log = workdir / "newcomer.log"
     with log.open("w") as out:
         proc = subprocess.run(["bash", "-c", "\n".join(script)], cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -74,7 +75,7 @@ def run(repo: Path, workdir: Path, keep_report: bool = True) -> dict:
         "commit": commit, "date_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs", "clone_s": round(clone_s, 1),
         "steps": steps, "total_s": round(sum(s["seconds"] or 0.0 for s in steps), 1), "returncode": proc.returncode,
-        "numba_cache_empty_at_start": True, "first_figure": FIRST_FIGURE, "first_figure_exists": figure.is_file(),
+        "numba_cache_empty_at_start": True, "pip_cache": False, "first_figure": FIRST_FIGURE, "first_figure_exists": figure.is_file(),
         "log_tail": log.read_text().splitlines()[-5:],
     }
 
