@@ -66,6 +66,12 @@ _PLANTED_IN_JOBS = PlantedBug(
     "declared burn-in still the correct one's): past its no-escape horizon L1's row is not reproduced, and the "
     "correct plug-in's is reproduced",
     "tests/beyond/test_later_non_learners.py::test_l1_is_reproduced_and_a_planted_non_learner_is_not")
+_PLANTED_IN_JOBS_DP = PlantedBug(
+    "in real beyond_hard jobs, DP-UCBVI planted as uniform play (its bonus's ι at 1e30 in the built agent, compiled "
+    "kernel included: every Q̄ at its cap, the clamp never ends; its declared burn-in still the correct one's): at T = "
+    "5e5, past its no-escape horizon, L2's row is not reproduced and cannot escape to not reached, while the correct "
+    "DP-UCBVI's clamp ends and its regime is reached",
+    "tests/beyond/test_later_non_learners.py::test_l2_a_planted_non_learner_is_not_reproduced_and_cannot_escape_to_not_reached")
 # the figure that draws the later algorithms (src/dprl/analysis/figures/beyond.py)
 _FIGURE = "beyond_regret_comparison"
 
@@ -84,7 +90,7 @@ _LATER_RATES = (
                 "grows like √T", "private_ucb_vi", "Private-UCB-VI", in_jobs=(_PLANTED_IN_JOBS,)),
     _rate_claim("L2", "Qiao & Wang 2023 (AISTATS), DP-UCBVI",
                 "DP-UCBVI's regret is Õ(√(SAH²T) + S²AH³/ε) under ε-JDP: on the Figure 1 family hard at T it grows "
-                "like √T", "dp_ucbvi", "DP-UCBVI"),
+                "like √T", "dp_ucbvi", "DP-UCBVI", in_jobs=(_PLANTED_IN_JOBS_DP,)),
 )
 
 
