@@ -113,3 +113,16 @@ def test_numbers_as_the_pages_print_them():
     assert minutes_seconds(3600) == "1 h 0 min 0 s"
     assert powers(1277539.4) == "1.28·10⁶"
     assert powers(0.00125) == "1.25·10⁻³"
+
+
+def test_the_newcomer_block_says_what_did_not_finish():
+    """A timed quick start whose smoke run failed is reported as such, not as a time."""
+    from dprl.analysis.doc_blocks import newcomer
+
+    record = {"commit": "abcdef0123", "date_utc": "2026-12-03T06:00:00+00:00", "machine": "Linux x86_64, 2 CPUs",
+              "returncode": 1, "pip_cache": False, "total_s": 60.0, "first_figure": "results/smoke/figures/x.png",
+              "first_figure_exists": False,
+              "steps": [{"command": "pip install x", "seconds": 60.0}, {"command": "snakemake --cores 2", "seconds": None}]}
+    text = newcomer(record)
+    assert "`abcdef0`" in text and "exit status 1" in text and "did not finish" in text and ": missing." in text
+    assert "pip download cache warm" in newcomer({**record, "pip_cache": True})

@@ -15,7 +15,9 @@ not what its source generates now. The sources:
   committed rehearsal's projections, ``paper_figures/rehearsal/full.csv``, else the work
   models' scaling of the default run's measured job times) cut into parts by
   :func:`dprl.analysis.parts.preset_parts`, the numbers ``dprl parts --preset full`` prints
-  (``docs/presets.md``' cost cell, ``docs/cluster.md``' table).
+  (``docs/presets.md``' cost cell, ``docs/cluster.md``' table);
+- ``paper_figures/benchmarks/newcomer.json`` (``tests/benchmarks/newcomer_path.py``): the
+  README's quick start timed from a fresh clone (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dprl.analysis.readme_table import CLAIMS_END, CLAIMS_START, END, START, cur
 CLUSTER_PRESET = "full"  # the preset of the cost blocks: the one that needs a cluster
 MANIFEST = "paper_figures/manifest.json"
 CLAIMS = "paper_figures/claims.csv"
+NEWCOMER = "paper_figures/benchmarks/newcomer.json"
 
 
 @dataclass(frozen=True)
@@ -228,6 +231,20 @@ def parts_table(src: Sources) -> str:
     return "\n".join(lines) + "\n"
 
 
+def newcomer(record: Mapping[str, Any]) -> str:
+    """The README's quick start as ``tests/benchmarks/newcomer_path.py`` timed it: per command,
+    from a fresh clone with an empty Numba cache."""
+    lines = [f"From a fresh clone at commit `{str(record['commit'])[:7]}` ({str(record['date_utc'])[:10]}, "
+             f"{record['machine']}; empty Numba cache{'' if record.get('pip_cache') is False else ', pip download cache warm'}; "
+             f"exit status {record['returncode']}):", ""]
+    lines += [f"- `{s['command']}`: {'did not finish' if s['seconds'] is None else minutes_seconds(float(s['seconds']))}"
+              for s in record["steps"]]
+    seen = "present" if record["first_figure_exists"] else "missing"
+    lines += ["", f"In all {minutes_seconds(float(record['total_s']))}; the figure the README names first, "
+                  f"`{record['first_figure']}`: {seen}."]
+    return "\n".join(lines) + "\n"
+
+
 def _verdicts(src: Sources) -> str:
     from dprl.analysis.readme_table import read_claims, verdict_table
 
@@ -246,6 +263,7 @@ PROVENANCE = Block.named("docs/presets.md", "provenance", MANIFEST)
 DEFAULT_TIME = Block.named("docs/presets.md", "default-time", MANIFEST, inline=True)
 FULL_COST = Block.named("docs/presets.md", "full-cost", f"`dprl validate --preset {CLUSTER_PRESET}`", inline=True)
 FULL_PARTS = Block.named("docs/cluster.md", "full-parts", f"`dprl parts --preset {CLUSTER_PRESET}`")
+NEWCOMER_PATH = Block.named("docs/benchmarks.md", "newcomer-path", NEWCOMER)
 
 # Every generated block and its builder, in the order they are written.
 BLOCKS: dict[Block, Callable[[Sources], str]] = {
@@ -255,6 +273,7 @@ BLOCKS: dict[Block, Callable[[Sources], str]] = {
     DEFAULT_TIME: lambda src: run_time(src.manifest),
     FULL_COST: full_cost,
     FULL_PARTS: parts_table,
+    NEWCOMER_PATH: lambda src: newcomer(json.loads((src.root / NEWCOMER).read_text())),
 }
 
 
