@@ -152,12 +152,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(line)
         total += len(exp.jobs)
         total_h += 0.0 if h != h else h
-    from dprl.config.resources import rehearsal_file
+    from dprl.analysis.doc_blocks import rehearsal_provenance
 
-    prov = rehearsal_file(cfg.figures_dir, cfg.preset).with_suffix(".json")
     rehearsed = sum(r.get("source") == "rehearsed" for r in hours.values())
-    src = (f"; {rehearsed} experiments projected by the rehearsal in {prov}, measured at "
-           f"{json.loads(prov.read_text()).get('measured_at_commit', '?')[:7]}" if rehearsed and prov.is_file() else "")
+    record = rehearsal_provenance(cfg.figures_dir, cfg.preset) if rehearsed else None
+    src = (f"; {rehearsed} experiments projected by the committed rehearsal, measured at "
+           f"{str(record['measured_at_commit'])[:7]}" if record else "")
     print(f"{'total':24s} {'':10s} {total:6d} jobs {total_h:9.2f} h (preset {cfg.preset}; estimated CPU-hours{src})")
     return 0
 

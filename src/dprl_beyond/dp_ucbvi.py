@@ -22,15 +22,9 @@ constants), which differs from the bonus below in its lower-order terms; the bon
 :data:`LOWER_ORDER`, :data:`PRIVACY_TERM`) is written from recollection of this paper's
 Section 4, not from its text, and is a documented uncertainty of this module: both have the
 Bernstein variance term, the privacy term ``∝ H S E_{ε,β}/ñ`` and the regret bound's form.
-A search for this paper's Algorithm 1 and bonus text on 2026-12-03 (search tool, corpora
-pages/code/docs/issues, about 30 look-ups: semantic queries on "Algorithm 1 DP-UCBVI bonus",
-"Input: ... Privatizer", "Var_P̃ V̄ ι/ñ + HSE_{ε,β}ι/ñ", "Central Privatizer satisfies ε-JDP",
-"qiao23a" (PMLR 206); exact strings "DP-UCBVI", "Differentially Private UCBVI", "privately
-releasing Bernstein-type", "30HSAK", "E_{\\epsilon,\\beta}", "\\widetilde{n}_h^k(s,a)") found only
-page openings (abstract and start of Section 1) of the ar5iv and awesomepapers copies, the
-AISTATS poster page and a tomesphere summary, the pages corpus returning every page from its
-beginning whatever the query, and in the code index only the DP-Nash-VI text above, so the
-bonus and the ``Q̄``/``Q̲`` updates below remain unconfirmed and unchanged.
+The text of Algorithm 1 and of Section 4's bonus could not be read (only the opening pages
+of the stored copies of arXiv 2212.04680 were reachable, 2026-12-03), so the bonus and the
+``Q̄``/``Q̲`` updates below remain unconfirmed.
 
 Algorithm 1 (DP-UCBVI), with ``T = KH`` steps and ``ι = log(30 H S A K / β)``:
 

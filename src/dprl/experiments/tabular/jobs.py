@@ -26,7 +26,7 @@ from dprl.runner.job import JobContext, JobSpec, stable_hash
 from dprl.runner.checkpoints import log_checkpoints
 
 
-def _horizon(ctx: JobContext) -> int:
+def job_horizon(ctx: JobContext) -> int:
     """The job's episodes: the ``episodes`` setting, or the horizon ``T`` of a family tuned
     to it (``tabular_hard``: one job per ``T``, no ``episodes`` setting)."""
     return int(ctx.settings["episodes"]) if "episodes" in ctx.settings else int(ctx.spec.environment["T"])
@@ -43,20 +43,25 @@ def _instance_rng(ctx: JobContext) -> np.random.Generator:
     return np.random.default_rng(seq)
 
 
+def instance(ctx: JobContext) -> TabularMDP:
+    """The job's MDP. Instance generation uses a labelled env stream, transitions the main
+    one: both keyed by (environment, seed) only, so every algorithm and ε sees the same MDP and
+    uniforms (and ``dprl validate``'s burn-in prediction, ``tabular/regime.py``, the job's own)."""
+    return make_tabular_env(ctx.spec.environment["name"], ctx.spec.environment, _instance_rng(ctx))
+
+
 def build_job_agent(ctx: JobContext) -> tuple[TabularMDP, BuiltAgent]:
-    """The job's instance and its agent for :func:`_horizon` episodes, built and not run
+    """The job's instance and its agent for :func:`job_horizon` episodes, built and not run
     (what the job runs, and what :mod:`dprl.experiments.accounting` reads the noise of
     before any job runs)."""
     spec = ctx.spec
-    alg, envp = spec.algorithm, spec.environment
-    # instance generation uses a labelled env stream, transitions the main one: both keyed
-    # by (environment, seed) only, so every algorithm and ε sees the same MDP and uniforms
-    env = make_tabular_env(envp["name"], envp, _instance_rng(ctx))
+    alg = spec.algorithm
+    env = instance(ctx)
     noise_rng = ctx.noise_rng if spec.privacy is not None else None
     plugin = plugin_of(spec)
     if plugin is not None:
-        return env, build_plugin(plugin, ctx, env, _horizon(ctx), noise_rng)
-    return env, build_agent(alg["name"], alg, spec.privacy, env, _horizon(ctx), ctx.agent_rng, noise_rng)
+        return env, build_plugin(plugin, ctx, env, job_horizon(ctx), noise_rng)
+    return env, build_agent(alg["name"], alg, spec.privacy, env, job_horizon(ctx), ctx.agent_rng, noise_rng)
 
 
 def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, dict, pd.DataFrame]:
@@ -67,7 +72,7 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
     records the same), and its predicted burn-in and the horizon its rate needs from its
     declared ``Algorithm.burn_in``. Without a prediction its measured onset alone decides its
     rows (``analysis/regime.plugin_regime``)."""
-    T = _horizon(ctx)
+    T = job_horizon(ctx)
     plugin = plugin_of(ctx.spec)
     env, built = build_job_agent(ctx)
     df = run_tabular_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])),
@@ -91,14 +96,14 @@ def _simulate_plugin(ctx: JobContext, alpha: float | None) -> tuple[TabularMDP, 
 
 
 def _simulate(ctx: JobContext, alpha: float | None = None) -> tuple[TabularMDP, dict, pd.DataFrame]:
-    """Run the job's episodes (:func:`_horizon`); per-episode gaps and returns are
+    """Run the job's episodes (:func:`job_horizon`); per-episode gaps and returns are
     summarised online at the log-spaced checkpoints (memory independent of the number of
     episodes)."""
     if plugin_of(ctx.spec) is not None:
         return _simulate_plugin(ctx, alpha)
     spec = ctx.spec
     alg = spec.algorithm
-    T = _horizon(ctx)
+    T = job_horizon(ctx)
     env, built = build_job_agent(ctx)
     agent = built.agent
     df = run_episodes(built, env, T, ctx.env_rng, log_checkpoints(T, int(ctx.settings["checkpoints"])), ctx.progress,

@@ -13,20 +13,13 @@ agent is built (that compiles kernels); the instance is, when ``T*`` is first as
 from __future__ import annotations
 
 from dprl.agents.tabular.regime import job_burn_in
-from dprl.envs.tabular import TabularMDP, make_tabular_env
 from dprl.experiments.base import BurnIn, load_ref
 from dprl.experiments.instances import shared_instance
 from dprl.experiments.plugins import plugin_of
-from dprl.experiments.tabular.jobs import _horizon, _instance_rng
+from dprl.experiments.tabular.jobs import job_horizon
 from dprl.runner.job import JobContext, JobSpec
 
-
-def instance(ctx: JobContext) -> TabularMDP:
-    """The job's instance, drawn as :func:`dprl.experiments.tabular.jobs.build_job_agent` draws it."""
-    return make_tabular_env(ctx.spec.environment["name"], ctx.spec.environment, _instance_rng(ctx))
-
-
-INSTANCE = f"{__name__}:instance"
+INSTANCE = "dprl.experiments.tabular.jobs:instance"  # the job's own instance builder
 
 
 def burn_in(spec: JobSpec) -> BurnIn | None:
@@ -49,4 +42,4 @@ def burn_in(spec: JobSpec) -> BurnIn | None:
             return job_burn_in(shared_instance(INSTANCE, spec), spec.privacy, k, a["beta"], a["bonus_scale"],
                                a.get("l1_per_step"))[1]
     # a family tuned to its horizon (tabular_hard) names it T in the environment
-    return BurnIn(_horizon(JobContext(spec)), t_star, "T", "" if "episodes" in spec.settings else "T")
+    return BurnIn(job_horizon(JobContext(spec)), t_star, "T", "" if "episodes" in spec.settings else "T")
