@@ -55,3 +55,14 @@ def test_config_comments_are_short_and_point_to_the_page():
 def test_the_comment_counter_sees_whole_line_and_trailing_comments():
     text = "experiments:\n  a:  # one\n    # two\n    seeds: {count: 1}  # three\n  # --- rule\n  b:\n    seeds: [0]\n"
     assert _comment_lines_per_experiment(text) == {"a": 3, "b": 0}
+
+
+MAX_CONFIG_CHARS = 20_000  # a file a user reads whole before editing it
+
+
+def test_config_is_short_enough_to_read_and_the_presets_live_in_their_files():
+    text = CONFIG.read_text()
+    assert len(text) <= MAX_CONFIG_CHARS, f"config.yaml: {len(text):,} characters"
+    raw = read_config(str(CONFIG))
+    assert not any("presets" in body for body in raw["experiments"].values()), "preset sizes go to the preset files"
+    assert set(raw["preset_files"]) == {"smoke", "full"}

@@ -10,7 +10,7 @@ import yaml
 
 from dprl.config.estimate import STARTUP_SECONDS, scaled_resources
 from dprl.config.resources import preset_resources
-from dprl.config.load import load_config_file
+from dprl.config.load import load_config_file, read_config
 
 
 def _jobs(preset: str, experiment: str):
@@ -68,7 +68,7 @@ def test_a_new_experiment_name_gets_an_estimate_not_nan(tmp_path):
     """A sweep added under a new name is estimated from its kind's measured experiment, or,
     with nothing of its kind measured, from the kind's work model alone."""
     root = Path(__file__).resolve().parents[2]
-    cfg = yaml.safe_load((root / "config.yaml").read_text())
+    cfg = read_config(str(root / "config.yaml"))  # its preset files named from anywhere
     cfg["experiments"]["my_sweep"] = {**cfg["experiments"]["pe_batch"], "kind": "pe_batch"}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     measured = yaml.safe_load((root / "workflow" / "resources.yaml").read_text())

@@ -25,6 +25,7 @@ def smoke_table():
 
 def _run_dir(tmp_path, monkeypatch, table=None):
     shutil.copy(REPO / "config.yaml", tmp_path / "config.yaml")
+    shutil.copytree(REPO / "workflow" / "presets", tmp_path / "workflow" / "presets")
     if table is not None:
         f = rehearsal_file(tmp_path / "paper_figures", "smoke")
         f.parent.mkdir(parents=True)

@@ -71,6 +71,11 @@ def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None, smoke_
         missing = [e for e in experiments if e not in cfg["experiments"]]
         assert not missing, f"experiments {missing} not in config.yaml"
         cfg["experiments"] = {k: v for k, v in cfg["experiments"].items() if k in experiments}
+        for preset_file in (cfg.get("preset_files") or {}).values():  # entries of the dropped experiments go too
+            path = dest / preset_file
+            kept = yaml.safe_load(path.read_text())
+            kept["experiments"] = {k: v for k, v in kept["experiments"].items() if k in experiments}
+            path.write_text(yaml.safe_dump(kept, sort_keys=False))
         for name, over in (smoke_overrides or {}).items():
             cfg["experiments"][name].setdefault("presets", {}).setdefault("smoke", {}).update(over)
     (dest / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -90,7 +90,7 @@ def test_yaml_errors_and_other_presets_refused_by_snakemake(tmp_path):
     assert res.returncode == 2, res.stderr[-2000:]
     assert f"config.yaml:{line}:1: duplicate key 'preset'" in res.stderr and "Traceback" not in res.stderr
     cfg = yaml.safe_load(text)
-    cfg["experiments"]["audit"]["presets"]["full"]["settings"] = {"rns": 10}
+    cfg["experiments"]["audit"]["presets"] = {"full": {"settings": {"rns": 10}}}  # inline, over the preset file
     (wd / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = snakemake(wd, check=False)
     assert res.returncode == 2 and "Traceback" not in res.stderr
@@ -136,7 +136,7 @@ def test_job_spec_files_are_rewritten_only_where_the_jobs_changed(tmp_path):
     snakemake(wd, "-n", "--quiet", "rules")
     assert {p.name: p.stat().st_mtime_ns for p in specs.glob("*.json")} == before
     cfg = yaml.safe_load((wd / "config.yaml").read_text())
-    cfg["experiments"]["pe_batch"]["presets"]["smoke"]["seeds"] = {"start": 0, "count": 3}
+    cfg["experiments"]["pe_batch"]["presets"] = {"smoke": {"seeds": {"start": 0, "count": 3}}}  # over the preset file
     (wd / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     snakemake(wd, "-n", "--quiet", "rules")
     after = {p.name: p.stat().st_mtime_ns for p in specs.glob("*.json")}

@@ -41,7 +41,8 @@ import shlex
 # on PATH), so a virtual environment works without being activated.
 DPRL = f"{shlex.quote(sys.executable)} -m dprl"
 
-CONFIG_HASH = short_hash(config, 16)  # of the validated config, defaults filled
+# of the config as given and of the contents of the preset files it names
+CONFIG_HASH = short_hash({**config, "preset_files": {f.preset: f.experiments for f in CFG.preset_files}}, 16)
 PRESET = CFG.preset
 RES = CFG.preset_dir  # results/<preset>
 FIG = CFG.figures_dir if PRESET == "default" else f"{RES}/figures"

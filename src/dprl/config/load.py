@@ -37,6 +37,8 @@ import yaml
 from dprl.config import rules
 from dprl.config.bounds import output_dir_problems, path_text, value_problems
 from dprl.config.estimate import estimate, plugin_slowdown
+from dprl.config.preset_files import KEY as PRESET_FILES
+from dprl.config.preset_files import PresetFile, inline, merge_overrides, origin, read_preset_files, resolve_paths
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import ENTRY_POINT_GROUP, kinds, plugin_problems, plugins
@@ -144,7 +146,9 @@ def _fill_defaults(instance: Any, sch: dict[str, Any], root: dict[str, Any]) -> 
 
 def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     """Stage 1: bounded, finite, printable values (:mod:`dprl.config.bounds`), then the
-    JSON schema (every violation reported). Returns a copy with defaults filled."""
+    JSON schema (every violation reported), then the preset files ``raw`` names
+    (:mod:`dprl.config.preset_files`), checked alike and merged into the experiments'
+    ``presets``. Returns a copy with defaults filled."""
     if not isinstance(raw, dict):
         raise ConfigError(f"<top level>: the configuration must be a mapping, got {type(raw).__name__}")
     problems = value_problems(raw)
@@ -156,22 +160,16 @@ def validate_schema(raw: dict[str, Any]) -> dict[str, Any]:
     if errors:
         messages = list(dict.fromkeys(_schema_message(e) for e in errors))
         raise ConfigError(["invalid config: " + m for m in messages])
-    cfg = copy.deepcopy(raw)
+    files, problems = read_preset_files(raw, sch, _schema_message)
+    if problems:
+        raise ConfigError(["invalid config: " + m for m in problems])
+    cfg = inline(raw, files)
     _fill_defaults(cfg, sch, sch)
+    cfg[PRESET_FILES] = files  # where each preset override came from (resolve_experiment)
     problems = output_dir_problems({k: cfg[k] for k in ("results_dir", "figures_dir")})
     if problems:
         raise ConfigError(problems)
     return cfg
-
-
-def _merge(base: Any, over: Any) -> Any:
-    """Dicts merge recursively, anything else replaces."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = _merge(base.get(k), v) if k in base else copy.deepcopy(v)
-        return out
-    return copy.deepcopy(over)
 
 
 # ----------------------------------------------------------------------- parameter checks
@@ -311,6 +309,7 @@ class Config:
     rehearse: bool = False  # targets: rehearsal slices (dprl.config.rehearse), not results
     rehearse_slice: int = 20_000
     rehearse_min_seconds: float = 2.0
+    preset_files: list[PresetFile] = field(default_factory=list)  # read, with their overrides
 
     @property
     def jobs(self) -> dict[str, Job]:
@@ -471,9 +470,11 @@ def _check_size(where: Where, name: str, kind: ExperimentKind, algs: list[Compon
         raise _fail(blame, f"job {alg.label}/{env.label} is estimated to need {' and '.join(over)} ({est.model}); reduce it or raise the limit{hint}", LimitError)
 
 
-def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits | None = None) -> Experiment:
+def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits | None = None,
+                       files: list[PresetFile] | None = None) -> Experiment:
     """One experiment in one preset: registry, rules, size estimates, then its jobs. A
-    problem's key path points into ``presets.<preset>`` when the value comes from there."""
+    problem's key path points into ``presets.<preset>`` when the value comes from there,
+    or into the preset file of ``files`` it came from."""
     try:
         return _resolve_experiment(name, body, preset, limits or Limits(**schema()["properties"]["limits"]["default"]))
     except ConfigError as err:
@@ -482,13 +483,16 @@ def resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Lim
         moved = _override_path(body, preset, err.where[2:])
         if moved is None:
             raise
+        in_file = origin(files or [], name, preset, err.where[2:])
+        if in_file is not None:
+            raise type(err)(f"{in_file}: {err.what}", err.where[:2] + moved, err.what) from None
         raise _fail(err.where[:2] + moved, err.what, type(err)) from None
 
 
 def _resolve_experiment(name: str, body: dict[str, Any], preset: str, limits: Limits) -> Experiment:
     where: Where = ("experiments", name)
     over = (body.get("presets") or {}).get(preset)
-    merged = _merge({k: v for k, v in body.items() if k != "presets"}, over) if over else copy.deepcopy(body)
+    merged = merge_overrides({k: v for k, v in body.items() if k != "presets"}, over) if over else copy.deepcopy(body)
     _fill_defaults(merged, schema()["$defs"]["experiment"], schema())
     kind_name = merged.get("kind", name)
     registry = kinds()
@@ -536,7 +540,7 @@ def resolve_all_presets(cfg: dict[str, Any], selected: str | None = None, report
             if not over.get("enabled", body.get("enabled", True)):
                 continue
             try:
-                out[preset][name] = resolve_experiment(name, body, preset, limits)
+                out[preset][name] = resolve_experiment(name, body, preset, limits, cfg.get(PRESET_FILES))
             except LimitError as err:
                 if selected is None or preset == selected:
                     found.setdefault(str(err), []).append(preset)
@@ -561,14 +565,14 @@ def load_config(raw: dict[str, Any], preset: str | None = None) -> Config:
         raise ConfigError(f"preset: unknown preset {preset!r}{_suggest(preset, PRESETS)}")
     experiments = resolve_all_presets(cfg, preset)[preset]
     return Config(preset, cfg["results_dir"], cfg["figures_dir"], experiments, float(cfg["bundle_seconds"]),
-                  bool(cfg["rehearse"]), int(cfg["rehearse_slice"]), float(cfg["rehearse_min_seconds"]))
+                  bool(cfg["rehearse"]), int(cfg["rehearse_slice"]), float(cfg["rehearse_min_seconds"]), cfg[PRESET_FILES])
 
 
 def read_config(path: str) -> dict[str, Any]:
     """Parse a config file strictly (duplicate keys, tags and syntax errors refused with
-    file, line and column)."""
+    file, line and column); its ``preset_files`` are taken relative to its folder."""
     try:
-        return read_config_yaml(path)
+        return resolve_paths(read_config_yaml(path), path)
     except ConfigFileError as err:
         raise ConfigError(str(err)) from None
 
