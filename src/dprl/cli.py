@@ -568,7 +568,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_manifest)
 
     sp = sub.add_parser("readme-table", help="write every generated block of README.md and docs/ (verdicts, claims, "
-                        "the committed run's provenance, full's cost) from the committed data")
+                        "the committed run's provenance, full's cost, each experiment's predicted regimes and "
+                        "recorded burn-ins) from the committed data")
     sp.add_argument("--root", default=".", help="the repository whose README.md and docs/*.md are written")
     sp.add_argument("--claims", help="claims table (default: ROOT/paper_figures/claims.csv)")
     sp.add_argument("--manifest", help="run manifest (default: ROOT/paper_figures/manifest.json)")

@@ -17,7 +17,14 @@ not what its source generates now. The sources:
   :func:`dprl.analysis.parts.preset_parts`, the numbers ``dprl parts --preset full`` prints
   (``docs/presets.md``' cost cell, ``docs/cluster.md``' table);
 - ``paper_figures/benchmarks/newcomer.json`` (``tests/benchmarks/newcomer_path.py``): the
-  README's quick start timed from a fresh clone (``docs/benchmarks.md``).
+  README's quick start timed from a fresh clone (``docs/benchmarks.md``);
+- per experiment of ``config.yaml``, a block at the end of its section of
+  ``docs/experiments.md`` (:func:`experiment_block`): the regime each private setting is
+  predicted to reach in ``default`` and ``full`` (:func:`dprl.analysis.predicted_regime.setting_regimes`,
+  what ``dprl validate`` prints: computed from the config, no simulation), the burn-ins the
+  committed default run recorded and measured (``paper_figures/tables/<experiment>.csv``), and
+  each preset's time per simulation (``dprl validate``'s estimate:
+  :func:`dprl.config.resources.preset_resources`).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,6 +46,9 @@ CLUSTER_PRESET = "full"  # the preset of the cost blocks: the one that needs a c
 MANIFEST = "paper_figures/manifest.json"
 CLAIMS = "paper_figures/claims.csv"
 NEWCOMER = "paper_figures/benchmarks/newcomer.json"
+EXPERIMENTS_PAGE = "docs/experiments.md"
+# the presets of the experiment blocks: the committed run's, and the one the paper-scale claims need
+REGIME_PRESETS = ("default", CLUSTER_PRESET)
 
 
 @dataclass(frozen=True)
@@ -196,10 +207,46 @@ class Sources:
 
     @cached_property
     def rehearsal(self) -> dict[str, Any] | None:
+        return rehearsal_provenance(self.root / self.configs[CLUSTER_PRESET].figures_dir, CLUSTER_PRESET)
+
+    @cached_property
+    def experiment_names(self) -> list[str]:
+        """The experiments of ``config.yaml``, in its order (read, not expanded: fast)."""
+        from dprl.config.load import read_config
+
+        return list(read_config(str(self.root / "config.yaml"))["experiments"])
+
+    @cached_property
+    def configs(self) -> dict[str, Any]:
+        """``config.yaml`` loaded for each preset of :data:`REGIME_PRESETS` (its jobs expanded)."""
         from dprl.config.load import load_config_file
 
-        figures = load_config_file(str(self.root / "config.yaml"), CLUSTER_PRESET).figures_dir
-        return rehearsal_provenance(self.root / figures, CLUSTER_PRESET)
+        return {p: load_config_file(str(self.root / "config.yaml"), p) for p in REGIME_PRESETS}
+
+    @cached_property
+    def resources(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """``dprl validate``'s estimate of each preset of :data:`REGIME_PRESETS`, per experiment."""
+        from dprl.config.resources import preset_resources
+
+        out = {CLUSTER_PRESET: self.estimate}
+        with contextlib.chdir(self.root):
+            out.update({p: preset_resources(p) for p in REGIME_PRESETS if p != CLUSTER_PRESET})
+        return out
+
+    @cached_property
+    def regimes(self) -> dict[str, dict[str, list[Any]]]:
+        """Per preset of :data:`REGIME_PRESETS` and experiment, the predicted regime of each
+        private setting (:func:`~dprl.analysis.predicted_regime.setting_regimes`: what
+        ``dprl validate`` prints; the slowest part of these sources, seconds per preset)."""
+        from dprl.analysis.predicted_regime import setting_regimes
+
+        with contextlib.chdir(self.root):
+            return {p: {name: setting_regimes([j.spec for j in exp.jobs]) for name, exp in cfg.experiments.items()}
+                    for p, cfg in self.configs.items()}
+
+    def committed_table(self, experiment: str) -> Path:
+        """The committed default run's table of ``experiment`` (it may not exist)."""
+        return self.root / self.configs["default"].figures_dir / "tables" / f"{experiment}.csv"
 
 
 def full_cost(src: Sources) -> str:
@@ -245,6 +292,198 @@ def newcomer(record: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _privacy(epsilon: float, delta: float | None, calibration: str) -> str:
+    """``ε=10 δ=1e-5 tight`` (``non-private`` without an ε)."""
+    from dprl.analysis.predicted_regime import short
+
+    if epsilon is None or not math.isfinite(epsilon):  # NaN or inf: the tables' non-private rows
+        return "non-private"
+    d = "" if delta is None or delta != delta else f" δ={short(delta, 'g')}"
+    return f"ε={short(epsilon, 'g')}{d} {calibration}"
+
+
+def regime_cell(r: Any) -> str:
+    """One preset's cell of :func:`predicted_table` for a
+    :class:`~dprl.analysis.predicted_regime.SettingRegime`: the preset's largest horizon, the
+    predicted ``T*`` there (median over the seeds of the tightest instance, and the largest when
+    they differ), whether it is reached and the horizon needed, as ``dprl validate`` prints them."""
+    from dprl.analysis.predicted_regime import short
+
+    s = r.symbol
+    t = f"T\\* {short(r.t_star_median)}" + ("" if short(r.t_star) == short(r.t_star_median) else f" (largest {short(r.t_star)})")
+    at = f" on {r.where}" if r.where else ""
+    if r.reached:
+        return f"{s} {short(r.horizon)}, {t}: reached (needs {short(r.needed)}{at})"
+    part = "" if r.instances == 1 else f" on {r.missed} of {r.instances} instances"
+    need = short(r.needed) if r.needed < float("inf") else "more than 1e15"
+    return f"{s} {short(r.horizon)}, {t}: not reached{part} (needs {s} ≥ {need}{at})"
+
+
+def predicted_table(regimes: Mapping[str, list[Any]]) -> list[str]:
+    """Markdown lines: one row per private setting of ``regimes`` ({preset: its
+    :class:`~dprl.analysis.predicted_regime.SettingRegime` list}) with its no-escape margin
+    and one :func:`regime_cell` per preset (``—``: not run there); no lines without a setting."""
+    from dprl.analysis.burn_in import burn_in_margin
+
+    rows: dict[tuple, dict[str, Any]] = {}
+    for preset, rs in regimes.items():
+        for r in rs:
+            key = (r.algorithm, r.privacy.epsilon, r.privacy.delta, r.privacy.calibration)
+            rows.setdefault(key, {})[preset] = r
+    if not rows:
+        return []
+    lines = ["Predicted (`dprl validate`, per preset):", "",
+             "| setting | margin | " + " | ".join(regimes) + " |", "|---|---|" + "---|" * len(regimes)]
+    for (alg, eps, delta, cal), by in rows.items():
+        cells = [regime_cell(by[p]) if p in by else "—" for p in regimes]
+        lines.append(f"| {alg} {_privacy(eps, delta, cal)} | {burn_in_margin(alg):g} | " + " | ".join(cells) + " |")
+    return lines
+
+
+BURN_IN_KEYS = ["algorithm", "env_label", "epsilon", "delta", "calibration"]
+
+
+def recorded_burn_ins(table: str | Path) -> list[dict[str, Any]]:
+    """Per (algorithm, instance, privacy) of a committed table that records burn-ins, at each
+    job's last checkpoint: its seeds and horizon, the medians over seeds of the predicted burn-in
+    ``burn_in_episodes`` and of its fixed point ``horizon_needed`` (``10·T*(T)``), and the
+    measured end ``onset_episode`` (median, smallest and largest over the seeds that measured
+    one; no median when most did not: :func:`dprl.analysis.regime.median_onset`). Rows with
+    neither a prediction nor a measured end are left out; none for a table without the columns."""
+    import pandas as pd
+
+    columns = [*BURN_IN_KEYS, "seed", "episode", "burn_in_episodes", "horizon_needed", "onset_episode"]
+    if not Path(table).is_file() or not set(columns) <= set(pd.read_csv(table, nrows=0).columns):
+        return []
+    df = pd.read_csv(table, usecols=columns)
+    last = df.sort_values("episode", kind="stable").groupby([*BURN_IN_KEYS, "seed"], dropna=False, sort=False).tail(1)
+    out = []
+    for key, g in last.groupby(BURN_IN_KEYS, dropna=False, sort=False):
+        onsets = g["onset_episode"].dropna()
+        row = dict(zip(BURN_IN_KEYS, key), seeds=g["seed"].nunique(), horizon=float(g["episode"].max()),
+                   t_star=float(g["burn_in_episodes"].median()), needed=float(g["horizon_needed"].median()),
+                   measured=len(onsets), end=float(onsets.median()) if len(onsets) > len(g) / 2 else float("nan"),
+                   end_low=float(onsets.min()) if len(onsets) else float("nan"),
+                   end_high=float(onsets.max()) if len(onsets) else float("nan"))
+        if row["t_star"] == row["t_star"] or len(onsets):
+            out.append(row)
+    return out
+
+
+def _end_cell(r: Mapping[str, Any]) -> str:
+    from dprl.analysis.predicted_regime import short
+
+    low, high = short(r["end_low"], ".3g"), short(r["end_high"], ".3g")
+    spread = "" if r["measured"] < 2 or low == high else f" ({low}-{high})"
+    if r["end"] == r["end"]:
+        return f"{short(r['end'], '.3g')}{spread}" + ("" if r["measured"] == r["seeds"] else f"; {r['measured']} of {r['seeds']} seeds")
+    if not r["measured"]:
+        return "none within the run"
+    return f"ended in {r['measured']} of {r['seeds']} seeds only{spread}"
+
+
+def recorded_k0_onsets(table: str | Path) -> list[dict[str, Any]]:
+    """Per DP-LSW (features, privacy) cell of a committed policy-evaluation table (one that
+    records the smooth bound's maximiser ``argmax_k`` and the predicted ``m_star``,
+    ``agents/pe/regime.py``): its seeds, largest batch ``m``, the predicted ``m*`` and the
+    measured onset of ``k* = 0`` (:func:`dprl.analysis.claims.pe.k0_onset`: the smallest ``m``
+    from which the maximiser is 0 in every seed); none for another table."""
+    import pandas as pd
+
+    from dprl.analysis.claims.pe import k0_onset
+
+    keys = ["algorithm", "features", "epsilon", "delta", "calibration"]
+    columns = [*keys, "seed", "m", "m_star", "argmax_k"]
+    if not Path(table).is_file() or not set(columns) <= set(pd.read_csv(table, nrows=0).columns):
+        return []
+    df = pd.read_csv(table, usecols=columns)
+    return [dict(zip(keys, key), seeds=g["seed"].nunique(), m_max=float(g["m"].max()), m_star=float(g["m_star"].max()),
+                 onset=k0_onset(g))
+            for key, g in df[df["argmax_k"].notna()].groupby(keys, dropna=False, sort=False)]
+
+
+def k0_table(rows: list[Mapping[str, Any]], table: str, commit: str) -> list[str]:
+    """Markdown lines: the :func:`recorded_k0_onsets` of a committed table (none without rows)."""
+    from dprl.analysis.predicted_regime import short
+
+    if not rows:
+        return []
+    lines = [f"Recorded by the committed default run (commit `{commit[:7]}`, `{table}`): DP-LSW's σ_X falls like 1/m "
+             "beyond the later of m\\* and the measured onset of k\\* = 0:", "",
+             "| algorithm | features | privacy | seeds | largest m | m\\* | onset of k\\* = 0 |", "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['algorithm']} | {r['features']} | {_privacy(r['epsilon'], r['delta'], r['calibration'])} | {r['seeds']} | "
+              f"{short(r['m_max'], '.3g')} | {short(r['m_star'], '.3g')} | "
+              f"{short(r['onset'], '.3g') if math.isfinite(r['onset']) else 'beyond the grid'} |" for r in rows]
+    return lines
+
+
+def measured_table(rows: list[Mapping[str, Any]], table: str, commit: str) -> list[str]:
+    """Markdown lines: the :func:`recorded_burn_ins` of a committed table (none without rows)."""
+    from dprl.analysis.predicted_regime import short
+
+    if not rows:
+        return []
+
+    def num(x: float) -> str:
+        return short(x, ".3g") if x == x else "—"
+
+    lines = [f"Recorded by the committed default run (commit `{commit[:7]}`, `{table}`):", "",
+             "| algorithm | instance | privacy | seeds | horizon | T\\* | 10·T\\*(T) | end of burn-in |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['algorithm']} | {r['env_label']} | {_privacy(r['epsilon'], r['delta'], r['calibration'])} | "
+              f"{r['seeds']} | {num(r['horizon'])} | {num(r['t_star'])} | {num(r['needed'])} | {_end_cell(r)} |"
+              for r in rows]
+    return lines
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.2g} s" if s < 10 else minutes_seconds(s)
+
+
+def time_line(resources: Mapping[str, Mapping[str, Any] | None]) -> str:
+    """One Markdown line: per preset ({preset: its :func:`~dprl.config.resources.preset_resources`
+    entry, ``None`` when the preset runs none of the experiment's jobs}), its simulations,
+    CPU-hours and seconds per simulation, and where they come from (``dprl validate``'s estimate)."""
+    how = {"measured": "measured in the default run, `workflow/resources.yaml`",
+           "rehearsed": "projected by the committed rehearsal, `paper_figures/rehearsal/{preset}.csv`",
+           "scaled": "the default run's measured times scaled by the work model",
+           "model": "the work model alone: nothing of this kind measured"}
+    parts = []
+    for preset, r in resources.items():
+        if not r:
+            parts.append(f"{preset} none")
+            continue
+        per = r.get("per_job")
+        each = (f"{_seconds(float(r['seconds']))} each on average, the longest "
+                f"{_seconds(max(v['seconds'] for v in per.values()))}" if per else f"{_seconds(float(r['seconds']))} each")
+        parts.append(f"{preset} {r['jobs']:,} simulations, {hours(float(r['hours']))} CPU-hours, {each} "
+                     f"({how[r['source']].format(preset=preset)})")
+    return "Compute: " + "; ".join(parts) + "."
+
+
+def experiment_block(src: Sources, name: str) -> str:
+    """The generated block of ``name``'s section of ``docs/experiments.md``: its
+    :func:`predicted_table`, :func:`measured_table` or :func:`k0_table`, and :func:`time_line`."""
+    regimes = {p: src.regimes[p][name] for p in REGIME_PRESETS if name in src.regimes[p]}
+    table = src.committed_table(name)
+    where, commit = str(table.relative_to(src.root)), str(src.manifest["git_commit"])
+    parts = [predicted_table(regimes), measured_table(recorded_burn_ins(table), where, commit),
+             k0_table(recorded_k0_onsets(table), where, commit),
+             [time_line({p: src.resources[p].get(name) for p in REGIME_PRESETS})]]
+    return "\n\n".join("\n".join(p) for p in parts if p) + "\n"
+
+
+def experiment_blocks(names: list[str]) -> dict[Block, Callable[[Sources], str]]:
+    """One block per experiment of ``names``, at the end of its section of ``docs/experiments.md``."""
+    return {Block.named(EXPERIMENTS_PAGE, f"regime-{name}", "config.yaml and paper_figures/"):
+            (lambda src, name=name: experiment_block(src, name)) for name in names}
+
+
+def all_blocks(src: Sources) -> dict[Block, Callable[[Sources], str]]:
+    """:data:`BLOCKS` and one :func:`experiment_blocks` block per experiment of ``src``'s config."""
+    return {**BLOCKS, **experiment_blocks(src.experiment_names)}
+
+
 def _verdicts(src: Sources) -> str:
     from dprl.analysis.readme_table import read_claims, verdict_table
 
@@ -279,7 +518,7 @@ BLOCKS: dict[Block, Callable[[Sources], str]] = {
 
 def stale_blocks(pages_root: str | Path, src: Sources) -> list[Block]:
     """The blocks of the pages under ``pages_root`` that are not what ``src`` generates now."""
-    return [b for b, build in BLOCKS.items()
+    return [b for b, build in all_blocks(src).items()
             if current_block((Path(pages_root) / b.page).read_text(encoding="utf-8"), b.start, b.end) != build(src)]
 
 
@@ -290,12 +529,13 @@ def update_docs(pages_root: str | Path = ".", src: Sources | None = None, check:
     from dprl.runner.io import atomic_write_text
 
     src = src or Sources(pages_root)
+    blocks = all_blocks(src)
     changed = []
-    for page in dict.fromkeys(b.page for b in BLOCKS):
+    for page in dict.fromkeys(b.page for b in blocks):
         path = Path(pages_root) / page
         text = path.read_text(encoding="utf-8")
         new = text
-        for b, build in BLOCKS.items():
+        for b, build in blocks.items():
             if b.page == page:
                 new = replace_block(new, build(src), b.start, b.end, b.inline)
         if new != text:

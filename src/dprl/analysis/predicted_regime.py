@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -41,13 +42,15 @@ def job_burn_in(spec: JobSpec) -> BurnIn | None:
     return None if ref is None else load_ref(ref)(spec)
 
 
-def no_escape_share(spec: JobSpec, burn_in: BurnIn) -> float:
+def no_escape_share(spec: JobSpec, burn_in: BurnIn, t_star: float | None = None) -> float:
     """The job's :func:`~dprl.analysis.regime.no_escape_horizon` at its own horizon over that
     horizon: at most 1 when the job reaches its regime by prediction (``K - 10·T*(K)·margin``
     changes sign once, at :func:`~dprl.analysis.regime.predicted_horizon`, so one evaluation of
     ``T*`` decides what the fixed point would); ``inf`` for a burn-in predicted never to end,
-    NaN without a prediction."""
-    return no_escape_at(burn_in.t_star, burn_in.horizon, spec.algorithm["name"]) / burn_in.horizon
+    NaN without a prediction. ``t_star``: ``burn_in.t_star(burn_in.horizon)`` when the caller
+    has it already."""
+    t = burn_in.t_star(burn_in.horizon) if t_star is None else t_star
+    return no_escape_at(lambda _: t, burn_in.horizon, spec.algorithm["name"]) / burn_in.horizon
 
 
 def reached(share: float) -> bool:
@@ -61,7 +64,9 @@ class SettingRegime:
     """The predicted regime of one private setting over its instances: ``missed`` of
     ``instances`` not reached; ``needed`` (:func:`~dprl.analysis.regime.predicted_horizon`) and
     ``horizon`` are the tightest instance's (largest :func:`no_escape_share`, over its seeds),
-    ``where`` names it when there are several."""
+    ``where`` names it when there are several; ``t_star`` is the burn-in ``T*(horizon)`` its
+    tightest seed predicts, ``t_star_median`` the median over that instance's seeds (the
+    linear-mixture claims read the median, the tabular ones the largest)."""
 
     algorithm: str
     privacy: PrivacySetting
@@ -71,6 +76,8 @@ class SettingRegime:
     horizon: int
     symbol: str
     where: str = ""
+    t_star: float = math.nan
+    t_star_median: float = math.nan
 
     @property
     def reached(self) -> bool:
@@ -80,16 +87,16 @@ class SettingRegime:
         """``eps=0.1: not reached (needs T >= 3.1e8, largest T 8e6)`` or
         ``eps=10: reached (needs 2.5e6 <= T 8e6)``."""
         p = self.privacy
-        label = f"eps={_g(p.epsilon, 'g')}" + ("" if p.delta is None else f" delta={_g(p.delta, 'g')}")
+        label = f"eps={short(p.epsilon, 'g')}" + ("" if p.delta is None else f" delta={short(p.delta, 'g')}")
         at = f" on {self.where}" if self.where else ""
         if self.reached:
-            return f"{label}: reached (needs {_g(self.needed)} <= {self.symbol} {_g(self.horizon)}{at})"
+            return f"{label}: reached (needs {short(self.needed)} <= {self.symbol} {short(self.horizon)}{at})"
         part = "" if self.instances == 1 else f" on {self.missed} of {self.instances} instances"
-        need = f"{self.symbol} >= {_g(self.needed)}" if self.needed < float("inf") else f"{self.symbol} > 1e15"
-        return f"{label}: not reached{part} (needs {need}{at}, largest {self.symbol} {_g(self.horizon)})"
+        need = f"{self.symbol} >= {short(self.needed)}" if self.needed < float("inf") else f"{self.symbol} > 1e15"
+        return f"{label}: not reached{part} (needs {need}{at}, largest {self.symbol} {short(self.horizon)})"
 
 
-def _g(x: float, style: str = ".2g") -> str:
+def short(x: float, style: str = ".2g") -> str:
     """A number in ``style`` (two significant digits), its exponent without ``+`` or leading
     zeros (``3.1e8``, ``1e-5``)."""
     mant, _, exp = format(float(x), style).partition("e")
@@ -113,7 +120,8 @@ def setting_regimes(specs: Iterable[JobSpec]) -> list[SettingRegime]:
         settings.setdefault(key, {}).setdefault(canonical_json([env, algo]), []).append((spec, b))
     judged = [(spec, b) for instances in settings.values() for jobs in instances.values()
               for top in [max(c.horizon for _, c in jobs)] for spec, b in jobs if b.horizon == top]
-    share = {id(b): no_escape_share(spec, b) for spec, b in sorted(judged, key=lambda j: instance_key(j[0]))}
+    t_star = {id(b): b.t_star(b.horizon) for spec, b in sorted(judged, key=lambda j: instance_key(j[0]))}
+    share = {id(b): no_escape_share(spec, b, t_star[id(b)]) for spec, b in judged}
     out = []
     for (alg, eps, delta, cal), instances in settings.items():
         worst = {}  # per instance, its tightest seed (NaN: no prediction)
@@ -125,9 +133,11 @@ def setting_regimes(specs: Iterable[JobSpec]) -> list[SettingRegime]:
             continue
         name = max(worst, key=lambda n: worst[n][0])
         _, spec, b = worst[name]
+        seeds = [t_star[id(c)] for _, c in instances[name] if id(c) in t_star and not math.isnan(t_star[id(c)])]
         out.append(SettingRegime(alg, PrivacySetting(epsilon=eps, delta=delta, calibration=cal), len(worst),
                                  sum(not reached(w[0]) for w in worst.values()), predicted_horizon(b.t_star, alg),
-                                 b.horizon, b.symbol, _instance_label(name, list(worst)) if len(worst) > 1 else ""))
+                                 b.horizon, b.symbol, _instance_label(name, list(worst)) if len(worst) > 1 else "",
+                                 t_star[id(b)], float(statistics.median(seeds))))
     return out
 
 

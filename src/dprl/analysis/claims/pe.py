@@ -174,7 +174,7 @@ def b1_published(exact: pd.DataFrame) -> ClaimResult:
 
 # ----------------------------------------------------------------------------- B2
 
-def _k0_onset(g: pd.DataFrame) -> float:
+def k0_onset(g: pd.DataFrame) -> float:
     """Measured onset of the ``k* = 0`` regime: the smallest ``m`` from which the recorded
     maximiser ``argmax_k`` of DP-LSW's smooth bound is 0 in every seed at every larger ``m``
     (``inf`` if it is not 0 at the largest ``m``)."""
@@ -197,7 +197,7 @@ def b2_regime(g: pd.DataFrame) -> RegimeCheck:
     counts as ``m_max``). The note is the row's words on its regime (without the ``; `` joint)."""
     m_max = float(g["m"].max())
     m_star = float(g["m_star"].max()) if "m_star" in g else float("nan")
-    onset = _k0_onset(g) if "argmax_k" in g else float("nan")
+    onset = k0_onset(g) if "argmax_k" in g else float("nan")
     # the one criterion (onset_regime); an onset beyond the grid is only known to exceed m_max
     regime, need, start = onset_regime(m_max, m_star, onset)
     need = 10**ONSET_DECADES * start if regime == "reached" else need
