@@ -215,10 +215,11 @@ def cmd_parts(args: argparse.Namespace) -> int:
             raise ConfigError(f"--targets {args.targets}: no such part by {args.by}; parts: {', '.join(p.name for p in ps)}")
         print(" ".join(targets(cfg.preset_dir, chosen[0])))
         return 0
-    run = f"snakemake --workflow-profile workflow/profiles/slurm --config preset={cfg.preset}"
+    run, config = "snakemake --workflow-profile workflow/profiles/slurm", f"--config preset={cfg.preset}"
+    # the targets before --config: Snakemake reads every word after it as a key=value override
     print(f"preset {cfg.preset} by {args.by}: run (and, after an interruption, resume) a part with\n"
-          f"  {run} $(dprl parts --preset {cfg.preset} --by {args.by} --targets PART)\n"
-          f"then everything else (figures, claims) with `{run}`; hours: `dprl validate`'s estimate\n")
+          f"  {run} $(dprl parts --preset {cfg.preset} --by {args.by} --targets PART) {config}\n"
+          f"then everything else (figures, claims) with `{run} {config}`; hours: `dprl validate`'s estimate\n")
     print(f"{'part':24s} {'exps':>4s} {'jobs':>6s} {'CPU-h':>9s}  decides | with other parts | adds rows to")
     for p in ps:
         others = ", ".join(f"{c} (+{'+'.join(q)})" for c, q in p.with_others.items())
@@ -504,8 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("run-job", help="run one job")
     cfg_args(sp)
-    sp.add_argument("--spec", help="JSON {spec, labels} (what the Snakemake rule passes)")
-    sp.add_argument("--job", help="job path as listed by `dprl jobs`")
+    which = sp.add_mutually_exclusive_group(required=True)  # alone, `dprl run-job` names no job
+    which.add_argument("--spec", help="JSON {spec, labels} (what the Snakemake rule passes)")
+    which.add_argument("--job", help="job path as listed by `dprl jobs`")
     sp.add_argument("--out")
     log_help = "the job's log file (named in the one-line failure message; the rule redirects stderr to it)"
     sp.add_argument("--log", help=log_help)

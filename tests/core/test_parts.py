@@ -44,6 +44,8 @@ def test_parts_command_prints_the_table_and_a_parts_targets(capsys) -> None:
     assert main(["parts", "--preset", "smoke"]) == 0
     out = capsys.readouterr().out
     assert "--targets PART" in out and "total" in out
+    # the part's targets before --config (Snakemake reads every word after it as a key=value override)
+    assert "--targets PART) --config preset=smoke\n" in out, out
     assert any(line.startswith("lq ") and "C1" in line for line in out.splitlines()), out
     assert main(["parts", "--preset", "smoke", "--targets", "lq"]) == 0
     got = capsys.readouterr().out.split()

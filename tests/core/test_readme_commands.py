@@ -1,39 +1,59 @@
 """Every shell command of the documentation (``README.md`` and ``docs/*.md``) is written so
 that it runs.
 
-The commands are the lines of ``bash`` code blocks (without their ``#`` comment) and the
-inline code spans that begin with a program a reader runs (:data:`PROGRAMS`). Each one is
+The commands are the lines of ``bash`` code blocks and of indented code blocks (without
+their ``#`` comment; a line ending in ``\\`` joined with the next) and the inline code spans
+that begin with a program a reader runs (:data:`PROGRAMS`). Each one is
 
 - parsed: by ``bash -n`` (shell syntax) and ``shlex``; a ``dprl`` command by the package's
   own argument parser, a ``snakemake`` command by Snakemake's; files it names in the
   repository must exist; and a ``snakemake`` command may not put a target after
   ``--config`` (Snakemake's ``--config`` takes every following word up to the next option as
   a ``key=value`` override, so ``--config preset=smoke results/...csv`` is read as a
-  malformed override and the command fails: a target goes before ``--config``);
-- run as written when it is cheap (:func:`runs_as_written`): ``dprl validate`` and
-  ``dprl jobs`` (they read ``config.yaml`` only), ``snakemake -n`` and any ``--help``; a
-  ``snakemake`` command of the smoke preset is run as a dry run (``-n`` added), which
-  builds its whole job graph from the config without running a job.
+  malformed override and the command fails: a target goes before ``--config``; the output
+  of a command substitution, ``$(dprl parts ... --targets PART)``, counts as targets);
+- run as written from the repository when it is cheap and writes nothing there
+  (:func:`runs_as_written`, here): ``dprl validate``, ``jobs`` and ``parts`` (they read
+  ``config.yaml`` and the committed rehearsal), ``snakemake -n`` and any ``--help``; every
+  other local ``snakemake`` run (of the smoke preset, of ``default``: minutes to an hour) as
+  a dry run, ``-n`` added, which builds its whole job graph from the config without running
+  a job;
+- run as written in a copy of the repository when it needs a finished run's results or
+  writes files (:func:`runs_in_a_copy`; ``tests/workflow/test_documented_commands.py``,
+  slow-marked because it needs the session's smoke run): in a copy holding the smoke run's
+  results, ``dprl verify``, ``dprl run-job`` of a smoke job, ``dprl claims`` and ``dprl
+  readme-table`` (they rewrite the copy's ``paper_figures/`` and pages, never the
+  repository's), the smoke run's report (``snakemake --report``) and ``snakemake --unlock``
+  (it would remove a live run's locks here); ``dprl rehearse`` at smoke size
+  (:func:`at_smoke_size`: rehearsing ``default`` or ``full`` times every kind of job of that
+  preset, minutes to hours), in a copy cut to a few fast experiments.
 
-The others are only parsed, because running them would take long or change the machine:
-the simulations themselves (``snakemake`` without ``-n``: minutes to hours), the report
-(it needs a finished run's results), SLURM submissions, installs (``pip``, ``conda``, a
-venv: network and a changed environment), the test suite and the benchmarks (``pytest``:
-this test is part of it), ``dprl readme-table``/``claims`` (they rewrite committed files),
-``dprl run-job``/``verify``/``rehearse``/``runtimes`` (they need or write results) and the
-log-following commands (``tail -f`` never ends; they read a run's logs). A synopsis's
-notation is read before parsing: ``[--opt X]`` as the option given, ``P`` and ``DIR`` as a
-preset and a directory (:data:`PLACEHOLDERS`); prose that names a subcommand alone
-(``dprl runtimes``, run by the workflow with its arguments) is checked to name one.
+The others are only parsed, because running them would take long, need what the test
+machine lacks, or change the machine: SLURM submissions (``--workflow-profile
+workflow/profiles/slurm``; ``tests/workflow/test_slurm.py`` runs the profile on a local
+cluster), the report of a preset other than smoke (no results), installs (``pip``,
+``conda``, a venv: network and a changed environment), the test suite and the benchmarks
+(``pytest``: this test is part of it; ``tests/benchmarks/newcomer_path.py`` clones and
+installs), ``.ci/relock.py`` (the registry), the commands that follow or count a ``full``
+run's logs (``tail -f`` never ends; ``find``, ``grep``: no such run here) and any compound
+command (``a && b``, ``a | b``, ``a $(b)``). A synopsis's notation is read before
+parsing: ``[--opt X]`` as the option given, ``P`` and ``DIR`` as a preset and a directory
+(:data:`PLACEHOLDERS`); prose that names a subcommand alone whose parser refuses it without
+arguments (``dprl runtimes``, run by the workflow with its arguments) is checked to name
+one (:func:`names_a_subcommand`), and one that runs alone (``dprl readme-table``) is run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import io
 import os
 import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,26 +66,40 @@ PROGRAMS = ("snakemake", "dprl", "pip", "python", "python3.11", "pytest", "conda
 SHELL_BLOCKS = ("bash", "sh", "shell")
 PLACEHOLDERS = {"P": "smoke", "DIR": "results/docs-check"}  # words a synopsis stands for
 OPERATORS = {"&&", "||", "|", ";", "&"}
+SUBSTITUTED = "$(...)"  # a command substitution's output, in the command around it
 
 
 def shell_commands(text: str) -> list[tuple[int, str]]:
     """``(line number, command)`` of every shell command of a Markdown text: the lines of
-    ``bash`` code blocks (without a trailing ``  # comment``) and the inline code spans
-    (which may wrap over lines) that start with one of :data:`PROGRAMS`. A span that is the
-    bare word ``dprl`` names the package, not a command."""
+    ``bash`` code blocks and of indented code blocks (four spaces after a blank line) that
+    start with one of :data:`PROGRAMS`, each without a trailing ``  # comment`` and joined
+    with the lines a trailing ``\\`` continues it on; and the inline code spans (which may
+    wrap over lines) that start with one of :data:`PROGRAMS`. A span that is the bare word
+    ``dprl`` names the package, not a command."""
     out, fenced, prose = [], None, []
+    pending: tuple[int, str] | None = None  # a command that a trailing backslash continues
+    after_blank = in_block = False  # the previous line: blank; a command of an indented code block
     for n, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("```"):
             fenced = None if fenced is not None else line.lstrip()[3:].strip()
             prose.append("")
+            after_blank = in_block = False
             continue
-        if fenced is not None:
-            prose.append("")
-            command = re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
-            if fenced in SHELL_BLOCKS and command:
-                out.append((n, command))
-            continue
-        prose.append(line)
+        if fenced is None:
+            blank = not line.strip()
+            code = line.startswith("    ") and not blank and (
+                pending is not None or (after_blank or in_block) and line.split()[0] in PROGRAMS)
+            after_blank, in_block = blank, code
+            if not code:
+                prose.append(line)
+                continue
+        prose.append("")
+        command = re.split(r"\s+#\s", line, maxsplit=1)[0].strip()
+        if (fenced is None or fenced in SHELL_BLOCKS) and command:
+            start, command = (pending[0], f"{pending[1]} {command}") if pending else (n, command)
+            pending = (start, command[:-1].rstrip()) if command.endswith("\\") else None
+            if pending is None:
+                out.append((start, command))
     body = "\n".join(prose)
     for m in re.finditer(r"(?<!`)`([^`]+)`(?!`)", body):
         span = " ".join(m.group(1).split())
@@ -89,16 +123,31 @@ def concrete(command: str) -> str:
 
 
 def simple_commands(command: str) -> list[list[str]]:
-    """The words of each simple command of a compound one (``a && b | c``)."""
+    """The words of each simple command of a compound one (``a && b | c``); a command
+    substitution ``$(c)`` is a simple command of its own, and one word, :data:`SUBSTITUTED`,
+    of the command it is in (its output: words that are not ``key=value``)."""
     lexer = shlex.shlex(concrete(command), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
-    out: list[list[str]] = [[]]
-    for word in lexer:
-        if word in OPERATORS:
-            out.append([])
-        else:
-            out[-1].append(word)
-    return [words for words in out if words]
+    words, out = list(lexer), []
+
+    def split(i: int) -> int:  # the simple commands from words[i] to the ")" closing them
+        current: list[str] = []
+        while i < len(words) and words[i] != ")":
+            if words[i] == "$" and words[i + 1:i + 2] == ["("]:
+                i = split(i + 2)
+                current.append(SUBSTITUTED)
+                continue
+            if words[i] in OPERATORS:
+                out.append(current)
+                current = []
+            else:
+                current.append(words[i])
+            i += 1
+        out.append(current)
+        return i + 1
+
+    split(0)
+    return [w for w in out if w]
 
 
 def config_problems(command: str) -> list[str]:
@@ -162,23 +211,86 @@ def _argparse_problems(program: str, args: list[str]) -> list[str]:
     return [f"{program} does not know {unknown}"] if unknown else []
 
 
+def names_a_subcommand(words: list[str]) -> bool:
+    """``dprl X`` alone where X's parser refuses to run without arguments (``dprl claims``,
+    ``dprl runtimes``, ``dprl run-job``): prose naming a subcommand that the workflow or a
+    command elsewhere gives its arguments, not a command of its own."""
+    if words[0] != "dprl" or len(words) != 2:
+        return False
+    from dprl.cli import build_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            build_parser().parse_args(words[1:])
+    except SystemExit:
+        return True
+    return False
+
+
 def runs_as_written(command: str) -> list[str] | None:
-    """The argv to run for a cheap command (see the module docstring), or ``None`` for one
-    that is only parsed. A compound command is only parsed."""
+    """The argv to run from the repository for a cheap command that writes nothing there
+    (see the module docstring), or ``None`` for one that is not run there. A compound
+    command is only parsed."""
     simple = simple_commands(command)
     if len(simple) != 1:
         return None
     words = simple[0]
     if "--help" in words:
         return words
-    if words[:2] in (["dprl", "validate"], ["dprl", "jobs"]):
+    if words[:2] in (["dprl", "validate"], ["dprl", "jobs"], ["dprl", "parts"]):
         return words
-    if words[0] == "snakemake" and "--report" not in words and "--workflow-profile" not in words:
-        if "-n" in words:
-            return words
-        if "preset=smoke" in words:
-            return [words[0], "-n", *words[1:]]
+    if words[0] == "snakemake" and not {"--report", "--workflow-profile", "--unlock"} & set(words):
+        return words if "-n" in words else [words[0], "-n", *words[1:]]  # a dry run: the job graph, no job
     return None
+
+
+def at_smoke_size(words: list[str]) -> list[str]:
+    """A ``dprl rehearse`` command with its preset replaced by (or given as) ``smoke``: a
+    rehearsal of ``default`` or ``full`` times every kind of job of that preset, minutes to
+    hours."""
+    if words[:2] != ["dprl", "rehearse"]:
+        return words
+    if "--preset" in words:
+        i = words.index("--preset") + 1
+        return [*words[:i], "smoke", *words[i + 1:]]
+    return [*words[:2], "--preset", "smoke", *words[2:]]
+
+
+SMOKE_COPY, REHEARSAL_COPY = "smoke run", "rehearsal"  # tests/workflow/test_documented_commands.py
+
+
+def runs_in_a_copy(command: str) -> tuple[str, list[str]] | None:
+    """``(copy, argv)`` for a command run in a copy of the repository (the module docstring):
+    a rehearsal, at smoke size (:func:`at_smoke_size`), in :data:`REHEARSAL_COPY`; every
+    other ``dprl`` command not run from the repository, the smoke run's report and
+    ``snakemake --unlock`` in :data:`SMOKE_COPY`. ``None``: run from the repository, or only
+    parsed."""
+    simple = simple_commands(command)
+    if len(simple) != 1 or runs_as_written(command) is not None:
+        return None
+    words = simple[0]
+    if words[0] == "dprl" and not names_a_subcommand(words):
+        return (REHEARSAL_COPY, at_smoke_size(words)) if words[1] == "rehearse" else (SMOKE_COPY, words)
+    if words[0] == "snakemake" and "--workflow-profile" not in words and (
+            "--unlock" in words or "--report" in words and "preset=smoke" in words):
+        return SMOKE_COPY, words
+    return None
+
+
+def run_documented(argv: list[str], cwd: Path) -> tuple[str | None, float]:
+    """Run one documented command in ``cwd`` with the interpreter running the tests
+    (``dprl`` and ``snakemake`` as ``python -m``), a word with a glob expanded in ``cwd`` as
+    bash expands it (sorted; kept as written when nothing matches). Why it failed (exit
+    status and the end of its output), or ``None``; and its seconds."""
+    words = [w for word in argv for w in (sorted(glob.glob(word, root_dir=cwd)) or [word] if glob.has_magic(word) else [word])]
+    cmd = [sys.executable, "-m", "dprl" if words[0] == "dprl" else words[0], *words[1:]]
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    seconds = time.monotonic() - t0
+    if done.returncode:
+        return f"{' '.join(argv)} exited {done.returncode}:\n{(done.stdout + done.stderr)[-1500:]}", seconds
+    return None, seconds
 
 
 def _all_commands() -> list[tuple[str, int, str]]:
@@ -192,6 +304,10 @@ def test_the_extractor_finds_block_lines_and_spans_but_not_names():
     found = shell_commands(text)
     assert [n for n, _ in found] == [2, 4, 5]
     assert found[2][1] == "pip install -r a.lock && pip install -e ."
+    indented = "text\n\n    dprl parts  # by paper\n    snakemake --cores 1 \\\n        $(dprl x) --config a=b\n\n    not a command\n"
+    assert shell_commands(indented) == [(3, "dprl parts"), (4, "snakemake --cores 1 $(dprl x) --config a=b")]
+    assert simple_commands("snakemake --config a=b $(dprl parts --targets lq) | tail") == [
+        ["dprl", "parts", "--targets", "lq"], ["snakemake", "--config", "a=b", SUBSTITUTED], ["tail"]]
     smk = snakemake_commands(text)
     assert config_problems(smk[0][1]) == ["results/x.csv"] and config_problems(smk[1][1]) == []
 
@@ -204,10 +320,22 @@ def test_the_parser_catches_what_would_not_run():
     assert parse_problems("dprl validate --presett smoke")
     assert parse_problems("snakemake --cores 1 --config preset=smoke results/x.csv")
     assert parse_problems("snakemake --corez 1")
+    assert parse_problems("snakemake --config preset=full $(dprl parts --preset full --targets lq)")
+    assert parse_problems("snakemake $(dprl parts --preset full --targets lq) --config preset=full") == []
     assert parse_problems("python .ci/no_such_script.py")
     assert parse_problems('tail -f "unclosed')
+
+
+def test_each_command_runs_where_it_can_run_as_written():
     assert runs_as_written("snakemake --cores 2 --config preset=smoke") == ["snakemake", "-n", "--cores", "2", "--config", "preset=smoke"]
-    assert runs_as_written("snakemake --cores 2") is None and runs_as_written("pip install -e .") is None
+    assert runs_as_written("snakemake --cores 2") == ["snakemake", "-n", "--cores", "2"]
+    assert runs_as_written("pip install -e .") is None and runs_as_written("snakemake --unlock") is None
+    assert runs_in_a_copy("dprl rehearse --preset full --collect") == (REHEARSAL_COPY, ["dprl", "rehearse", "--preset", "smoke", "--collect"])
+    assert runs_in_a_copy("dprl verify [--preset P]") == (SMOKE_COPY, ["dprl", "verify", "--preset", "smoke"])
+    assert runs_in_a_copy("dprl runtimes") is None and runs_in_a_copy("dprl run-job") is None  # names, in prose
+    assert runs_in_a_copy("dprl readme-table") == (SMOKE_COPY, ["dprl", "readme-table"])
+    assert runs_in_a_copy("snakemake --unlock") == (SMOKE_COPY, ["snakemake", "--unlock"])
+    assert runs_in_a_copy("snakemake --workflow-profile workflow/profiles/slurm --config preset=full") is None
 
 
 def test_every_documented_command_parses():
@@ -226,16 +354,11 @@ def test_no_documented_snakemake_command_puts_a_word_that_is_not_key_value_after
 
 @pytest.mark.xdist_group("serial")
 def test_the_cheap_documented_commands_run_as_written():
-    """``dprl validate``/``jobs``, ``--help`` and Snakemake dry runs of the smoke preset, each
-    once, from the repository root with the interpreter running the tests."""
+    """``dprl validate``/``jobs``/``parts``, ``--help`` and Snakemake dry runs, each once,
+    from the repository root (the others: tests/workflow/test_documented_commands.py)."""
     runs = {tuple(argv): f"{doc}:{n}" for doc, n, c in _all_commands() if (argv := runs_as_written(c))}
     assert any(a[0] == "snakemake" for a in runs) and any(a[:2] == ("dprl", "validate") for a in runs)
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
-    failed = []
-    for argv, where in runs.items():
-        cmd = [sys.executable, "-m", "dprl", *argv[1:]] if argv[0] == "dprl" else [sys.executable, "-m", *argv]
-        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-        if done.returncode:
-            failed.append(f"{where}: {' '.join(argv)} exited {done.returncode}:\n{(done.stdout + done.stderr)[-1500:]}")
+    failed = [f"{where}: {problem}" for argv, where in runs.items() if (problem := run_documented(list(argv), ROOT)[0])]
     assert not failed, "\n\n".join(failed)
+    # the runner sees a command fail: a preset that does not exist
+    assert run_documented(["dprl", "validate", "--preset", "nosuch"], ROOT)[0]

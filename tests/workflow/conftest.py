@@ -82,6 +82,23 @@ def copy_workflow(dest: Path, experiments: tuple[str, ...] | None = None, smoke_
     return dest
 
 
+def copy_repository(dest: Path, experiments: tuple[str, ...] | None = None, smoke_overrides: dict | None = None) -> Path:
+    """Copy the repository's working tree into ``dest``: its tracked files as they are on
+    disk (the pages, ``paper_figures/``, the sources; not ``.git`` nor the ignored outputs
+    under ``results/``), the workflow by :func:`copy_workflow` (``bundle_seconds`` as
+    config.yaml says; ``experiments``, ``smoke_overrides``: as there). For commands that
+    write committed files (``dprl readme-table``, ``dprl claims --out-dir paper_figures``),
+    which must never write the repository's."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    for rel in filter(None, tracked.split("\0")):
+        src = REPO / rel
+        if Path(rel).parts[0] in WORKFLOW_FILES or not src.is_file():  # the workflow below; a file deleted on disk
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dest / rel)
+    return copy_workflow(dest, experiments, smoke_overrides, bundle_seconds=None)
+
+
 class Run:
     """A finished Snakemake run: return code and combined output."""
 
@@ -239,7 +256,8 @@ def smoke_table_targets(wd: Path) -> list[str]:
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
     """One complete run of the smoke preset (simulations, tables, figures, claims, manifest,
-    report pages), shared by the tests that read its outputs (test_smoke_dag, test_report)."""
+    report pages), shared by the tests that read its outputs (test_smoke_dag, test_report,
+    test_documented_commands)."""
     wd = copy_workflow(tmp_path_factory.mktemp("smoke-run"), bundle_seconds=None)  # bundled, as config.yaml says
     snakemake(wd, "--config", "preset=smoke", "--cores", "2", timeout=max(SNAKEMAKE_TIMEOUT, 1500))
     return wd
