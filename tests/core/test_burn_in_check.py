@@ -57,3 +57,12 @@ def test_every_miss_outside_2x_names_its_cause():
     assert check.loc[0.2, "cause"].startswith("not known")
     text = "\n".join(to_markdown(burn_in_check(tables)))
     assert "Why the predictions outside 2x miss:" in text and "- pucb, conservative: T* counts visits" in text
+
+
+def test_the_section_does_not_depend_on_the_order_the_tables_are_given_in():
+    """`dprl claims ... paper_figures/tables/*.csv` (alphabetical) writes the page the workflow
+    (config order) writes."""
+    a, b = _table(300.0, [100.0, 120.0]), _table(50.0, [40.0, 60.0], algorithm="dp_ucbvi").assign(experiment="beyond_free")
+    forward, backward = burn_in_check({"tabular_regret": a, "beyond_free": b}), burn_in_check({"beyond_free": b, "tabular_regret": a})
+    pd.testing.assert_frame_equal(forward, backward)
+    assert list(forward["experiment"]) == ["beyond_free", "tabular_regret"]

@@ -108,7 +108,7 @@ def burn_in_check(tables: Tables) -> pd.DataFrame:
     over seeds of the predicted burn-in (its value at the job's last checkpoint) and of the
     measured onset (none when most seeds measured none), their ratio (predicted / measured) and :func:`_agreement`."""
     frames = []
-    for df in tables.values():
+    for _, df in sorted(tables.items()):  # by experiment: the same page whatever order the tables are given in
         if not {"burn_in_episodes", "onset_episode", *KEYS, "seed", "episode"} <= set(df.columns):
             continue
         if "environment" not in df:
