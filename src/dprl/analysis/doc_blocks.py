@@ -500,6 +500,7 @@ def _claims(src: Sources) -> str:
 
 PROVENANCE = Block.named("docs/presets.md", "provenance", MANIFEST)
 DEFAULT_TIME = Block.named("docs/presets.md", "default-time", MANIFEST, inline=True)
+README_DEFAULT_TIME = Block.named("README.md", "default-time", MANIFEST, inline=True)
 FULL_COST = Block.named("docs/presets.md", "full-cost", f"`dprl validate --preset {CLUSTER_PRESET}`", inline=True)
 FULL_PARTS = Block.named("docs/cluster.md", "full-parts", f"`dprl parts --preset {CLUSTER_PRESET}`")
 NEWCOMER_PATH = Block.named("docs/benchmarks.md", "newcomer-path", NEWCOMER)
@@ -510,6 +511,7 @@ BLOCKS: dict[Block, Callable[[Sources], str]] = {
     Block("README.md", CLAIMS_START, CLAIMS_END): _claims,
     PROVENANCE: lambda src: provenance(src.manifest),
     DEFAULT_TIME: lambda src: run_time(src.manifest),
+    README_DEFAULT_TIME: lambda src: run_time(src.manifest),
     FULL_COST: full_cost,
     FULL_PARTS: parts_table,
     NEWCOMER_PATH: lambda src: newcomer(json.loads((src.root / NEWCOMER).read_text())),
