@@ -31,7 +31,9 @@ that begin with a program a reader runs (:data:`PROGRAMS`). Each one is
 The others are only parsed, because running them would take long, need what the test
 machine lacks, or change the machine: SLURM submissions (``--workflow-profile
 workflow/profiles/slurm``; ``tests/workflow/test_slurm.py`` runs the profile on a local
-cluster), the report of a preset other than smoke (no results), installs (``pip``,
+cluster), the report of a preset other than smoke (no results), a command that reads a
+``default`` or ``full`` run's results (``results/default/...``: that run takes an hour or
+more; :data:`NEEDS_A_LONG_RUN`), installs (``pip``,
 ``conda``, a venv: network and a changed environment), the test suite and the benchmarks
 (``pytest``: this test is part of it; ``tests/benchmarks/newcomer_path.py`` clones and
 installs), ``.ci/relock.py`` (the registry), the commands that follow or count a ``full``
@@ -256,6 +258,7 @@ def at_smoke_size(words: list[str]) -> list[str]:
     return [*words[:2], "--preset", "smoke", *words[2:]]
 
 
+NEEDS_A_LONG_RUN = ("results/default/", "results/full/")  # a command reading these is only parsed
 SMOKE_COPY, REHEARSAL_COPY = "smoke run", "rehearsal"  # tests/workflow/test_documented_commands.py
 
 
@@ -269,6 +272,8 @@ def runs_in_a_copy(command: str) -> tuple[str, list[str]] | None:
     if len(simple) != 1 or runs_as_written(command) is not None:
         return None
     words = simple[0]
+    if any(w.startswith(NEEDS_A_LONG_RUN) for w in words):
+        return None  # reads a default or full run's results: that run takes an hour or more
     if words[0] == "dprl" and not names_a_subcommand(words):
         return (REHEARSAL_COPY, at_smoke_size(words)) if words[1] == "rehearse" else (SMOKE_COPY, words)
     if words[0] == "snakemake" and "--workflow-profile" not in words and (
