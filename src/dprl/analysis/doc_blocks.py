@@ -352,6 +352,8 @@ def recorded_burn_ins(table: str | Path) -> list[dict[str, Any]]:
     neither a prediction nor a measured end are left out; none for a table without the columns."""
     import pandas as pd
 
+    from dprl.analysis.regime import median_onset
+
     columns = [*BURN_IN_KEYS, "seed", "episode", "burn_in_episodes", "horizon_needed", "onset_episode"]
     if not Path(table).is_file() or not set(columns) <= set(pd.read_csv(table, nrows=0).columns):
         return []
@@ -362,7 +364,7 @@ def recorded_burn_ins(table: str | Path) -> list[dict[str, Any]]:
         onsets = g["onset_episode"].dropna()
         row = dict(zip(BURN_IN_KEYS, key), seeds=g["seed"].nunique(), horizon=float(g["episode"].max()),
                    t_star=float(g["burn_in_episodes"].median()), needed=float(g["horizon_needed"].median()),
-                   measured=len(onsets), end=float(onsets.median()) if len(onsets) > len(g) / 2 else float("nan"),
+                   measured=len(onsets), end=median_onset(g),
                    end_low=float(onsets.min()) if len(onsets) else float("nan"),
                    end_high=float(onsets.max()) if len(onsets) else float("nan"))
         if row["t_star"] == row["t_star"] or len(onsets):

@@ -38,7 +38,7 @@ from dprl.config import rules
 from dprl.config.bounds import output_dir_problems, path_text, value_problems
 from dprl.config.estimate import estimate, plugin_slowdown
 from dprl.config.preset_files import KEY as PRESET_FILES
-from dprl.config.preset_files import PresetFile, inline, merge_overrides, origin, read_preset_files, resolve_paths
+from dprl.config.preset_files import PresetFile, holds, inline, merge_overrides, origin, read_preset_files, resolve_paths
 from dprl.config.yaml_io import ConfigFileError, read_config_yaml
 from dprl.experiments.base import Algorithm, ExperimentKind, Param
 from dprl.experiments.registry import ENTRY_POINT_GROUP, kinds, plugin_problems, plugins
@@ -400,16 +400,7 @@ def _override_path(body: dict[str, Any], preset: str, rel: Where) -> Where | Non
     """``presets.<preset>`` + ``rel`` if the value at ``rel`` (relative to the experiment)
     comes from the preset's overrides (dicts merge, lists replace), else ``None``."""
     node: Any = (body.get("presets") or {}).get(preset)
-    if not node or not rel:
-        return None
-    for part in rel:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-            if isinstance(node, list):  # a list replaces the base's whole list
-                return ("presets", preset) + rel
-        else:
-            return None
-    return ("presets", preset) + rel
+    return ("presets", preset) + tuple(rel) if node and rel and holds(node, rel) else None
 
 
 @dataclass

@@ -132,7 +132,7 @@ def inline(raw: dict[str, Any], files: list[PresetFile]) -> dict[str, Any]:
     return out
 
 
-def _holds(node: Any, rel: tuple) -> bool:
+def holds(node: Any, rel: tuple) -> bool:
     """Whether the overrides ``node`` give the value at ``rel`` (a list given replaces the
     base's whole list, so a path into it is given)."""
     for part in rel:
@@ -149,6 +149,6 @@ def origin(files: list[PresetFile], name: str, preset: str, rel: tuple) -> str |
     ``name``'s ``presets.<preset>`` comes from a preset file (not from an inline override
     in ``config.yaml``), else ``None``."""
     for f in files:
-        if f.preset == preset and name in f.experiments and not _holds(f.inline.get(name), rel) and _holds(f.experiments[name], rel):
+        if f.preset == preset and name in f.experiments and not holds(f.inline.get(name), rel) and holds(f.experiments[name], rel):
             return f"{f.path}: {path_text(('experiments', name) + tuple(rel))}"
     return None
