@@ -165,10 +165,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_rehearse(args: argparse.Namespace) -> int:
     from dprl.config.resources import preset_resources
     from dprl.config.load import load_config_file
+    from dprl.config.load import ConfigError
     from dprl.config.rehearse import RehearsalFailed, per_experiment, problems, rehearse, write_provenance, write_table
 
     preset = args.preset or load_config_file(args.config).preset
     out = args.out or f"results/{preset}/rehearsal.csv"
+    if args.update and (args.collect or not args.experiment or not Path(out).is_file()):
+        raise ConfigError(f"--update re-measures --experiment locally into an existing --out table ({out}); "
+                          "not with --collect (its per-job table is the whole workflow's)")
     # what `dprl validate` estimates and the workflow requests now (a committed rehearsal's
     # projections, if any: read before `out` may replace it), and the work models' estimate
     validate_h = {e: r["hours"] for e, r in preset_resources(preset, args.config, args.resources).items()}
@@ -181,9 +185,18 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         write_table(real_jobs, out[: -len(".csv")] + "_jobs.csv" if out.endswith(".csv") else out + ".jobs")
     else:
         table = rehearse(preset, args.config, args.resources, args.slice, args.workers, args.experiment or (), args.min_seconds)
-    write_table(table, out)
     how = "slices run by the workflow (`--config rehearse=true`)" if args.collect else f"local processes, slice {args.slice}"
-    write_provenance(out, preset, how, table.attrs.get("commits", ()))
+    if args.update:  # re-measure --experiment only, keep the committed table's other rows
+        from dprl.config.rehearse import record_update, replace_experiments
+
+        import pandas as pd
+
+        committed = pd.read_csv(out)
+        write_table(replace_experiments(committed, table, list(load_config_file(args.config, preset).experiments)), out)
+        record_update(out, sorted(set(table["experiment"])), how, table.attrs.get("commits", ()))
+    else:
+        write_table(table, out)
+        write_provenance(out, preset, how, table.attrs.get("commits", ()))
     if table.empty:
         for line in missing:
             print(f"over: {line}", file=sys.stderr)
@@ -473,6 +486,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="read the slices the workflow ran under `--config rehearse=true` (e.g. with the SLURM profile) "
                          "instead of running them here; also writes <out>_jobs.csv, one row per real Snakemake job")
     sp.add_argument("--results", help="with --collect: the preset's results directory (default: the config's)")
+    sp.add_argument("--update", action="store_true",
+                    help="with --experiment: replace only these experiments' rows of the --out table (e.g. one "
+                         "added to the preset) and record it in <out>.json, keeping the others' measurement")
     sp.set_defaults(func=cmd_rehearse)
 
     sp = sub.add_parser("parts", help="a preset cut into parts (by paper or experiment): cost, claims decided, targets")

@@ -57,6 +57,33 @@ def test_rehearsal_writes_the_table(tmp_path, capsys, monkeypatch) -> None:
     assert "tabular_regret" in text and "validate" in text and "total" in text and "work model" in text
 
 
+def test_update_replaces_only_the_rehearsed_experiments_rows(tmp_path, monkeypatch) -> None:
+    """`--update --experiment X` re-measures X into a committed table: the other experiments'
+    rows stay as measured, X's are the new slice's, and the record says when and how."""
+    import json
+
+    monkeypatch.setattr(rehearse, "requested_resources", _requests(lambda spec: 1e6))
+    out = tmp_path / "rehearsal.csv"
+    assert main(["rehearse", *SLICE, "--out", str(out)]) == 0
+    first = pd.read_csv(out)
+    other = first.assign(experiment="tabular_pac", job="jobs/tabular_pac/x.csv", t2_s=123.0)
+    pd.concat([other, first.assign(t2_s=-1.0)]).to_csv(out, index=False)  # tabular_pac before tabular_regret
+    assert main(["rehearse", *SLICE, "--out", str(out), "--update"]) == 0
+    got = pd.read_csv(out)
+    # the preset's order (tabular_regret before tabular_pac), the other rows untouched
+    assert got["experiment"].tolist() == ["tabular_regret"] * len(first) + ["tabular_pac"] * len(first)
+    assert (got.loc[got.experiment == "tabular_pac", "t2_s"] == 123.0).all()
+    assert (got.loc[got.experiment == "tabular_regret", "t2_s"] > 0).all()  # re-measured, not the planted -1
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert record["updates"][-1]["experiments"] == ["tabular_regret"] and "local processes" in record["updates"][-1]["how"]
+    from dprl.analysis.doc_blocks import rehearsal_line
+
+    assert "re-measured since, `tabular_regret` at" in rehearsal_line(record, "smoke")
+    # nothing to update: refused before any slice runs, no table written
+    assert main(["rehearse", *SLICE, "--out", str(tmp_path / "none.csv"), "--update"]) != 0
+    assert not (tmp_path / "none.csv").exists()
+
+
 def test_a_job_over_its_request_is_named(tmp_path, monkeypatch, capsys) -> None:
     # PUCB's requested runtime deliberately far below any run (0.06 ms); UBEV's far above any
     monkeypatch.setattr(rehearse, "requested_resources",

@@ -151,7 +151,11 @@ def rehearsal_line(record: Mapping[str, Any], preset: str) -> str:
             f"{record['how']}, on {record.get('machine', 'an unrecorded machine')}"
             + (f"; against the requests it ran with, {record['cluster_jobs_over']:,} of {record['cluster_jobs']:,} cluster "
                f"jobs were projected past their request (`{preset}_jobs.csv`; the requests are now its projections)"
-               if "cluster_jobs" in record else "") + ".")
+               if "cluster_jobs" in record else "")
+            + "".join(f"; re-measured since, {', '.join(f'`{e}`' for e in u['experiments'])} at "
+                      f"`{str(u['measured_at_commit'])[:7]}`{' with uncommitted changes' if u.get('git_dirty') else ''} "
+                      f"on {str(u['date_utc'])[:10]} by {u['how']} (`dprl rehearse --update`)"
+                      for u in record.get("updates", ())) + ".")
 
 
 def cost_source(estimate: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any] | None, preset: str) -> str:

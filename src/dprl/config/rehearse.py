@@ -260,6 +260,40 @@ def write_table(table: pd.DataFrame, path: str | Path) -> None:
     atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))
 
 
+def replace_experiments(committed: pd.DataFrame, fresh: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
+    """``committed`` with the rows of ``fresh``'s experiments replaced by ``fresh`` (a
+    rehearsal of a few experiments, e.g. one added to the preset, merged into the committed
+    table without re-measuring the rest), rows in ``order`` (the preset's experiments)."""
+    redone = set(fresh["experiment"])
+    unknown = sorted(redone - set(order))
+    if unknown:
+        raise ValueError(f"rehearsed experiments not in the preset: {', '.join(unknown)}")
+    kept = committed[~committed["experiment"].isin(redone) & committed["experiment"].isin(order)]
+    both = pd.concat([kept, fresh[committed.columns.intersection(fresh.columns)]], ignore_index=True)
+    rank = {e: i for i, e in enumerate(order)}
+    return both.sort_values("experiment", key=lambda c: c.map(rank), kind="stable").reset_index(drop=True)
+
+
+def record_update(path: str | Path, experiments: Sequence[str], how: str, commits: Sequence[tuple[str, bool | None]] = ()) -> dict[str, Any]:
+    """Add to ``<table>.json`` (:func:`write_provenance`) that ``experiments`` were
+    re-measured (:func:`replace_experiments`): at which commit, when and how; the record's
+    other fields stay those of the rehearsal the rest of the table comes from."""
+    import datetime as dt
+    import json
+
+    from dprl.runner.code_version import git_state
+
+    record_path = Path(path).with_suffix(".json")
+    record = json.loads(record_path.read_text())
+    seen = sorted({c for c in commits if c[0]}, key=str)
+    commit, dirty = seen[0] if len(seen) == 1 else git_state()
+    record.setdefault("updates", []).append({
+        "experiments": sorted(experiments), "measured_at_commit": commit, "git_dirty": dirty,
+        "date_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "how": how})
+    atomic_write_text(record_path, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
 def write_provenance(path: str | Path, preset: str, how: str, commits: Sequence[tuple[str, bool | None]] = ()) -> dict[str, Any]:
     """``<table>.json`` beside a rehearsal table: the commit its slices were measured at (the
     one the slices recorded; without a record, the checkout's now), whether the code was
