@@ -76,9 +76,10 @@ def test_update_replaces_only_the_rehearsed_experiments_rows(tmp_path, monkeypat
     assert (got.loc[got.experiment == "tabular_regret", "t2_s"] > 0).all()  # re-measured, not the planted -1
     record = json.loads(out.with_suffix(".json").read_text())
     assert record["updates"][-1]["experiments"] == ["tabular_regret"] and "local processes" in record["updates"][-1]["how"]
-    from dprl.analysis.doc_blocks import rehearsal_line
+    from dprl.analysis.doc_blocks import cost_source, rehearsal_line
 
     assert "re-measured since, `tabular_regret` at" in rehearsal_line(record, "smoke")
+    assert "(`tabular_regret` re-measured at `" in cost_source({"a": {"source": "rehearsed"}}, record, "smoke")
     # nothing to update: refused before any slice runs, no table written
     assert main(["rehearse", *SLICE, "--out", str(tmp_path / "none.csv"), "--update"]) != 0
     assert not (tmp_path / "none.csv").exists()

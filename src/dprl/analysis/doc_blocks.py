@@ -165,6 +165,8 @@ def cost_source(estimate: Mapping[str, Mapping[str, Any]], record: Mapping[str, 
     parts = []
     if by["rehearsed"]:
         commit = f" at `{str(record['measured_at_commit'])[:7]}`" if record else ""
+        commit += "".join(f" ({', '.join(f'`{e}`' for e in u['experiments'])} re-measured at "
+                          f"`{str(u['measured_at_commit'])[:7]}`)" for u in (record or {}).get("updates", ()))
         every = "" if by["rehearsed"] == len(estimate) else f" for {_experiments(by['rehearsed'])}"
         parts.append(f"projected by the rehearsal{commit} (`paper_figures/rehearsal/{preset}.json`){every}")
     if by["scaled"] or by["measured"]:
