@@ -222,7 +222,25 @@ def _linmix_hard_table(epsilons: tuple[float, ...] = (10.0,)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _tabular_audit_table() -> pd.DataFrame:
+    """tabular_audit as the jobs write it (experiments/tabular/jobs.run_audit), at two ε (as
+    in ``full``): PUCB's counter, episode and printed-ε' audits and a plug-in's two audits,
+    both calibrations; the printed agent's exact ε is 2ε and its audit fails."""
+    rows = []
+    for alg, eps, cal in [(a, e, c) for a in ("pucb", "dp_ucbvi") for e in (0.5, 4.0) for c in ("paper", "tight")]:
+        audits = [("counter", eps / 6, 0.8, True, True, eps), ("episode_l1x2", eps, 0.56, True, True, eps)]
+        if alg == "pucb":
+            audits.append(("episode_printed_eps_3H", eps, 1.31, False, False, 2 * eps))
+        for mech, claimed, share, passed, expected, exact in audits:
+            rows.append({"algorithm": alg, "calibration": cal, "epsilon": eps, "mechanism": mech,
+                         "claimed_epsilon": claimed, "claimed_delta": 0.0, "eps_lb": share * claimed * (1 + 0.1 * (eps > 1)),
+                         "passed": passed, "expected_pass": expected, "runs": 200000, "eps_exact": exact,
+                         "env.S": 2, "env.A": 1, "env.H": 1, "env.T": 2, "alg.l1_per_step": 2})
+    return pd.DataFrame(rows)
+
+
 SYNTHETIC = {
+    "tabular_audit": lambda: {"tabular_audit": _tabular_audit_table()},
     "pe_rmse_loglog": lambda: {"pe_batch": _pe_table()},
     "pe_noise_scale": lambda: {"pe_batch": _pe_table()},
     "pe_regime": lambda: {"pe_batch": _pe_table()},
@@ -937,6 +955,30 @@ def _text_of(fig) -> list[str]:
     for leg in fig.legends:
         out += [t.get_text() for t in leg.get_texts()]
     return out
+
+
+def test_tabular_audit_draws_every_v1_row_and_the_printed_one_above_the_claim():
+    """Each V1 row's max ε_lb/ε is a drawn point of its calibration (the figure reads the
+    audits V1 reads), and the printed ε' = ε/(3H), which fails V1, is drawn above 1."""
+    from dprl.analysis.claims.tabular import V1_LABELS, v1
+
+    tables = SYNTHETIC["tabular_audit"]()
+    fig = FIGURES["tabular_audit"].function()(tables)
+    drawn: dict[str, list[float]] = {}
+    for ax in fig.axes:
+        labels = [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()]
+        for c in ax.containers:
+            if isinstance(c, ErrorbarContainer):
+                x, y = c.lines[0].get_data()
+                for xi, yi in zip(x, y):
+                    drawn.setdefault(labels[int(round(xi))], []).append(float(yi))
+    plt.close(fig)
+    rows = v1(tables)
+    assert len(rows) == 5  # two algorithms x two calibrations, then the printed row
+    for row in rows:
+        assert any(np.isclose(row.measured, y) for y in drawn[row.calibration]), (row.calibration, drawn)
+    printed = V1_LABELS["printed"]
+    assert min(drawn[printed]) > 1 > max(y for k, ys in drawn.items() if k != printed for y in ys)
 
 
 def test_lq_audit_names_no_counter_like_a_claim():

@@ -59,6 +59,7 @@ FIGURES: dict[str, Figure] = _register(
     Figure("mechanisms_counter_error", "mechanisms", ("counter_error",), "mechanisms:counter_error", ("M2", "M3")),
     Figure("mechanisms_audit", "mechanisms", ("audit",), "mechanisms:audit", ("M1",), optional=("audit_broken",)),
     # PUCB / private UCB-VI for tabular MDPs (2020)
+    Figure("tabular_audit", "tabular", ("tabular_audit",), "tabular:audit", ("V1",)),
     Figure("tabular_regret_loglog", "tabular", ("tabular_regret",), "tabular:regret_loglog", ("V2", "F1"),
            optional=("tabular_regret_eps1",)),
     Figure("tabular_privacy_cost_eps", "tabular", ("tabular_regret",), "tabular:privacy_cost_eps", ("V3",),

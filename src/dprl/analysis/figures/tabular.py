@@ -1,5 +1,5 @@
-"""Figures of Vietri et al. (2020): regret, privacy cost, PAC counts, S-scaling, private BAI,
-and PUCB's burn-in regime. Every function takes the tables and returns the figure; the
+"""Figures of Vietri et al. (2020): the audit of the counters, regret, privacy cost, PAC counts,
+S-scaling, private BAI, and PUCB's burn-in regime. Every function takes the tables and returns the figure; the
 catalog renders it (:func:`dprl.analysis.plotting.render`)."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import pandas as pd
 
 from dprl.analysis import plotting as P
 from dprl.analysis.base import Tables
+from dprl.analysis.audit_power import AUDIT_ALPHA
 from dprl.analysis.claims.tabular import (
-    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V3_CAP_SHARE, V6_EPS, V6_REGIME, theorem6_bound,
-    uniform_regret, v3_family_costs,
+    HARD_FAMILY, HARD_POINT, hard_family, REGRET_TABLES, V1_LABELS, V3_CAP_SHARE, V6_EPS, V6_REGIME, theorem6_bound,
+    uniform_regret, v1_audits, v3_family_costs,
 )
 from dprl.analysis.regime import ONSET_DECADES, median_onset
 from dprl.analysis.selection import privacy_cost
@@ -305,4 +306,81 @@ def hard_regret(tables: Tables):
     # play loses at this gap), so a legend inside would hide them
     P.figure_legend(fig, P.handles_of(axes[0]))
     fig.suptitle("Regret on the Figure 1 family hard at T (seed mean, 95% bootstrap error bars)")
+    return fig
+
+
+# V1's two audited mechanisms (dprl.agents.tabular.privacy.audited_pair): the ``counter`` row,
+# every other mechanism id an audit of all counters of an episode (``episode_*``)
+AUDIT_PANELS = (("counter", "one counter,\naudited at its level ε'"),
+                ("episode", "all counters of an episode,\naudited at ε"))
+EXACT_GID = "exact-epsilon"
+
+
+def audit(tables: Tables):
+    """V1: every audit a V1 row reads (:func:`dprl.analysis.claims.tabular.v1_audits`) as its
+    audited lower bound over the claimed ε, ``ε_lb/ε``, one panel per audited mechanism (one
+    counter at ``ε'``, all counters of an episode at ``ε``: Theorem 1's composition), per V1
+    row's calibration (the printed ``ε' = ε/(3H)``, the package's corrected ``ε/(6H)``, tight)
+    and per algorithm (PUCB, and each plug-in whose counters are audited), a marker per ε when
+    several were audited. ``ε_lb`` is the lower end of the audit's one-sided Clopper–Pearson
+    interval ``[ε_lb, ∞)`` at confidence ``1 − α`` (the arrow); V1 holds where every point is
+    at or below 1. Open markers (episode panel): the exact ε of the agent's Laplace scale under
+    replacement over ε."""
+    df = v1_audits(tables["tabular_audit"])
+    df["ratio"] = (df["eps_lb"] / df["claimed_epsilon"]).clip(lower=0.0)  # a negative bound says nothing more
+    df["exact"] = df["eps_exact"] / df["epsilon"] if "eps_exact" in df else np.nan
+    df["panel"] = np.where(df["mechanism"] == "counter", "counter", "episode")
+    # V1's row order: the printed constants, then the package's two calibrations
+    order = [*V1_LABELS.values(), *sorted(set(df["v1_calibration"]) - set(V1_LABELS.values()))]
+    algs = sorted(df["algorithm"].unique(), key=lambda a: (a in plugins(), P.algorithm_name(a)))
+    epsilons = sorted(df["epsilon"].unique())
+    markers = {e: P.COINCIDE_MARKERS[i % len(P.COINCIDE_MARKERS)] for i, e in enumerate(epsilons)}
+    slots = [(a, e) for a in algs for e in epsilons]  # one x offset per (algorithm, ε) in each calibration
+    width = 0.7 / len(slots)
+    labelled = len(slots) <= 4  # the values beside the points, while there is room for them
+    top = max(float(df["ratio"].max()), float(np.nanmax(df["exact"].to_numpy(float), initial=0.0)), 1.0) * 1.3
+    arrow = 0.12 * top  # the interval is unbounded above: a lower-limit caret, not a length
+    # each panel as wide as its calibrations (the counter panel has no printed row) and slots
+    ncats = [max(df.loc[df["panel"] == panel, "v1_calibration"].nunique(), 1) for panel, _ in AUDIT_PANELS]
+    per_cat = max(1.9, 0.3 * len(slots))
+    panel_width = max(per_cat * sum(ncats) / len(ncats) + 0.8, 3.4)  # the titles' width at one calibration
+    fig, axes = P.subplots(1, len(AUDIT_PANELS), panel=(panel_width, 4.4), sharey=True,
+                           gridspec_kw={"width_ratios": ncats})
+    for ax, (panel, title) in zip(axes[0], AUDIT_PANELS):
+        g = df[df["panel"] == panel]
+        cats = [c for c in order if c in set(g["v1_calibration"])]
+        ax.axhline(1.0, color="0.2", ls="--", lw=1.0, label="ε_lb = claimed ε (V1: every point at or below)")
+        for j, (alg, eps) in enumerate(slots):
+            ga = g[(g["algorithm"] == alg) & (g["epsilon"] == eps)]
+            if ga.empty:
+                continue
+            x = np.array([cats.index(c) for c in ga["v1_calibration"]], float) - 0.35 + width * (j + 0.5)
+            color = P.algorithm_color(alg)
+            ax.errorbar(x, ga["ratio"], yerr=[np.zeros(len(x)), np.full(len(x), arrow)], lolims=True, fmt=markers[eps],
+                        color=color, ms=6, capsize=0, lw=1.0, label=P.algorithm_name(alg))
+            for xi, r in zip(x, ga["ratio"]):
+                if labelled or r > 1:
+                    ax.annotate(f"{r:.2f}", (xi, r), xytext=(0, -12), textcoords="offset points", ha="center",
+                                fontsize=6.5, color=color)
+            if panel == "episode" and ga["exact"].notna().any():
+                ax.plot(x, ga["exact"], ls="none", marker=markers[eps], ms=8, mfc="none", mec=color, mew=1.2,
+                        gid=EXACT_GID)
+        if not cats:
+            P.empty_panel(ax, "no audit of this mechanism in this preset")
+        ax.set_xticks(range(len(cats)), [c.replace(": ", ":\n", 1) for c in cats], fontsize=7.5)
+        ax.set(xlim=(-0.6, max(len(cats), 1) - 0.4), ylim=(0.0, top), title=title, xlabel="V1 row (calibration)")
+    axes[0, 0].set_ylabel("audited lower bound ε_lb / claimed ε")
+    handles = P.handles_of(axes[0])
+    proxies = [P.line_handle("exact ε of the agent's Laplace scale under replacement / ε (open)",
+                             match={"gid": EXACT_GID}, ls="none", marker="o", mfc="none", ms=8)]
+    if len(epsilons) > 1:
+        proxies += [P.line_handle(P.epsilon_text(e), match={"marker": m}, ls="none", marker=m, ms=6)
+                    for e, m in markers.items()]
+    handles.update({h.get_label(): h for h in proxies if P.proxy_drawn(h, axes[0])})
+    P.figure_legend(fig, handles)
+    runs = sorted(df["runs"].astype(int).unique())
+    fig.suptitle(f"Privacy audit of the tabular counters: ε_lb, the lower end of a one-sided Clopper–Pearson "
+                 f"interval [ε_lb, ∞) at confidence {1 - AUDIT_ALPHA:g} (arrow), over the claimed ε "
+                 f"({', '.join(f'{n:,}' for n in runs)} runs per input"
+                 + (f", {P.epsilon_text(epsilons[0])})" if len(epsilons) == 1 else ")"))
     return fig
