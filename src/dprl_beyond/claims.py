@@ -78,6 +78,8 @@ _PLANTED_IN_JOBS_DP = PlantedBug(
     "tests/beyond/test_later_non_learners.py::test_l2_a_planted_non_learner_is_not_reproduced_and_cannot_escape_to_not_reached")
 # the figure that draws the later algorithms (src/dprl/analysis/figures/beyond.py)
 _FIGURE = "beyond_regret_comparison"
+# the figure that draws L3's evidence (:mod:`dprl_beyond.figures`)
+FREE_FIGURE = "beyond_free_threshold"
 
 
 def _rate_claim(cid: str, paper: str, statement: str, algorithm: str, label: str,
@@ -165,7 +167,7 @@ class Sweep:
     H: int
 
 
-def _sweeps(df: pd.DataFrame, family: bool) -> list[Sweep]:
+def sweeps(df: pd.DataFrame, family: bool) -> list[Sweep]:
     """The sweeps of a ``beyond_free``-style table: per ``env_label`` over the checkpoints of
     each run, or (``family``) per Figure 1 family over its jobs' T, each job at its last
     checkpoint (a seed has the same instance at every T, so the costs pair by seed across T)."""
@@ -455,7 +457,7 @@ def free_rows(tables: Tables) -> list[ClaimResult]:
     crossover, never reproduced. ``beyond_free`` (garnet, where the non-private regret grows
     like log T) is measured by the same rule and reported in the row's note."""
     out = []
-    for sweep in _sweeps(tables[FREE_HARD_TABLE], family=True):
+    for sweep in sweeps(tables[FREE_HARD_TABLE], family=True):
         if sweep.costs["epsilon"].nunique() < 2:
             out.append(ClaimResult.inconclusive(f"{sweep.label}: fewer than two ε in the sweep", calibration="tight",
                                                 algorithm=FREE_ALGORITHM))
@@ -464,7 +466,7 @@ def free_rows(tables: Tables) -> list[ClaimResult]:
     if not out:
         return [ClaimResult.inconclusive(f"{FREE_HARD_TABLE} has no {FREE_ALGORITHM} run paired with its non-private "
                                          "baseline", calibration="tight", algorithm=FREE_ALGORITHM)]
-    garnet = [s for s in _sweeps(tables[FREE_TABLE], family=False) if s.costs["epsilon"].nunique() >= 2] \
+    garnet = [s for s in sweeps(tables[FREE_TABLE], family=False) if s.costs["epsilon"].nunique() >= 2] \
         if FREE_TABLE in tables else []
     if garnet:
         detail = "; ".join(_detail(fit_free(s)) for s in garnet)
@@ -499,7 +501,7 @@ FREE_CLAIM = Claim(
     statement="DP-UCBVI's privacy is free for ε > ε* = S^1.5 A^0.5 H²/√T: the ε where its privacy cost equals the "
               "non-private regret falls like T^{-1/2}",
     reads=(FREE_HARD_TABLE,), optional=(FREE_TABLE,), metric="slope of log ε_c(T) vs log T, last decade",
-    expected=f"CI contains {FREE_SLOPE:g}, excludes 0", compute=free_rows,
+    expected=f"CI contains {FREE_SLOPE:g}, excludes 0", compute=free_rows, figure=FREE_FIGURE,
     why_code="a fit across groups: a crossover in ε per horizon, then a slope across horizons, bootstrapped "
              "over seeds jointly", planted_bugs=(_SQRT_K_PRIVATIZER, _LINEAR_BASELINE, _UNIFORM_BASELINE_IN_JOBS, _STUCK_DP_UCBVI))
 

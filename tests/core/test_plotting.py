@@ -239,6 +239,33 @@ def _tabular_audit_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _beyond_free_tables() -> dict[str, pd.DataFrame]:
+    """beyond_free_hard (the Figure 1 family hard at T, one job per T, its last checkpoint at
+    T) and beyond_free (garnet's checkpoints): UCBVI-Bernstein's regret ∝ √T, DP-UCBVI's ∝ √T
+    plus a privacy cost ∝ 1/ε, so L3's ε_c(T) falls like T^{-1/2} on the family."""
+    rng = np.random.default_rng(3)
+    family = {"env.n": 2, "env.m": 1, "env.H": 2, "env.gap_scale": 20.0, "S": 4, "A": 2, "H": 2,
+              "environment": "lowerbound_horizon"}
+    garnet = {"S": 3, "A": 2, "H": 2, "environment": "garnet", "env_label": "garnet_H2_S3"}
+    tables = {}
+    for name, xs, const in (("beyond_free_hard", (3e5, 1e6, 3e6), family),
+                            ("beyond_free", np.geomspace(1e3, 2e6, 8).astype(int), garnet)):
+        rows = []
+        for seed in range(3):
+            for x in xs:
+                base = 5.0 * np.sqrt(x) * np.exp(0.05 * rng.standard_normal())
+                for alg, eps in (("ucbvi_bernstein", np.inf), *(("dp_ucbvi", e) for e in (10.0, 100.0, 1000.0))):
+                    cost = 0.0 if alg == "ucbvi_bernstein" else 5e5 / eps * np.exp(0.05 * rng.standard_normal())
+                    rows.append({"algorithm": alg, "alg_label": alg, "epsilon": eps, "seed": seed, "episode": int(x),
+                                 "calibration": "none" if alg == "ucbvi_bernstein" else "tight",
+                                 "privacy_label": "nonprivate" if alg == "ucbvi_bernstein" else f"eps{eps:g}_tight",
+                                 "regret": base + cost, "burn_in_episodes": 1.2e4, "horizon_needed": 1.2e5,
+                                 "onset_episode": 1e4, "env_label": f"lowerbound_horizon_T{int(x)}", **const})
+        df = pd.DataFrame(rows)
+        tables[name] = df.assign(T=df["episode"], **{"env.T": df["episode"]}) if name == "beyond_free_hard" else df
+    return tables
+
+
 SYNTHETIC = {
     "tabular_audit": lambda: {"tabular_audit": _tabular_audit_table()},
     "pe_rmse_loglog": lambda: {"pe_batch": _pe_table()},
@@ -255,10 +282,11 @@ SYNTHETIC = {
     "tabular_privacy_cost_eps": lambda: {"tabular_regret": _tabular_table()},
     "tabular_regime": lambda: {"tabular_regret": _tabular_table()},
     "linmix_hard_regret": lambda: {"linmix_hard": _linmix_hard_table()},
+    "beyond_free_threshold": _beyond_free_tables,
 }
 # rate figures and the exponents of the references they must draw (through reference_rate)
 RATES = {"pe_noise_scale": {-1.0}, "lq_regret_loglog": {0.5}, "lq_privacy_cost": {-0.5, 0.25}, "linmix_regret_loglog": {0.5}, "linmix_privacy_cost": {-0.5}, "tabular_regret_loglog": {0.5},
-         "tabular_privacy_cost_eps": {-1.0}, "linmix_hard_regret": {0.5, 1.0}}
+         "tabular_privacy_cost_eps": {-1.0}, "linmix_hard_regret": {0.5, 1.0}, "beyond_free_threshold": {-0.5}}
 INTERNAL = re.compile(r"\b[a-z]+_[a-z0-9_.]+\b")
 
 
@@ -293,10 +321,11 @@ def test_figure_modules_use_only_the_shared_band_and_reference():
     """No second band convention (normal ±1.96 SE, seaborn's own bootstrap, min–max, a raw
     fill_between) or hand-anchored reference line in any figure module."""
     from dprl.analysis.figures import linmix, lq, mechanisms, pe, tabular
+    from dprl_beyond import figures as later  # a plug-in's figure (catalog: dprl_beyond.figures:free_threshold)
 
     forbidden = ("1.96", "n_boot", "errorbar=", "fill_between", "sns.lineplot", "std()", '"min", "max"',
                  "np.sqrt(T", "** -0.5", "** 0.5", "sns.color_palette")
-    for mod in (linmix, lq, mechanisms, pe, tabular):
+    for mod in (linmix, lq, mechanisms, pe, tabular, later):
         src = inspect.getsource(mod)
         hits = [f for f in forbidden if f in src]
         assert not hits, (mod.__name__, hits)

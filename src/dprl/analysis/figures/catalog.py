@@ -17,9 +17,11 @@ from typing import Any
 @dataclass(frozen=True)
 class Figure:
     """``make(tables, stem, claims)`` writes ``stem.pdf`` and ``stem.png``. ``plot`` names the
-    function (``module:function`` under ``dprl.analysis.figures``) that draws the figure from
-    the tables and returns it; ``claims`` are the ids of the claims it tests; ``caption`` is
-    the report caption file under ``workflow/report/`` (default ``<id>.rst``)."""
+    function that draws the figure from the tables and returns it: ``module:function`` under
+    ``dprl.analysis.figures``, or ``package.module:function`` in an installed package (a
+    plug-in's figure, named as its ``Algorithm(factory=...)`` is: dprl never imports it by
+    name); ``claims`` are the ids of the claims it tests; ``caption`` is the report caption
+    file under ``workflow/report/`` (default ``<id>.rst``)."""
 
     id: str
     paper: str
@@ -34,7 +36,8 @@ class Figure:
 
     def function(self):
         module, _, name = self.plot.partition(":")
-        return getattr(importlib.import_module(f"dprl.analysis.figures.{module}"), name)
+        # a bare module is one of dprl's figure modules, a dotted path a plug-in's own
+        return getattr(importlib.import_module(module if "." in module else f"dprl.analysis.figures.{module}"), name)
 
     def make(self, tables: Any, stem: Path, claims: Any = None) -> None:
         """Draw through the one plotting entry point (:func:`dprl.analysis.plotting.render`):
@@ -76,6 +79,10 @@ FIGURES: dict[str, Figure] = _register(
     # the non-private baseline it declares, on garnet and on the Figure 1 family hard at T
     Figure("beyond_regret_comparison", "beyond", ("beyond_regret",), "beyond:regret_comparison",
            optional=("beyond_hard", "beyond_hard_dp")),
+    # L3, DP-UCBVI's privacy for free: the seed-paired cost ratio against ε and its crossover
+    # ε_c(T) against T (drawn by the plug-in package that declares the claim, from its own fit)
+    Figure("beyond_free_threshold", "beyond", ("beyond_free_hard",), "dprl_beyond.figures:free_threshold", ("L3",),
+           optional=("beyond_free",)),
     # Private-OFU-RL for LQ control (2021)
     Figure("lq_regret_loglog", "lq", ("lq_regret",), "lq:regret_loglog", ("C2",)),
     Figure("lq_privacy_cost", "lq", ("lq_regret",), "lq:privacy_cost", ("C3", "F2")),
