@@ -154,7 +154,7 @@ def rehearsal_line(record: Mapping[str, Any], preset: str) -> str:
                if "cluster_jobs" in record else "")
             + "".join(f"; re-measured since, {', '.join(f'`{e}`' for e in u['experiments'])} at "
                       f"`{str(u['measured_at_commit'])[:7]}`{' with uncommitted changes' if u.get('git_dirty') else ''} "
-                      f"on {str(u['date_utc'])[:10]} by {u['how']} (`dprl rehearse --update`)"
+                      f"on {str(u['date_utc'])[:10]} by {u['how']} (the rehearsal's `--update` option)"
                       for u in record.get("updates", ())) + ".")
 
 
