@@ -260,6 +260,16 @@ def write_table(table: pd.DataFrame, path: str | Path) -> None:
     atomic_write_text(path, table.to_csv(index=False, float_format="%.6g"))
 
 
+def _measured_at(commits: Sequence[tuple[str, bool | None]]) -> tuple[str, bool | None, list[tuple[str, bool | None]]]:
+    """The commit (and dirtiness) slices were measured at: the one they recorded, else the
+    checkout's now; with the distinct recorded commits."""
+    from dprl.runner.code_version import git_state
+
+    seen = sorted({c for c in commits if c[0]}, key=str)
+    commit, dirty = seen[0] if len(seen) == 1 else git_state()
+    return commit, dirty, seen
+
+
 def replace_experiments(committed: pd.DataFrame, fresh: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     """``committed`` with the rows of ``fresh``'s experiments replaced by ``fresh`` (a
     rehearsal of a few experiments, e.g. one added to the preset, merged into the committed
@@ -281,12 +291,9 @@ def record_update(path: str | Path, experiments: Sequence[str], how: str, commit
     import datetime as dt
     import json
 
-    from dprl.runner.code_version import git_state
-
     record_path = Path(path).with_suffix(".json")
     record = json.loads(record_path.read_text())
-    seen = sorted({c for c in commits if c[0]}, key=str)
-    commit, dirty = seen[0] if len(seen) == 1 else git_state()
+    commit, dirty, seen = _measured_at(commits)
     record.setdefault("updates", []).append({
         "experiments": sorted(experiments), "measured_at_commit": commit, "git_dirty": dirty,
         "date_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "how": how})
@@ -305,10 +312,7 @@ def write_provenance(path: str | Path, preset: str, how: str, commits: Sequence[
     import os
     import platform
 
-    from dprl.runner.code_version import git_state
-
-    seen = sorted({c for c in commits if c[0]}, key=str)
-    commit, dirty = seen[0] if len(seen) == 1 else git_state()
+    commit, dirty, seen = _measured_at(commits)
     record = {"preset": preset, "measured_at_commit": commit, "git_dirty": dirty,
               "commits_of_slices": [c for c, _ in seen], "date_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               "how": how, "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs"}
